@@ -1,0 +1,55 @@
+#include "schedule/op.h"
+
+#include <array>
+#include <utility>
+
+namespace terasim {
+namespace {
+
+constexpr std::array<std::pair<OpKind, std::string_view>, 11> kKindNames = {{
+    {OpKind::kFwd, "FWD"},
+    {OpKind::kBwd, "BWD"},
+    {OpKind::kBwdInput, "BWD_INPUT"},
+    {OpKind::kBwdWeight, "BWD_WEIGHT"},
+    {OpKind::kSend, "SEND"},
+    {OpKind::kRecv, "RECV"},
+    {OpKind::kAllReduce, "ALLREDUCE"},
+    {OpKind::kAllGather, "ALLGATHER"},
+    {OpKind::kReduceScatter, "REDUCE_SCATTER"},
+    {OpKind::kBroadcast, "BROADCAST"},
+    {OpKind::kOptimizer, "OPTIMIZER"},
+}};
+
+}  // namespace
+
+std::string_view OpKindName(OpKind kind) {
+  for (const auto& [k, name] : kKindNames) {
+    if (k == kind) return name;
+  }
+  return "?";
+}
+
+std::optional<OpKind> ParseOpKind(std::string_view name) {
+  for (const auto& [k, n] : kKindNames) {
+    if (n == name) return k;
+  }
+  return std::nullopt;
+}
+
+bool IsLayerCompute(OpKind kind) {
+  return kind == OpKind::kFwd || kind == OpKind::kBwd || kind == OpKind::kBwdInput ||
+         kind == OpKind::kBwdWeight;
+}
+
+bool IsCompute(OpKind kind) { return IsLayerCompute(kind) || kind == OpKind::kOptimizer; }
+
+bool IsPointToPoint(OpKind kind) { return kind == OpKind::kSend || kind == OpKind::kRecv; }
+
+bool IsCollective(OpKind kind) {
+  return kind == OpKind::kAllReduce || kind == OpKind::kAllGather ||
+         kind == OpKind::kReduceScatter || kind == OpKind::kBroadcast;
+}
+
+bool IsBackwardCoverage(OpKind kind) { return kind == OpKind::kBwd || kind == OpKind::kBwdInput; }
+
+}  // namespace terasim

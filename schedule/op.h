@@ -1,0 +1,84 @@
+// The schedule IR's op: one unit of work on one device (DESIGN.md section 2).
+//
+// An Op is a plain value. Fields that do not apply to its kind keep their defaults
+// (stage -1, microbatch -1, empty ranges, peer -1, bytes 0, empty strings); the writer omits
+// them and the checker rejects a field set on a kind that does not use it.
+//
+//   kind            fields used
+//   FWD/BWD/...     stage, layers, microbatch, rows, tokens, group (the tp group it is sharded
+//                   over, empty without tensor parallelism)
+//   SEND/RECV       peer, tensor (the identity matched across the pair), bytes; stage,
+//                   microbatch, rows, tokens describe the activation or gradient carried
+//   collectives     group, tensor (identity; every member issues the same identities in the
+//                   same order), bytes (per rank); BROADCAST uses peer as the root rank;
+//                   stage, layers, microbatch, rows, tokens when the collective belongs to one
+//   OPTIMIZER       stage, layers
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace terasim {
+
+enum class OpKind {
+  kFwd,
+  kBwd,
+  kBwdInput,
+  kBwdWeight,
+  kSend,
+  kRecv,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kOptimizer,
+};
+
+// "FWD", "BWD", "BWD_INPUT", "BWD_WEIGHT", "SEND", "RECV", "ALLREDUCE", "ALLGATHER",
+// "REDUCE_SCATTER", "BROADCAST", "OPTIMIZER".
+std::string_view OpKindName(OpKind kind);
+// The inverse of OpKindName; nullopt for an unknown name.
+std::optional<OpKind> ParseOpKind(std::string_view name);
+
+// FWD, BWD, BWD_INPUT, BWD_WEIGHT: the layer math of a token slice.
+bool IsLayerCompute(OpKind kind);
+// Layer compute or OPTIMIZER: ops that occupy the GPU's compute units.
+bool IsCompute(OpKind kind);
+bool IsPointToPoint(OpKind kind);
+bool IsCollective(OpKind kind);
+// BWD or BWD_INPUT: the op that carries the gradient to the previous layer (counts as the
+// backward coverage of a slice).
+bool IsBackwardCoverage(OpKind kind);
+
+// A half-open range [begin, end).
+struct Range {
+  int begin = 0;
+  int end = 0;
+
+  int Length() const { return end - begin; }
+  bool Empty() const { return end <= begin; }
+  bool operator==(const Range&) const = default;
+};
+
+struct Op {
+  std::string key;  // unique in the schedule, e.g. "F.s3.m5.t256-512"
+  OpKind kind = OpKind::kFwd;
+  int device = 0;       // global GPU rank
+  std::string stream;   // in-order queue on the device: "compute", "p2p", "tp", "dp", ...
+  int stage = -1;       // pipeline stage (the virtual stage with interleaving)
+  Range layers;         // [l0, l1)
+  int microbatch = -1;  // global micro-batch id, unique across data-parallel replicas
+  int rows = 0;         // sequences in the micro-batch
+  Range tokens;         // [t0, t1); the context of a causal slice is t0 tokens
+  std::string group;    // collective group, or the tp group a compute op is sharded over
+  int peer = -1;        // SEND/RECV: the other device; BROADCAST: the root device
+  std::string tensor;   // SEND/RECV/collectives: identity matched across devices
+  int64_t bytes = 0;    // SEND/RECV: payload; collectives: bytes per rank
+  std::vector<std::string> after;  // keys on the same device that must finish first
+  int line = 0;                    // line in the .pir file it was read from; 0 when generated
+};
+
+}  // namespace terasim

@@ -1,0 +1,36 @@
+#include "schedule/schedule_ir.h"
+
+namespace terasim {
+
+int Schedule::FindGroup(const std::string& name) const {
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (groups[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+int Schedule::FindOp(const std::string& key) const {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].key == key) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::vector<std::vector<int>> Schedule::OpsByDevice() const {
+  std::vector<std::vector<int>> by_device(devices > 0 ? devices : 0);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    int d = ops[i].device;
+    if (d >= 0 && d < devices) by_device[d].push_back(static_cast<int>(i));
+  }
+  return by_device;
+}
+
+std::map<std::string, int> KeyIndex(const Schedule& schedule) {
+  std::map<std::string, int> index;
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    index.emplace(schedule.ops[i].key, static_cast<int>(i));
+  }
+  return index;
+}
+
+}  // namespace terasim

@@ -1,0 +1,57 @@
+// Schedule: a whole iteration as one program per device (DESIGN.md section 2).
+//
+// ops holds every op in file order; a device's issue order is the order of its ops in this
+// list, and each stream runs its ops in that order. Generators list the ops device by device.
+// Groups (collective rank lists) are declared once and referenced by name. A Schedule that passed
+// CheckSchedule is treated as immutable: the simulator and the executor keep run-time state in
+// their own arrays indexed by op position.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "schedule/op.h"
+
+namespace terasim {
+
+inline constexpr int kPirFormatVersion = 1;
+
+struct Group {
+  std::string name;        // e.g. "tp.d0.s1" or "dp.s3"
+  std::vector<int> ranks;  // devices, in ring order
+  int line = 0;            // line in the .pir file; 0 when generated
+};
+
+// How the schedule was generated; informational except where noted.
+struct ScheduleShape {
+  std::string strategy;  // "gpipe", "1f1b", "interleaved", "terapipe", or "" (hand written)
+  int dp = 1;
+  int pp = 1;
+  int tp = 1;
+  int virtual_stages = 1;  // model chunks per device (interleaved)
+};
+
+struct Schedule {
+  std::string model;  // model card name
+  int layers = 0;     // transformer layers in the stack (checked for coverage)
+  int sequence = 0;   // tokens per sequence (checked for coverage)
+  int devices = 0;    // GPU ranks 0..devices-1
+  int batch = 0;      // sequences per iteration (all data-parallel replicas together)
+  ScheduleShape shape;
+  std::vector<Group> groups;
+  std::vector<Op> ops;
+  std::string source;  // file it was read from, for messages ("" when generated)
+
+  // Index of the group named `name` in groups, or -1.
+  int FindGroup(const std::string& name) const;
+  // Index of the op with `key`, or -1. Linear; build a KeyIndex for repeated look-ups.
+  int FindOp(const std::string& key) const;
+  // Positions in ops of each device's ops, in issue order (size == devices).
+  std::vector<std::vector<int>> OpsByDevice() const;
+};
+
+// Maps each key to its position in Schedule::ops. Duplicate keys keep the first position.
+std::map<std::string, int> KeyIndex(const Schedule& schedule);
+
+}  // namespace terasim

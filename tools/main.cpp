@@ -1,0 +1,58 @@
+// terasim: the command-line front door. Dispatches to one subcommand; the only place that
+// catches errors, prints one line on stderr and exits non-zero.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "models/errors.h"
+#include "tools/commands.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const terasim::cli::Args&);
+};
+
+// One line per subcommand, in the order `terasim --help` lists them.
+const Command kCommands[] = {
+    {"models", "list the model cards", terasim::cli::RunModels},
+};
+
+void PrintUsage(std::FILE* out) {
+  std::fprintf(out,
+               "usage: terasim COMMAND [options]   (terasim COMMAND --help for its options)\n\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    PrintUsage(args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::printf("terasim %s\n", TERASIM_VERSION);
+    return 0;
+  }
+  for (const Command& c : kCommands) {
+    if (args[0] != c.name) continue;
+    try {
+      return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
+    } catch (const terasim::InputError& e) {
+      std::cerr << "terasim: " << e.what() << "\n";
+      return 1;
+    } catch (const std::exception& e) {
+      std::cerr << "terasim: internal error: " << e.what() << "\n";
+      return 3;
+    }
+  }
+  std::cerr << "terasim: unknown command '" << args[0] << "'\n";
+  PrintUsage(stderr);
+  return 2;
+}

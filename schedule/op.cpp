@@ -52,4 +52,16 @@ bool IsCollective(OpKind kind) {
 
 bool IsBackwardCoverage(OpKind kind) { return kind == OpKind::kBwd || kind == OpKind::kBwdInput; }
 
+std::string_view LayerPartName(LayerPart part) {
+  switch (part) {
+    case LayerPart::kWhole:
+      return "";
+    case LayerPart::kAttention:
+      return "attn";
+    case LayerPart::kMlp:
+      return "mlp";
+  }
+  return "?";
+}
+
 }  // namespace terasim

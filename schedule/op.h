@@ -53,6 +53,16 @@ bool IsCollective(OpKind kind);
 // backward coverage of a slice).
 bool IsBackwardCoverage(OpKind kind);
 
+// Which part of each layer a compute op covers. With tensor parallelism the generators split
+// every layer at its all-reduces (Megatron's f / g operators): the attention block and the
+// MLP block are separate ops with an ALLREDUCE after each (forward) or before each (backward).
+enum class LayerPart {
+  kWhole,      // the whole layer (written as no field)
+  kAttention,  // LayerNorm, QKV, causal attention, output projection (written part=attn)
+  kMlp,        // LayerNorm, MLP with GeLU (written part=mlp)
+};
+std::string_view LayerPartName(LayerPart part);  // "", "attn", "mlp"
+
 // A half-open range [begin, end).
 struct Range {
   int begin = 0;

@@ -113,6 +113,14 @@ void ParseOpFields(const std::vector<std::string_view>& words, LineParser& p, Op
       op.stage = static_cast<int>(p.Int(name, value, 0));
     } else if (name == "layers") {
       op.layers = p.ParseRange(name, value);
+    } else if (name == "part") {
+      if (value == "attn") {
+        op.part = LayerPart::kAttention;
+      } else if (value == "mlp") {
+        op.part = LayerPart::kMlp;
+      } else {
+        p.Fail("part: '{}' must be attn or mlp", value);
+      }
     } else if (name == "mb") {
       op.microbatch = static_cast<int>(p.Int(name, value, 0));
     } else if (name == "rows") {
@@ -164,6 +172,7 @@ std::string WritePir(const Schedule& s) {
         fmt::format("op {} {} dev={} stream={}", op.key, OpKindName(op.kind), op.device, op.stream);
     if (op.stage >= 0) out += fmt::format(" stage={}", op.stage);
     if (!op.layers.Empty()) out += fmt::format(" layers={}-{}", op.layers.begin, op.layers.end);
+    if (op.part != LayerPart::kWhole) out += fmt::format(" part={}", LayerPartName(op.part));
     if (op.microbatch >= 0) out += fmt::format(" mb={}", op.microbatch);
     if (op.rows > 0) out += fmt::format(" rows={}", op.rows);
     if (!op.tokens.Empty()) out += fmt::format(" tokens={}-{}", op.tokens.begin, op.tokens.end);

@@ -76,17 +76,18 @@ struct Range {
 struct Op {
   std::string key;  // unique in the schedule, e.g. "F.s3.m5.t256-512"
   OpKind kind = OpKind::kFwd;
-  int device = 0;       // global GPU rank
-  std::string stream;   // in-order queue on the device: "compute", "p2p", "tp", "dp", ...
-  int stage = -1;       // pipeline stage (the virtual stage with interleaving)
-  Range layers;         // [l0, l1)
-  int microbatch = -1;  // global micro-batch id, unique across data-parallel replicas
-  int rows = 0;         // sequences in the micro-batch
-  Range tokens;         // [t0, t1); the context of a causal slice is t0 tokens
-  std::string group;    // collective group, or the tp group a compute op is sharded over
-  int peer = -1;        // SEND/RECV: the other device; BROADCAST: the root device
-  std::string tensor;   // SEND/RECV/collectives: identity matched across devices
-  int64_t bytes = 0;    // SEND/RECV: payload; collectives: bytes per rank
+  int device = 0;      // global GPU rank
+  std::string stream;  // in-order queue on the device: "compute", "p2p", "tp", "dp", ...
+  int stage = -1;      // pipeline stage (the virtual stage with interleaving)
+  Range layers;        // [l0, l1)
+  LayerPart part = LayerPart::kWhole;  // with part != kWhole, layers spans exactly one layer
+  int microbatch = -1;             // global micro-batch id, unique across data-parallel replicas
+  int rows = 0;                    // sequences in the micro-batch
+  Range tokens;                    // [t0, t1); the context of a causal slice is t0 tokens
+  std::string group;               // collective group, or the tp group a compute op is sharded over
+  int peer = -1;                   // SEND/RECV: the other device; BROADCAST: the root device
+  std::string tensor;              // SEND/RECV/collectives: identity matched across devices
+  int64_t bytes = 0;               // SEND/RECV: payload; collectives: bytes per rank
   std::vector<std::string> after;  // keys on the same device that must finish first
   int line = 0;                    // line in the .pir file it was read from; 0 when generated
 };

@@ -12,9 +12,9 @@
 //   op F.s0.m0.t0-2048.r0 FWD dev=0 stream=compute stage=0 layers=0-6 mb=0 rows=1 ...
 //
 // An op line is `op KEY KIND` followed by `name=value` fields: dev, stream, stage, layers
-// (l0-l1), part (attn|mlp), mb, rows, tokens (t0-t1), group, peer, tensor, bytes, after (key,key,...).
-// WritePir emits the fields in that order and omits defaults, so writing is deterministic
-// and ReadPir followed by WritePir reproduces a written file byte for byte.
+// (l0-l1), part (attn|mlp), mb, rows, tokens (t0-t1), group, peer, tensor, bytes, after
+// (key,key,...). WritePir emits the fields in that order and omits defaults, so writing is
+// deterministic and ReadPir followed by WritePir reproduces a written file byte for byte.
 #pragma once
 
 #include <string>

@@ -9,6 +9,15 @@ namespace terasim::cli {
 
 using Args = std::vector<std::string>;
 
-int RunModels(const Args& args);  // tools/cmd_models.cpp
+int RunModels(const Args& args);    // tools/cmd_models.cpp
+int RunTopo(const Args& args);      // tools/cmd_topo.cpp
+int RunCost(const Args& args);      // tools/cmd_cost.cpp
+int RunMemory(const Args& args);    // tools/cmd_memory.cpp
+int RunCheck(const Args& args);     // tools/cmd_check.cpp
+int RunShow(const Args& args);      // tools/cmd_check.cpp
+int RunSchedule(const Args& args);  // tools/cmd_schedule.cpp
+int RunDb(const Args& args);        // tools/cmd_db.cpp
+int RunExec(const Args& args);      // tools/cmd_exec.cpp
+int RunSimulate(const Args& args);  // tools/cmd_simulate.cpp
 
 }  // namespace terasim::cli

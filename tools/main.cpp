@@ -20,6 +20,15 @@ struct Command {
 // One line per subcommand, in the order `terasim --help` lists them.
 const Command kCommands[] = {
     {"models", "list the model cards", terasim::cli::RunModels},
+    {"topo", "instance types, a node's GPU link matrix, cluster summary", terasim::cli::RunTopo},
+    {"cost", "FLOPs, time and memory of one layer of a slice", terasim::cli::RunCost},
+    {"memory", "peak memory per device of a strategy", terasim::cli::RunMemory},
+    {"schedule", "generate a strategy's schedule as .pir", terasim::cli::RunSchedule},
+    {"check", "check a .pir schedule", terasim::cli::RunCheck},
+    {"show", "print a .pir schedule as a per-device grid", terasim::cli::RunShow},
+    {"db", "list stored runs, run SQL, export a trace", terasim::cli::RunDb},
+    {"exec", "run a .pir schedule for real (cpu back end)", terasim::cli::RunExec},
+    {"simulate", "replay a .pir (or a strategy) on a modelled cluster", terasim::cli::RunSimulate},
 };
 
 void PrintUsage(std::FILE* out) {

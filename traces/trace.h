@@ -23,8 +23,8 @@ struct TraceRow {
   std::string stream;
   TimeNs start_ns = 0;  // from the start of the run
   TimeNs end_ns = 0;
-  Bytes bytes = 0;      // communication payload (0 for compute)
-  Flops flops = 0;      // model FLOPs of compute ops (0 for communication)
+  Bytes bytes = 0;  // communication payload (0 for compute)
+  Flops flops = 0;  // model FLOPs of compute ops (0 for communication)
 };
 
 struct Trace {

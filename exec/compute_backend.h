@@ -1,0 +1,126 @@
+// ComputeBackend: the pluggable layer math of one device (STYLE.md: compute back ends are one
+// of the few virtual interfaces). The runner (exec/runner.h) drives it op by op; the CPU back
+// end (exec/cpu_backend.h) is the reference, a CUDA back end can implement the same calls.
+//
+// A back end holds one device's shard of the model (the layers it runs, sharded over its tp
+// group), their gradients and optimizer state, and the per-iteration state of every slice in
+// flight: saved activations for the backward and the key/value buffer (and its gradient) of
+// each (micro-batch, layer). Activations cross the interface as host fp32 spans of
+// rows * tokens * hidden values, row-major (sequence, token, feature).
+//
+// Block protocol (Megatron): Forward(part=kAttention) returns the partial sum of the
+// attention output projection; after the tp all-reduce, FinishForward(kAttention) adds bias
+// and residual and keeps the result inside; Forward(kMlp) continues from it and returns the
+// fc2 partial sum; FinishForward(kMlp) yields the layer output. Backward mirrors it:
+// Backward(kMlp) takes the layer output gradient and returns the partial gradient of the
+// ln2 output; FinishBackward(kMlp) runs ln2's backward and the residual; Backward(kAttention)
+// returns the partial gradient of the ln1 output; FinishBackward(kAttention) yields the layer
+// input gradient. With one tp rank, the "partial" sums are already whole and kWhole runs both
+// blocks and both finishes in one call.
+//
+// Thread safety: none; the runner serializes calls per device.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/model_card.h"
+#include "schedule/op.h"
+
+namespace terasim {
+
+// One token slice of a micro-batch.
+struct SliceRef {
+  int microbatch = 0;
+  int rows = 1;  // sequences in the micro-batch
+  int t0 = 0;    // the slice is tokens [t0, t1); its causal context is t0 tokens
+  int t1 = 0;
+  int64_t first_sequence = 0;  // global index of row 0 (rows of all lower micro-batch ids)
+
+  int Tokens() const { return t1 - t0; }
+  int64_t Values(int hidden) const { return static_cast<int64_t>(rows) * Tokens() * hidden; }
+};
+
+// Which part of the model one device holds.
+struct ShardSpec {
+  std::vector<int> layers;  // transformer layers held, ascending
+  int tp_rank = 0;
+  int tp = 1;
+};
+
+struct AdamOptions {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+};
+
+// Full (unsharded) tensors assembled from shards, by ParamName (exec/model_params.h).
+struct FullTensors {
+  std::map<std::string, std::vector<float>> values;
+  std::map<std::string, std::vector<uint8_t>> covered;  // 1 where an element was written
+};
+
+class ComputeBackend {
+ public:
+  virtual ~ComputeBackend() = default;
+
+  // Drops every slice's saved state and key/value buffer and zeroes the gradients and the
+  // loss sum; called before each iteration.
+  virtual void BeginIteration() = 0;
+
+  // The input of layer 0 for a slice: the token + position embedding when the card has the
+  // embedding in its stack, else synthetic activations from (seed, sequence, token).
+  virtual void Input(const SliceRef& slice, std::span<float> x) = 0;
+  // The embedding's backward (accumulates the tables' gradients); no-op without embedding.
+  virtual void InputBackward(const SliceRef& slice, std::span<const float> grad_x) = 0;
+
+  // See the block protocol above. `input`/`grad_output` and `output`/`grad_input` hold
+  // slice.Values(hidden) floats where the protocol says they are used, and may be empty
+  // where it does not (Forward(kMlp) input, Backward(kAttention) grad_output,
+  // FinishForward(kAttention) output, FinishBackward(kMlp) grad_input).
+  virtual void Forward(int layer, LayerPart part, const SliceRef& slice,
+                       std::span<const float> input, std::span<float> output) = 0;
+  virtual void FinishForward(int layer, LayerPart part, const SliceRef& slice,
+                             std::span<const float> summed, std::span<float> output) = 0;
+  virtual void Backward(int layer, LayerPart part, const SliceRef& slice,
+                        std::span<const float> grad_output, std::span<float> grad_input) = 0;
+  virtual void FinishBackward(int layer, LayerPart part, const SliceRef& slice,
+                              std::span<const float> summed, std::span<float> grad_input) = 0;
+
+  // The loss of a slice from the last layer's output, and its gradient into `grad_output`.
+  // With an LM head: cross-entropy of the synthetic next tokens; without: the sum of all
+  // output features. Either way the loss is divided by `global_tokens` (every token of the
+  // iteration's global batch), so the total loss and every gradient do not depend on how the
+  // batch is split. Returns this slice's contribution and adds it to the loss sum.
+  virtual double Loss(const SliceRef& slice, std::span<const float> output,
+                      std::span<float> grad_output, int64_t global_tokens) = 0;
+  // Sum of Loss() contributions since BeginIteration.
+  virtual double LossSum() const = 0;
+
+  // The gradients of the parameters of layers [layers.begin, layers.end) that this device
+  // holds (with the embedding when the range starts at 0 and the head when it ends at the
+  // last layer), flattened in a fixed order; SetGradients writes them back.
+  virtual std::vector<float> Gradients(Range layers) const = 0;
+  virtual void SetGradients(Range layers, std::span<const float> values) = 0;
+
+  // Copies the current gradients of the held layers in `layers` (not copied before) aside as
+  // the "first iteration" gradients (before the optimizer changes the weights).
+  virtual void SnapshotGradients(Range layers) = 0;
+  // Writes the snapshot, in full (unsharded) layout, into `full` (ParamName -> values sized
+  // to the full tensor): only elements not yet covered, so the first device that holds an
+  // element (the lowest rank, when called in rank order) supplies it.
+  virtual void GatherSnapshot(FullTensors& full) const = 0;
+
+  // One Adam step over the held layers in `layers` (and embedding / head as for Gradients).
+  virtual void OptimizerStep(Range layers, const AdamOptions& adam) = 0;
+
+  // Model FLOPs of a forward (or backward: twice) of one part of one layer for a slice on
+  // this shard, for traces.
+  virtual double LayerFlops(LayerPart part, const SliceRef& slice, bool backward) const = 0;
+};
+
+}  // namespace terasim

@@ -1,0 +1,116 @@
+#include "exec/inproc_transport.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "models/errors.h"
+
+namespace terasim {
+
+namespace {
+
+int Position(const CollectiveCall& call) {
+  auto it = std::find(call.ranks.begin(), call.ranks.end(), call.device);
+  TERASIM_CHECK(it != call.ranks.end(), "device {} is not in group {}", call.device, call.group);
+  return static_cast<int>(it - call.ranks.begin());
+}
+
+}  // namespace
+
+void InProcessTransport::Send(int from, int to, const std::string& tensor,
+                              std::span<const float> data) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    mailboxes_[{from, to, tensor}].emplace_back(data.begin(), data.end());
+  }
+  cv_.notify_all();
+}
+
+std::vector<float> InProcessTransport::Recv(int to, int from, const std::string& tensor) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  const auto key = std::make_tuple(from, to, tensor);
+  WaitFor(
+      cv_, lock,
+      [&] {
+        auto it = mailboxes_.find(key);
+        return it != mailboxes_.end() && !it->second.empty();
+      },
+      stop_, stall_timeout_,
+      fmt::format("device {} to receive {} from device {}", to, tensor, from));
+  auto it = mailboxes_.find(key);
+  std::vector<float> data = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) mailboxes_.erase(it);
+  return data;
+}
+
+std::vector<std::vector<float>> InProcessTransport::Exchange(const CollectiveCall& call,
+                                                             std::span<const float> data) {
+  const int n = static_cast<int>(call.ranks.size());
+  const int position = Position(call);
+  const auto key = std::make_pair(call.group, call.tensor);
+  std::unique_lock<std::mutex> lock(mutex_);
+  Rendezvous& r = rendezvous_[key];
+  if (r.contributions.empty()) r.contributions.resize(n);
+  TERASIM_CHECK(r.contributions.size() == static_cast<size_t>(n),
+                "group {} used with {} and {} members", call.group, r.contributions.size(), n);
+  r.contributions[position].assign(data.begin(), data.end());
+  r.arrived += 1;
+  if (r.arrived == n) cv_.notify_all();
+  WaitFor(
+      cv_, lock, [&] { return rendezvous_.at(key).arrived == n; }, stop_, stall_timeout_,
+      fmt::format("device {}: collective {} on group {}", call.device, call.tensor, call.group));
+  Rendezvous& done = rendezvous_.at(key);
+  std::vector<std::vector<float>> all = done.contributions;
+  done.departed += 1;
+  if (done.departed == n) rendezvous_.erase(key);
+  return all;
+}
+
+void InProcessTransport::AllReduce(const CollectiveCall& call, std::span<float> data) {
+  std::vector<std::vector<float>> all = Exchange(call, data);
+  for (const auto& c : all) {
+    TERASIM_CHECK(c.size() == data.size(), "all-reduce {} sizes differ: {} vs {}", call.tensor,
+                  c.size(), data.size());
+  }
+  // Fixed rank order: every member computes the same bits.
+  for (size_t i = 0; i < data.size(); ++i) {
+    float sum = all[0][i];
+    for (size_t m = 1; m < all.size(); ++m) sum += all[m][i];
+    data[i] = sum;
+  }
+}
+
+void InProcessTransport::Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) {
+  std::vector<std::vector<float>> all = Exchange(call, data);
+  auto it = std::find(call.ranks.begin(), call.ranks.end(), root);
+  TERASIM_CHECK(it != call.ranks.end(), "broadcast root {} is not in group {}", root, call.group);
+  data = all[it - call.ranks.begin()];
+}
+
+std::vector<float> InProcessTransport::AllGather(const CollectiveCall& call,
+                                                 std::span<const float> data) {
+  std::vector<float> out;
+  for (const auto& c : Exchange(call, data)) out.insert(out.end(), c.begin(), c.end());
+  return out;
+}
+
+std::vector<float> InProcessTransport::ReduceScatter(const CollectiveCall& call,
+                                                     std::span<const float> data) {
+  const size_t n = call.ranks.size();
+  TERASIM_CHECK(data.size() % n == 0, "reduce-scatter {}: {} values over {} ranks", call.tensor,
+                data.size(), n);
+  std::vector<float> sum(data.begin(), data.end());
+  AllReduce(call, sum);
+  const size_t chunk = data.size() / n;
+  const size_t begin = static_cast<size_t>(Position(call)) * chunk;
+  return std::vector<float>(sum.begin() + begin, sum.begin() + begin + chunk);
+}
+
+void InProcessTransport::Abort() {
+  stop_.Stop();
+  cv_.notify_all();
+}
+
+}  // namespace terasim

@@ -1,0 +1,52 @@
+// InProcessTransport: the Transport for devices that are threads of one process. Point to
+// point messages sit in mailboxes keyed by (from, to, tensor); a collective is a rendezvous
+// keyed by (group, tensor) where each member deposits its data and, once all have, reads every
+// contribution and combines them in rank order (so all members compute identical sums).
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "exec/stop_flag.h"
+#include "exec/transport.h"
+
+namespace terasim {
+
+class InProcessTransport : public Transport {
+ public:
+  // Waits longer than `stall_timeout` throw InternalError naming what was awaited.
+  explicit InProcessTransport(std::chrono::milliseconds stall_timeout = std::chrono::seconds(120))
+      : stall_timeout_(stall_timeout) {}
+
+  void Send(int from, int to, const std::string& tensor, std::span<const float> data) override;
+  std::vector<float> Recv(int to, int from, const std::string& tensor) override;
+  void AllReduce(const CollectiveCall& call, std::span<float> data) override;
+  void Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) override;
+  std::vector<float> AllGather(const CollectiveCall& call, std::span<const float> data) override;
+  std::vector<float> ReduceScatter(const CollectiveCall& call,
+                                   std::span<const float> data) override;
+  void Abort() override;
+
+ private:
+  struct Rendezvous {
+    std::vector<std::vector<float>> contributions;  // by position in ranks
+    int arrived = 0;
+    int departed = 0;
+  };
+  // Deposits `data` and returns every member's contribution, in rank order.
+  std::vector<std::vector<float>> Exchange(const CollectiveCall& call, std::span<const float> data);
+
+  std::chrono::milliseconds stall_timeout_;
+  StopFlag stop_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<std::tuple<int, int, std::string>, std::deque<std::vector<float>>> mailboxes_;
+  std::map<std::pair<std::string, std::string>, Rendezvous> rendezvous_;
+};
+
+}  // namespace terasim

@@ -1,0 +1,596 @@
+#include "exec/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "exec/model_params.h"
+#include "exec/stop_flag.h"
+#include "exec/tensor_id.h"
+#include "exec/tensor_store.h"
+#include "models/errors.h"
+
+namespace terasim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string OpWhere(const Schedule& schedule, const Op& op) {
+  std::string where = schedule.source.empty() ? "schedule" : schedule.source;
+  if (op.line > 0) where += fmt::format(":{}", op.line);
+  return where + ": " + op.key;
+}
+
+struct DeviceState {
+  int device = 0;
+  ShardSpec shard;
+  std::map<int, Range> stage_layers;  // stage -> layers it spans on this device
+  std::unique_ptr<ComputeBackend> backend;
+  std::mutex backend_mutex;  // serializes back-end calls (one device's compute units)
+  std::unique_ptr<TensorStore> store;
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  std::vector<std::pair<std::string, std::vector<int>>> streams;  // in order of first op
+};
+
+class Runner {
+ public:
+  Runner(const Schedule& schedule, const ModelCard& card, const ExecOptions& options,
+         Transport& transport)
+      : schedule_(schedule),
+        card_(card),
+        options_(options),
+        transport_(transport),
+        stall_timeout_(static_cast<int64_t>(options.stall_timeout_s * 1000)),
+        dep_index_(KeyIndex(schedule)),
+        implicit_after_(schedule.ops.size()),
+        done_(schedule.ops.size(), 0) {}
+
+  ExecResult Run(const BackendFactory& make_backend, const std::vector<int>& devices);
+
+ private:
+  void Prepare(const BackendFactory& make_backend, const std::vector<int>& devices);
+  void RunStream(DeviceState& dev, const std::vector<int>& ops, int iteration,
+                 std::vector<TraceRow>& rows);
+  void RunOp(DeviceState& dev, const Op& op, int iteration);
+  void RunCompute(DeviceState& dev, const Op& op);
+  void RunAllReduce(DeviceState& dev, const Op& op);
+  // After the tp sum of a block: bias, residual, LayerNorm backward; puts the resulting
+  // activation / gradient (or computes the loss) as the block's consumer expects.
+  void FinishBlock(DeviceState& dev, bool backward, int layer, LayerPart part,
+                   const SliceRef& slice, std::span<const float> summed);
+  // The forward of the last layer ended with `output`: loss and its gradient.
+  void FinishStackForward(DeviceState& dev, int layer_end, const SliceRef& slice,
+                          std::vector<float> output);
+  // A stage's weight gradients are complete only once every backward op of the stage and
+  // every tp all-reduce of a backward (whose finish runs the LayerNorm and embedding
+  // backward) is done. The dp all-reduce of wgrad and OPTIMIZER therefore also wait for the
+  // earlier (in issue order) such ops of their device, whatever their `after` lists say.
+  void AddImplicitDeps(int device);
+  SliceRef Slice(int microbatch, Range tokens) const;
+  CollectiveCall Call(const DeviceState& dev, const Op& op) const;
+  double OpFlops(const DeviceState& dev, const Op& op) const;
+  void Fail(std::exception_ptr error);
+
+  const Schedule& schedule_;
+  const ModelCard& card_;
+  const ExecOptions& options_;
+  Transport& transport_;
+  std::chrono::milliseconds stall_timeout_;
+  std::vector<std::unique_ptr<DeviceState>> devices_;
+  std::map<int, int> rows_of_mb_;
+  std::map<int, int64_t> first_sequence_of_mb_;
+  std::map<std::string, int> dep_index_;
+  // Per op: ops it waits for beyond its `after` list (see ImplicitDeps).
+  std::vector<std::vector<int>> implicit_after_;
+  std::vector<uint8_t> done_;  // per op; guarded by the owning device's done_mutex
+  StopFlag stop_;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  Clock::time_point run_start_;
+};
+
+void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>& devices) {
+  const std::string source = schedule_.source.empty() ? "schedule" : schedule_.source;
+  if (schedule_.layers != card_.layers) {
+    ThrowInput("{}: layers: the schedule has {} layers but model {} has {}", source,
+               schedule_.layers, card_.name, card_.layers);
+  }
+  if (schedule_.sequence != card_.sequence) {
+    ThrowInput("{}: sequence: the schedule has {} tokens per sequence but model {} has {}", source,
+               schedule_.sequence, card_.name, card_.sequence);
+  }
+  for (const Op& op : schedule_.ops) {
+    if (op.microbatch < 0 || op.rows <= 0) continue;
+    auto [it, inserted] = rows_of_mb_.emplace(op.microbatch, op.rows);
+    if (!inserted && it->second != op.rows) {
+      ThrowInput("{}: micro-batch {} has {} rows here and {} elsewhere", OpWhere(schedule_, op),
+                 op.microbatch, op.rows, it->second);
+    }
+  }
+  int64_t first = 0;
+  for (const auto& [mb, rows] : rows_of_mb_) {
+    first_sequence_of_mb_[mb] = first;
+    first += rows;
+  }
+  for (int d : devices) {
+    if (d < 0 || d >= schedule_.devices) {
+      ThrowInput("{}: device {} is not in 0..{}", source, d, schedule_.devices - 1);
+    }
+    auto dev = std::make_unique<DeviceState>();
+    dev->device = d;
+    dev->store = std::make_unique<TensorStore>(stop_, stall_timeout_);
+    std::set<int> layers;
+    std::string tp_group;
+    for (size_t i = 0; i < schedule_.ops.size(); ++i) {
+      const Op& op = schedule_.ops[i];
+      if (op.device != d) continue;
+      auto stream = std::find_if(dev->streams.begin(), dev->streams.end(),
+                                 [&](const auto& s) { return s.first == op.stream; });
+      if (stream == dev->streams.end()) {
+        dev->streams.push_back({op.stream, {}});
+        stream = dev->streams.end() - 1;
+      }
+      stream->second.push_back(static_cast<int>(i));
+      if (!IsLayerCompute(op.kind)) continue;
+      for (int l = op.layers.begin; l < op.layers.end; ++l) layers.insert(l);
+      if (op.stage >= 0) {
+        auto [it, inserted] = dev->stage_layers.emplace(op.stage, op.layers);
+        if (!inserted) {
+          it->second.begin = std::min(it->second.begin, op.layers.begin);
+          it->second.end = std::max(it->second.end, op.layers.end);
+        }
+      }
+      if (op.group.empty()) continue;  // tp degree 1: a split block finishes itself
+      const int g = schedule_.FindGroup(op.group);
+      if (g < 0) ThrowInput("{}: unknown group {}", OpWhere(schedule_, op), op.group);
+      if (op.part == LayerPart::kWhole && schedule_.groups[g].ranks.size() > 1) {
+        ThrowInput(
+            "{}: a whole-layer op cannot be sharded over tp group {}; split it into "
+            "part=attn and part=mlp",
+            OpWhere(schedule_, op), op.group);
+      }
+      if (!tp_group.empty() && tp_group != op.group) {
+        ThrowInput("{}: device {} computes in tp groups {} and {}", OpWhere(schedule_, op), d,
+                   tp_group, op.group);
+      }
+      tp_group = op.group;
+      const auto& ranks = schedule_.groups[g].ranks;
+      dev->shard.tp = static_cast<int>(ranks.size());
+      dev->shard.tp_rank =
+          static_cast<int>(std::find(ranks.begin(), ranks.end(), d) - ranks.begin());
+    }
+    AddImplicitDeps(d);
+    dev->shard.layers.assign(layers.begin(), layers.end());
+    ValidateTensorParallel(card_, dev->shard.tp, source);
+    dev->backend = make_backend(d, dev->shard);
+    devices_.push_back(std::move(dev));
+  }
+}
+
+void Runner::AddImplicitDeps(int device) {
+  std::vector<int> backward_ops;  // earlier backward compute and tpb all-reduce ops
+  for (size_t i = 0; i < schedule_.ops.size(); ++i) {
+    const Op& op = schedule_.ops[i];
+    if (op.device != device) continue;
+    const TensorId id = ParseTensorId(op.tensor);
+    if ((IsLayerCompute(op.kind) && op.kind != OpKind::kFwd) ||
+        (op.kind == OpKind::kAllReduce && id.kind == TensorKind::kTpBackward)) {
+      backward_ops.push_back(static_cast<int>(i));
+      continue;
+    }
+    const bool wgrad = op.kind == OpKind::kAllReduce && id.kind == TensorKind::kWeightGradient;
+    if (!wgrad && op.kind != OpKind::kOptimizer) continue;
+    for (int b : backward_ops) {
+      const int stage = schedule_.ops[b].stage;
+      if (op.kind == OpKind::kOptimizer || stage == id.stage || stage < 0) {
+        implicit_after_[i].push_back(b);
+      }
+    }
+  }
+}
+
+SliceRef Runner::Slice(int microbatch, Range tokens) const {
+  SliceRef s;
+  s.microbatch = microbatch;
+  auto it = rows_of_mb_.find(microbatch);
+  TERASIM_CHECK(it != rows_of_mb_.end(), "micro-batch {} unknown", microbatch);
+  s.rows = it->second;
+  s.t0 = tokens.begin;
+  s.t1 = tokens.end;
+  s.first_sequence = first_sequence_of_mb_.at(microbatch);
+  return s;
+}
+
+CollectiveCall Runner::Call(const DeviceState& dev, const Op& op) const {
+  const int g = schedule_.FindGroup(op.group);
+  if (g < 0) ThrowInput("{}: unknown group {}", OpWhere(schedule_, op), op.group);
+  CollectiveCall call;
+  call.group = op.group;
+  call.ranks = schedule_.groups[g].ranks;
+  call.device = dev.device;
+  call.tensor = op.tensor;
+  return call;
+}
+
+double Runner::OpFlops(const DeviceState& dev, const Op& op) const {
+  if (!IsLayerCompute(op.kind) || op.kind == OpKind::kBwdWeight) return 0;
+  const SliceRef slice = Slice(op.microbatch, op.tokens);
+  const bool backward = op.kind != OpKind::kFwd;
+  return dev.backend->LayerFlops(op.part, slice, backward) * op.layers.Length();
+}
+
+void Runner::FinishStackForward(DeviceState& dev, int layer_end, const SliceRef& slice,
+                                std::vector<float> output) {
+  if (layer_end < card_.layers) {
+    dev.store->Put(ActivationKey(layer_end, slice.microbatch, {slice.t0, slice.t1}),
+                   std::move(output));
+    return;
+  }
+  std::vector<float> grad(output.size());
+  const int64_t global_tokens = static_cast<int64_t>(schedule_.batch) * schedule_.sequence;
+  {
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    dev.backend->Loss(slice, output, grad, global_tokens);
+  }
+  dev.store->Put(GradientKey(layer_end, slice.microbatch, {slice.t0, slice.t1}), std::move(grad));
+}
+
+void Runner::FinishBlock(DeviceState& dev, bool backward, int layer, LayerPart part,
+                         const SliceRef& slice, std::span<const float> summed) {
+  const Range tokens{slice.t0, slice.t1};
+  const int64_t values = slice.Values(card_.hidden);
+  if (!backward) {
+    if (part == LayerPart::kAttention) {
+      std::lock_guard<std::mutex> lock(dev.backend_mutex);
+      dev.backend->FinishForward(layer, part, slice, summed, {});
+      return;
+    }
+    std::vector<float> out(values);
+    {
+      std::lock_guard<std::mutex> lock(dev.backend_mutex);
+      dev.backend->FinishForward(layer, part, slice, summed, out);
+    }
+    FinishStackForward(dev, layer + 1, slice, std::move(out));
+    return;
+  }
+  if (part == LayerPart::kMlp) {
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    dev.backend->FinishBackward(layer, part, slice, summed, {});
+    return;
+  }
+  std::vector<float> grad_in(values);
+  {
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    dev.backend->FinishBackward(layer, part, slice, summed, grad_in);
+    if (layer == 0) dev.backend->InputBackward(slice, grad_in);
+  }
+  if (layer > 0) dev.store->Put(GradientKey(layer, slice.microbatch, tokens), std::move(grad_in));
+}
+
+void Runner::RunCompute(DeviceState& dev, const Op& op) {
+  if (op.kind == OpKind::kBwdWeight) return;  // BWD_INPUT did the weight gradients too
+  const SliceRef slice = Slice(op.microbatch, op.tokens);
+  const int64_t values = slice.Values(card_.hidden);
+  const bool split = !op.group.empty();  // partial sums go to the tp all-reduce
+  ComputeBackend& backend = *dev.backend;
+  if (op.kind == OpKind::kFwd) {
+    if (op.part == LayerPart::kMlp) {
+      const int layer = op.layers.begin;
+      std::vector<float> partial(values);
+      {
+        std::lock_guard<std::mutex> lock(dev.backend_mutex);
+        backend.Forward(layer, LayerPart::kMlp, slice, {}, partial);
+      }
+      if (split) {
+        dev.store->Put(TpSumKey(false, layer, LayerPart::kMlp, op.microbatch, op.tokens),
+                       std::move(partial));
+      } else {
+        FinishBlock(dev, false, layer, LayerPart::kMlp, slice, partial);
+      }
+      return;
+    }
+    std::vector<float> x(values);
+    if (op.layers.begin == 0) {
+      std::lock_guard<std::mutex> lock(dev.backend_mutex);
+      backend.Input(slice, x);
+    } else {
+      x = dev.store->Get(ActivationKey(op.layers.begin, op.microbatch, op.tokens));
+    }
+    if (op.part == LayerPart::kAttention) {
+      const int layer = op.layers.begin;
+      std::vector<float> partial(values);
+      {
+        std::lock_guard<std::mutex> lock(dev.backend_mutex);
+        backend.Forward(layer, LayerPart::kAttention, slice, x, partial);
+      }
+      if (split) {
+        dev.store->Put(TpSumKey(false, layer, LayerPart::kAttention, op.microbatch, op.tokens),
+                       std::move(partial));
+      } else {
+        FinishBlock(dev, false, layer, LayerPart::kAttention, slice, partial);
+      }
+      return;
+    }
+    std::vector<float> y(values);
+    for (int l = op.layers.begin; l < op.layers.end; ++l) {
+      {
+        std::lock_guard<std::mutex> lock(dev.backend_mutex);
+        backend.Forward(l, LayerPart::kWhole, slice, x, y);
+      }
+      std::swap(x, y);
+    }
+    FinishStackForward(dev, op.layers.end, slice, std::move(x));
+    return;
+  }
+  // BWD or BWD_INPUT.
+  if (op.part == LayerPart::kAttention) {
+    const int layer = op.layers.begin;
+    std::vector<float> partial(values);
+    {
+      std::lock_guard<std::mutex> lock(dev.backend_mutex);
+      backend.Backward(layer, LayerPart::kAttention, slice, {}, partial);
+    }
+    if (split) {
+      dev.store->Put(TpSumKey(true, layer, LayerPart::kAttention, op.microbatch, op.tokens),
+                     std::move(partial));
+    } else {
+      FinishBlock(dev, true, layer, LayerPart::kAttention, slice, partial);
+    }
+    return;
+  }
+  std::vector<float> grad = dev.store->Get(GradientKey(op.layers.end, op.microbatch, op.tokens));
+  if (op.part == LayerPart::kMlp) {
+    const int layer = op.layers.begin;
+    std::vector<float> partial(values);
+    {
+      std::lock_guard<std::mutex> lock(dev.backend_mutex);
+      backend.Backward(layer, LayerPart::kMlp, slice, grad, partial);
+    }
+    if (split) {
+      dev.store->Put(TpSumKey(true, layer, LayerPart::kMlp, op.microbatch, op.tokens),
+                     std::move(partial));
+    } else {
+      FinishBlock(dev, true, layer, LayerPart::kMlp, slice, partial);
+    }
+    return;
+  }
+  std::vector<float> grad_in(values);
+  for (int l = op.layers.end - 1; l >= op.layers.begin; --l) {
+    {
+      std::lock_guard<std::mutex> lock(dev.backend_mutex);
+      backend.Backward(l, LayerPart::kWhole, slice, grad, grad_in);
+    }
+    std::swap(grad, grad_in);
+  }
+  if (op.layers.begin == 0) {
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    backend.InputBackward(slice, grad);
+  } else {
+    dev.store->Put(GradientKey(op.layers.begin, op.microbatch, op.tokens), std::move(grad));
+  }
+}
+
+void Runner::RunAllReduce(DeviceState& dev, const Op& op) {
+  const TensorId id = ParseTensorId(op.tensor);
+  const CollectiveCall call = Call(dev, op);
+  if (id.kind == TensorKind::kTpForward || id.kind == TensorKind::kTpBackward) {
+    std::vector<float> data = dev.store->Get(id.store_key);
+    transport_.AllReduce(call, data);
+    FinishBlock(dev, id.kind == TensorKind::kTpBackward, id.layer, id.part,
+                Slice(id.microbatch, id.tokens), data);
+    return;
+  }
+  if (id.kind == TensorKind::kWeightGradient) {
+    auto it = dev.stage_layers.find(id.stage);
+    if (it == dev.stage_layers.end()) {
+      ThrowInput("{}: device {} holds no layers of stage {}", OpWhere(schedule_, op), dev.device,
+                 id.stage);
+    }
+    std::vector<float> grads;
+    {
+      std::lock_guard<std::mutex> lock(dev.backend_mutex);
+      grads = dev.backend->Gradients(it->second);
+    }
+    transport_.AllReduce(call, grads);
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    dev.backend->SetGradients(it->second, grads);
+    return;
+  }
+  std::vector<float> data = dev.store->Get(id.store_key);
+  transport_.AllReduce(call, data);
+  dev.store->Put(id.store_key, std::move(data));
+}
+
+void Runner::RunOp(DeviceState& dev, const Op& op, int iteration) {
+  switch (op.kind) {
+    case OpKind::kFwd:
+    case OpKind::kBwd:
+    case OpKind::kBwdInput:
+    case OpKind::kBwdWeight:
+      RunCompute(dev, op);
+      return;
+    case OpKind::kSend: {
+      const TensorId id = ParseTensorId(op.tensor);
+      std::vector<float> data = dev.store->Get(id.store_key);
+      transport_.Send(dev.device, op.peer, op.tensor, data);
+      return;
+    }
+    case OpKind::kRecv: {
+      const TensorId id = ParseTensorId(op.tensor);
+      dev.store->Put(id.store_key, transport_.Recv(dev.device, op.peer, op.tensor));
+      return;
+    }
+    case OpKind::kBroadcast: {
+      const TensorId id = ParseTensorId(op.tensor);
+      std::vector<float> data;
+      if (dev.device == op.peer) data = dev.store->Get(id.store_key);
+      transport_.Broadcast(Call(dev, op), op.peer, data);
+      if (dev.device != op.peer) dev.store->Put(id.store_key, std::move(data));
+      return;
+    }
+    case OpKind::kAllReduce:
+      RunAllReduce(dev, op);
+      return;
+    case OpKind::kAllGather: {
+      const TensorId id = ParseTensorId(op.tensor);
+      std::vector<float> data = dev.store->Get(id.store_key);
+      dev.store->Put(id.store_key, transport_.AllGather(Call(dev, op), data));
+      return;
+    }
+    case OpKind::kReduceScatter: {
+      const TensorId id = ParseTensorId(op.tensor);
+      std::vector<float> data = dev.store->Get(id.store_key);
+      dev.store->Put(id.store_key, transport_.ReduceScatter(Call(dev, op), data));
+      return;
+    }
+    case OpKind::kOptimizer: {
+      Range layers = op.layers;
+      if (layers.Empty()) {
+        auto it = dev.stage_layers.find(op.stage);
+        layers = it != dev.stage_layers.end() ? it->second : Range{0, card_.layers};
+      }
+      std::lock_guard<std::mutex> lock(dev.backend_mutex);
+      if (iteration == 0) dev.backend->SnapshotGradients(layers);
+      dev.backend->OptimizerStep(layers, options_.adam);
+      return;
+    }
+  }
+}
+
+void Runner::Fail(std::exception_ptr error) {
+  {
+    std::lock_guard<std::mutex> lock(error_mutex_);
+    if (!error_) error_ = error;
+  }
+  stop_.Stop();
+  transport_.Abort();
+  for (auto& dev : devices_) {
+    dev->store->Notify();
+    dev->done_cv.notify_all();
+  }
+}
+
+void Runner::RunStream(DeviceState& dev, const std::vector<int>& ops, int iteration,
+                       std::vector<TraceRow>& rows) {
+  try {
+    for (int index : ops) {
+      const Op& op = schedule_.ops[index];
+      if (!op.after.empty() || !implicit_after_[index].empty()) {
+        std::unique_lock<std::mutex> lock(dev.done_mutex);
+        std::vector<int> deps = implicit_after_[index];
+        for (const std::string& key : op.after) deps.push_back(dep_index_.at(key));
+        for (int dep : deps) {
+          WaitFor(
+              dev.done_cv, lock, [&] { return done_[dep] != 0; }, stop_, stall_timeout_,
+              fmt::format("device {}: {} after {}", dev.device, op.key, schedule_.ops[dep].key));
+        }
+      }
+      const TimeNs start =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start_).count();
+      RunOp(dev, op, iteration);
+      const TimeNs end =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start_).count();
+      TraceRow row;
+      row.iteration = iteration;
+      row.key = op.key;
+      row.kind = op.kind;
+      row.device = op.device;
+      row.stream = op.stream;
+      row.start_ns = start;
+      row.end_ns = end;
+      row.bytes = IsCompute(op.kind) ? 0 : op.bytes;
+      row.flops = OpFlops(dev, op);
+      rows.push_back(std::move(row));
+      {
+        std::lock_guard<std::mutex> lock(dev.done_mutex);
+        done_[index] = 1;
+      }
+      dev.done_cv.notify_all();
+    }
+  } catch (const StoppedError&) {
+    // Another thread failed first; its error is the one reported.
+  } catch (...) {
+    Fail(std::current_exception());
+  }
+}
+
+ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int>& devices) {
+  Prepare(make_backend, devices);
+  ExecResult result;
+  result.trace.run_kind = "exec";
+  run_start_ = Clock::now();
+  for (int iteration = 0; iteration < options_.iterations; ++iteration) {
+    std::fill(done_.begin(), done_.end(), 0);
+    for (auto& dev : devices_) {
+      dev->backend->BeginIteration();
+      dev->store->Clear();
+    }
+    const auto start = Clock::now();
+    std::vector<std::vector<TraceRow>> rows;
+    std::vector<std::pair<DeviceState*, const std::vector<int>*>> work;
+    for (auto& dev : devices_) {
+      for (const auto& [name, ops] : dev->streams) work.emplace_back(dev.get(), &ops);
+    }
+    rows.resize(work.size());
+    {
+      std::vector<std::jthread> threads;
+      threads.reserve(work.size());
+      for (size_t i = 0; i < work.size(); ++i) {
+        threads.emplace_back([this, &work, &rows, i, iteration] {
+          RunStream(*work[i].first, *work[i].second, iteration, rows[i]);
+        });
+      }
+    }
+    if (error_) std::rethrow_exception(error_);
+    result.iteration_times_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    double loss = 0;
+    for (auto& dev : devices_) {
+      if (dev->shard.tp_rank == 0) loss += dev->backend->LossSum();
+      // Layers without an OPTIMIZER op keep this iteration's gradients as the snapshot.
+      if (iteration == 0) dev->backend->SnapshotGradients(Range{0, card_.layers});
+    }
+    result.losses.push_back(loss);
+    for (auto& r : rows) {
+      for (auto& row : r) result.trace.rows.push_back(std::move(row));
+    }
+  }
+  std::sort(result.trace.rows.begin(), result.trace.rows.end(),
+            [](const TraceRow& a, const TraceRow& b) {
+              return std::tie(a.iteration, a.start_ns, a.device, a.key) <
+                     std::tie(b.iteration, b.start_ns, b.device, b.key);
+            });
+  for (auto& dev : devices_) dev->backend->GatherSnapshot(result.gradients);
+  double squares = 0;
+  for (const auto& [name, values] : result.gradients.values) {
+    for (float v : values) squares += static_cast<double>(v) * v;
+  }
+  result.grad_norm = std::sqrt(squares);
+  result.trace.metadata["model"] = card_.name;
+  result.trace.metadata["iterations"] = std::to_string(options_.iterations);
+  result.trace.metadata["seed"] = std::to_string(options_.seed);
+  return result;
+}
+
+}  // namespace
+
+ExecResult RunSchedule(const Schedule& schedule, const ModelCard& card, const ExecOptions& options,
+                       const BackendFactory& make_backend, Transport& transport,
+                       const std::vector<int>& devices) {
+  if (options.iterations < 1)
+    ThrowInput("exec: iterations must be >= 1, not {}", options.iterations);
+  Runner runner(schedule, card, options, transport);
+  return runner.Run(make_backend, devices);
+}
+
+}  // namespace terasim

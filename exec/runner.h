@@ -1,0 +1,63 @@
+// RunSchedule: executes a checked Schedule for real, for N iterations.
+//
+// One thread per (device, stream) of the devices run here: ops of a stream run in order,
+// `after` deps wait on completion flags of the same device, SEND/RECV and collectives go
+// through the Transport, layer math through one ComputeBackend per device. Activations and
+// gradients live in a per-device TensorStore keyed by identity. Tensor-parallel all-reduces of
+// tpf/tpb tensors are followed by the block's finish (bias, residual, LayerNorm backward);
+// the dp all-reduce of wgrad.s{stage} sums the stage shard's weight gradients; OPTIMIZER runs
+// Adam over its layers. BWD_INPUT runs the whole backward (input and weight gradients) and
+// BWD_WEIGHT is then a no-op: the numbers are those of BWD, only the timing differs.
+//
+// Every op's start and end (steady clock, ns from the start of the run) go into the Trace.
+// Thread safety: RunSchedule is reentrant; it owns its threads and joins them before it
+// returns or throws.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "exec/compute_backend.h"
+#include "exec/transport.h"
+#include "models/model_card.h"
+#include "schedule/schedule_ir.h"
+#include "traces/trace.h"
+
+namespace terasim {
+
+struct ExecOptions {
+  int iterations = 1;
+  uint64_t seed = 1;
+  AdamOptions adam;
+  double stall_timeout_s = 120;  // a wait longer than this is reported as a stall
+};
+
+struct ExecResult {
+  // Per iteration: the loss over the global batch (summed over the devices run here that
+  // compute it: tp rank 0 of a stage holding the last layer), and the wall time.
+  std::vector<double> losses;
+  std::vector<double> iteration_times_s;
+  // The first iteration's weight gradients (after the dp all-reduce, before the optimizer),
+  // assembled into full tensors from the devices run here, each element from the lowest
+  // device holding it; and their global L2 norm (each parameter counted once).
+  FullTensors gradients;
+  double grad_norm = 0;
+  Trace trace;
+};
+
+// Makes the back end of one device for its shard.
+using BackendFactory =
+    std::function<std::unique_ptr<ComputeBackend>(int device, const ShardSpec& shard)>;
+
+// Runs `schedule` (already checked with RequireValidSchedule) on `devices` (all of
+// 0..schedule.devices-1 in one process; one rank under MPI). Throws InputError when the
+// schedule does not fit the card (layers, sequence, tp degree) or an op is not executable;
+// InternalError on a stall (a wait longer than options.stall_timeout_s); rethrows the first
+// error of any device thread after stopping the others.
+ExecResult RunSchedule(const Schedule& schedule, const ModelCard& card, const ExecOptions& options,
+                       const BackendFactory& make_backend, Transport& transport,
+                       const std::vector<int>& devices);
+
+}  // namespace terasim

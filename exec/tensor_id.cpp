@@ -1,0 +1,109 @@
+#include "exec/tensor_id.h"
+
+#include <charconv>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace terasim {
+
+namespace {
+
+std::vector<std::string_view> SplitDots(std::string_view text) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = text.find('.', start);
+    parts.push_back(text.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+// Parses "{prefix}{int}" into value; false when it does not match.
+bool ParseTagged(std::string_view field, char prefix, int& value) {
+  if (field.size() < 2 || field[0] != prefix) return false;
+  const char* end = field.data() + field.size();
+  auto [ptr, ec] = std::from_chars(field.data() + 1, end, value);
+  return ec == std::errc() && ptr == end;
+}
+
+bool ParseTokens(std::string_view field, Range& tokens) {
+  if (field.size() < 4 || field[0] != 't') return false;
+  const size_t dash = field.find('-');
+  if (dash == std::string_view::npos) return false;
+  const char* end = field.data() + field.size();
+  auto r1 = std::from_chars(field.data() + 1, field.data() + dash, tokens.begin);
+  auto r2 = std::from_chars(field.data() + dash + 1, end, tokens.end);
+  return r1.ec == std::errc() && r1.ptr == field.data() + dash && r2.ec == std::errc() &&
+         r2.ptr == end;
+}
+
+std::string_view PartName(LayerPart part) { return part == LayerPart::kMlp ? "mlp" : "attn"; }
+
+}  // namespace
+
+TensorId ParseTensorId(const std::string& text) {
+  TensorId id;
+  id.store_key = text;
+  const std::vector<std::string_view> f = SplitDots(text);
+  if (f.empty()) return id;
+  if (f[0] == "act" || f[0] == "grad") {
+    if (f.size() != 4 && f.size() != 5) return id;
+    TensorId parsed;
+    parsed.kind = f[0] == "act" ? TensorKind::kActivation : TensorKind::kGradient;
+    if (!ParseTagged(f[1], 'l', parsed.layer) || !ParseTagged(f[2], 'm', parsed.microbatch) ||
+        !ParseTokens(f[3], parsed.tokens)) {
+      return id;
+    }
+    if (f.size() == 5 && !ParseTagged(f[4], 'r', parsed.tp_copy)) return id;
+    parsed.store_key = parsed.kind == TensorKind::kActivation
+                           ? ActivationKey(parsed.layer, parsed.microbatch, parsed.tokens)
+                           : GradientKey(parsed.layer, parsed.microbatch, parsed.tokens);
+    return parsed;
+  }
+  if (f[0] == "tpf" || f[0] == "tpb") {
+    if (f.size() != 5) return id;
+    TensorId parsed;
+    parsed.kind = f[0] == "tpf" ? TensorKind::kTpForward : TensorKind::kTpBackward;
+    if (f[2] == "attn") {
+      parsed.part = LayerPart::kAttention;
+    } else if (f[2] == "mlp") {
+      parsed.part = LayerPart::kMlp;
+    } else {
+      return id;
+    }
+    if (!ParseTagged(f[1], 'l', parsed.layer) || !ParseTagged(f[3], 'm', parsed.microbatch) ||
+        !ParseTokens(f[4], parsed.tokens)) {
+      return id;
+    }
+    parsed.store_key = text;
+    return parsed;
+  }
+  if (f[0] == "wgrad") {
+    if (f.size() < 2 || f.size() > 3) return id;
+    TensorId parsed;
+    parsed.kind = TensorKind::kWeightGradient;
+    if (!ParseTagged(f[1], 's', parsed.stage)) return id;
+    if (f.size() == 3 && !ParseTagged(f[2], 'r', parsed.tp_copy)) return id;
+    parsed.store_key = text;
+    return parsed;
+  }
+  return id;
+}
+
+std::string ActivationKey(int layer, int microbatch, Range tokens) {
+  return fmt::format("act.l{}.m{}.t{}-{}", layer, microbatch, tokens.begin, tokens.end);
+}
+
+std::string GradientKey(int layer, int microbatch, Range tokens) {
+  return fmt::format("grad.l{}.m{}.t{}-{}", layer, microbatch, tokens.begin, tokens.end);
+}
+
+std::string TpSumKey(bool backward, int layer, LayerPart part, int microbatch, Range tokens) {
+  return fmt::format("{}.l{}.{}.m{}.t{}-{}", backward ? "tpb" : "tpf", layer, PartName(part),
+                     microbatch, tokens.begin, tokens.end);
+}
+
+}  // namespace terasim

@@ -1,0 +1,149 @@
+#include "models/device_spec.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "models/errors.h"
+#include "models/json_reader.h"
+#include "models/model_card.h"
+
+namespace terasim {
+namespace {
+
+// A number in [lo, hi]; throws "WHERE: KEY: must be in [lo, hi] (got v)".
+double RequireInRange(const JsonReader& r, const std::string& key, double lo, double hi) {
+  double value = r.RequireDouble(key);
+  if (!(value >= lo && value <= hi)) {
+    ThrowInput("{}: {}: must be in [{}, {}] (got {})", r.where(), key, lo, hi, value);
+  }
+  return value;
+}
+
+Precision ParsePrecision(const JsonReader& r, const std::string& key) {
+  std::string text = r.RequireString(key);
+  if (text == "fp16") return Precision::kFp16;
+  if (text == "bf16") return Precision::kBf16;
+  if (text == "fp32") return Precision::kFp32;
+  ThrowInput("{}: {}: '{}' must be one of fp16, bf16, fp32", r.where(), key, text);
+}
+
+ComputeModelParams ParseComputeModel(const JsonReader& r) {
+  r.RejectUnknown({"precision", "efficiency_max", "saturation_flops", "sharpness",
+                   "kernel_overhead_ns_per_layer", "memory_efficiency", "note"});
+  ComputeModelParams p;
+  p.precision = ParsePrecision(r, "precision");
+  p.efficiency_max = r.RequirePositive("efficiency_max");
+  if (p.efficiency_max > 1) {
+    ThrowInput("{}: efficiency_max: must be <= 1 (got {})", r.where(), p.efficiency_max);
+  }
+  p.saturation_flops = r.RequirePositive("saturation_flops");
+  p.sharpness = RequireInRange(r, "sharpness", 1, 64);
+  p.kernel_overhead_ns_per_layer = r.RequireInt("kernel_overhead_ns_per_layer", 0);
+  p.memory_efficiency = r.RequirePositive("memory_efficiency");
+  if (p.memory_efficiency > 1) {
+    ThrowInput("{}: memory_efficiency: must be <= 1 (got {})", r.where(), p.memory_efficiency);
+  }
+  p.note = r.RequireString("note");
+  return p;
+}
+
+bool IsPath(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos ||
+         (name_or_path.size() > 5 &&
+          name_or_path.compare(name_or_path.size() - 5, 5, ".json") == 0);
+}
+
+std::string DeviceDir() { return DataRoot() + "/models/data/devices"; }
+
+}  // namespace
+
+const char* PrecisionName(Precision precision) {
+  switch (precision) {
+    case Precision::kFp16:
+      return "fp16";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFp32:
+      return "fp32";
+  }
+  return "?";
+}
+
+double DeviceSpec::PeakFlops() const {
+  switch (compute.precision) {
+    case Precision::kFp16:
+      return peak_fp16_tensor_flops;
+    case Precision::kBf16:
+      return peak_bf16_tensor_flops;
+    case Precision::kFp32:
+      return peak_fp32_flops;
+  }
+  return 0;
+}
+
+DeviceSpec ParseDeviceSpec(const std::string& json_text, const std::string& origin) {
+  nlohmann::json doc = ParseJson(json_text, origin);
+  JsonReader r(doc, origin);
+  r.RejectUnknown({"name", "product", "peak_fp16_tensor_flops", "peak_bf16_tensor_flops",
+                   "peak_fp32_flops", "memory_bytes", "memory_reserve_bytes",
+                   "memory_bw_bytes_per_s", "sm_count", "compute_model", "source", "note"});
+  DeviceSpec d;
+  d.name = r.RequireString("name");
+  if (d.name.empty()) ThrowInput("{}: name: must not be empty", origin);
+  d.product = r.RequireString("product");
+  d.peak_fp16_tensor_flops = r.RequirePositive("peak_fp16_tensor_flops");
+  d.peak_bf16_tensor_flops = r.RequireDouble("peak_bf16_tensor_flops");
+  if (d.peak_bf16_tensor_flops < 0) {
+    ThrowInput("{}: peak_bf16_tensor_flops: must be >= 0 (0: no bf16) (got {})", origin,
+               d.peak_bf16_tensor_flops);
+  }
+  d.peak_fp32_flops = r.RequirePositive("peak_fp32_flops");
+  d.memory_bytes = r.RequireInt("memory_bytes", 1);
+  d.memory_reserve_bytes = r.RequireInt("memory_reserve_bytes", 0);
+  if (d.memory_reserve_bytes >= d.memory_bytes) {
+    ThrowInput("{}: memory_reserve_bytes: {} must be less than memory_bytes {}", origin,
+               d.memory_reserve_bytes, d.memory_bytes);
+  }
+  d.memory_bw_bytes_per_s = r.RequirePositive("memory_bw_bytes_per_s");
+  d.sm_count = static_cast<int>(r.RequireInt("sm_count", 1));
+  d.compute = ParseComputeModel(r.Child("compute_model"));
+  if (!(d.PeakFlops() > 0)) {
+    ThrowInput("{}: compute_model: precision: the device has no {} peak", origin,
+               PrecisionName(d.compute.precision));
+  }
+  d.source = r.RequireString("source");
+  d.origin = origin;
+  return d;
+}
+
+DeviceSpec LoadDeviceSpec(const std::string& name_or_path) {
+  if (IsPath(name_or_path)) return ParseDeviceSpec(ReadTextFile(name_or_path), name_or_path);
+  std::string path = DeviceDir() + "/" + name_or_path + ".json";
+  if (!std::filesystem::exists(path)) {
+    std::string known;
+    for (const auto& spec : ListDeviceSpecs()) known += (known.empty() ? "" : ", ") + spec.name;
+    ThrowInput("--device {}: no such device spec (known: {})", name_or_path, known);
+  }
+  DeviceSpec spec = ParseDeviceSpec(ReadTextFile(path), path);
+  if (spec.name != name_or_path) {
+    ThrowInput("{}: name: '{}' does not match the file name", path, spec.name);
+  }
+  return spec;
+}
+
+std::vector<DeviceSpec> ListDeviceSpecs() {
+  std::string dir = DeviceDir();
+  if (!std::filesystem::is_directory(dir)) ThrowInput("{}: device spec folder not found", dir);
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".json") paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  std::vector<DeviceSpec> specs;
+  for (const auto& p : paths) specs.push_back(ParseDeviceSpec(ReadTextFile(p), p));
+  std::sort(specs.begin(), specs.end(),
+            [](const DeviceSpec& a, const DeviceSpec& b) { return a.name < b.name; });
+  return specs;
+}
+
+}  // namespace terasim

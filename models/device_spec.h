@@ -1,0 +1,69 @@
+// DeviceSpec: one accelerator's peak rates, memory and the fitted parameters of the roofline
+// compute model, read from models/data/devices/NAME.json.
+//
+// Every number comes from the data file, which notes its source (vendor datasheet, FACTS.md,
+// or the fit that produced it). A DeviceSpec is a plain value; LoadDeviceSpec validates it
+// once and later code may assume it is sane. Thread safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/units.h"
+
+namespace terasim {
+
+// The arithmetic the layer math runs in; picks which peak the roofline uses.
+enum class Precision { kFp16, kBf16, kFp32 };
+
+// "fp16", "bf16", "fp32".
+const char* PrecisionName(Precision precision);
+
+// The fitted parameters of the roofline model (models/roofline_cost.h). The compute time of
+// `flops` of one layer (or block) is
+//     (flops^k + s^k)^(1/k) / (peak * efficiency_max)      s = saturation_flops, k = sharpness
+// i.e. a floor of s / (peak * efficiency_max) for ops too small to fill the GPU, rising
+// smoothly to flops / (peak * efficiency_max) for large ops; plus a fixed kernel overhead
+// per layer per pass.
+struct ComputeModelParams {
+  Precision precision = Precision::kFp16;
+  double efficiency_max = 0;                // fraction of the peak that large layers reach, (0, 1]
+  double saturation_flops = 0;              // per-layer work below which the GPU is under-filled
+  double sharpness = 4;                     // k >= 1: how sharp the knee between floor and slope is
+  TimeNs kernel_overhead_ns_per_layer = 0;  // forward of one whole layer; backward pays it twice
+  double memory_efficiency = 0;             // fraction of the memory bandwidth reached, (0, 1]
+  std::string note;                         // the fit rationale
+};
+
+struct DeviceSpec {
+  std::string name;                   // e.g. "v100-sxm2-16gb" (the file is NAME.json)
+  std::string product;                // the vendor's name for it
+  double peak_fp16_tensor_flops = 0;  // FLOP/s, dense
+  double peak_bf16_tensor_flops = 0;  // FLOP/s, dense; 0 when the device has no bf16
+  double peak_fp32_flops = 0;         // FLOP/s, without tensor cores
+  Bytes memory_bytes = 0;             // device memory
+  Bytes memory_reserve_bytes = 0;     // kept free (CUDA context, NCCL buffers, fragmentation)
+  double memory_bw_bytes_per_s = 0;
+  int sm_count = 0;
+  ComputeModelParams compute;
+  std::string source;  // where the numbers come from
+  std::string origin;  // the file it was read from
+
+  // The peak for compute.precision, FLOP/s.
+  double PeakFlops() const;
+  // Memory a schedule may use: memory_bytes - memory_reserve_bytes.
+  Bytes CapacityBytes() const { return memory_bytes - memory_reserve_bytes; }
+};
+
+// Loads a spec by name (models/data/devices/NAME.json under DataRoot()) or by path (anything
+// containing '/' or ending in .json). Throws InputError "FILE: FIELD: what is wrong" on any
+// problem, or "--device NAME: no such device spec (known: ...)" for an unknown name.
+DeviceSpec LoadDeviceSpec(const std::string& name_or_path);
+
+// Parses a spec from JSON text; `origin` names the place in error messages. Throws InputError.
+DeviceSpec ParseDeviceSpec(const std::string& json_text, const std::string& origin);
+
+// Every spec in models/data/devices, sorted by name. Throws InputError on a malformed file.
+std::vector<DeviceSpec> ListDeviceSpecs();
+
+}  // namespace terasim

@@ -1,0 +1,53 @@
+// RooflineCostModel: compute time from FLOPs and bytes with a size-dependent efficiency, the
+// fitted parameters coming from the device spec (models/device_spec.h).
+//
+// One layer (or block) of one pass takes
+//     overhead + max(compute, memory)
+//     compute  = s (1 + (F / s)^k)^(1/k) / (peak * efficiency_max)
+//     memory   = LayerBytes / (memory bandwidth * memory_efficiency)
+// where F is the pass's FLOPs on this rank (models/layer_flops.h), s the saturation FLOPs and
+// k the sharpness. Small ops cannot fill the GPU and take about s / (peak * efficiency_max)
+// whatever their size (the small-slice floor of FACTS.md's calibration points); large ones
+// approach F / (peak * efficiency_max). Overhead is the per-layer kernel overhead for a
+// forward; backward runs as backward-input plus backward-weight, each with its own floor and
+// overhead, so backward is about twice the forward at every size. A block (kAttention, kMlp)
+// pays the share of overhead and saturation that its projection and MLP FLOPs are of the
+// layer's (1/3 and 2/3 for f = 4h), so the two halves of a split layer cost about one layer.
+// Work of several layers costs layers x one layer. The optimizer is memory traffic only:
+// 28 bytes per parameter of the shard over the memory bandwidth.
+//
+// Immutable after construction; Time() is thread-safe.
+#pragma once
+
+#include <string>
+
+#include "models/compute_cost.h"
+#include "models/device_spec.h"
+#include "models/model_card.h"
+
+namespace terasim {
+
+class RooflineCostModel : public ComputeCostModel {
+ public:
+  RooflineCostModel(ModelCard model, DeviceSpec device);
+
+  // Time of `work` on one device of this spec, >= 1 ns. Precondition: work.layers >= 1,
+  // rows >= 1, tokens >= 0, context >= 0, tp >= 1.
+  TimeNs Time(const SliceWork& work) const override;
+  // "roofline DEVICE MODEL".
+  std::string Name() const override;
+
+  const ModelCard& model() const { return model_; }
+  const DeviceSpec& device() const { return device_; }
+
+ private:
+  // Seconds of one layer (or block) of `pass`, which is neither kBackward nor kOptimizer.
+  double LayerSeconds(const SliceWork& work) const;
+  // The fraction of a layer's weight-matmul FLOPs that `block` holds.
+  double BlockShare(Block block) const;
+
+  ModelCard model_;
+  DeviceSpec device_;
+};
+
+}  // namespace terasim

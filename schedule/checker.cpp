@@ -1,0 +1,242 @@
+// CheckSchedule runs its passes in three stages, each only when the one before found nothing,
+// so that one mistake yields one message rather than a cascade:
+//   1. header sanity;
+//   2. groups, the fields of every op (schedule/checker.cpp), unique keys and `after` deps
+//      (schedule/schedule_index.cpp);
+//   3. SEND/RECV and collective matching (schedule/comm_matching.cpp), coverage and slice order
+//      (schedule/coverage.cpp); when the matching passes, the dependency-cycle search
+//      (schedule/dependency_cycle.cpp) and, unless it found a cycle within one device, the dry
+//      run (schedule/dry_run.cpp).
+#include "schedule/checker.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "models/errors.h"
+#include "schedule/comm_matching.h"
+#include "schedule/coverage.h"
+#include "schedule/dependency_cycle.h"
+#include "schedule/dry_run.h"
+#include "schedule/schedule_index.h"
+
+namespace terasim {
+namespace {
+
+std::string JoinNames(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+std::string JoinRanks(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(ranks[i]);
+  }
+  return out;
+}
+
+void CheckHeader(const Schedule& s, std::vector<Diagnostic>& out) {
+  if (s.devices < 1)
+    out.push_back({0, "", fmt::format("devices must be >= 1 (found {})", s.devices)});
+  if (s.layers < 1) out.push_back({0, "", fmt::format("layers must be >= 1 (found {})", s.layers)});
+  if (s.sequence < 1) {
+    out.push_back({0, "", fmt::format("sequence must be >= 1 (found {})", s.sequence)});
+  }
+  if (s.batch < 0) out.push_back({0, "", fmt::format("batch must be >= 0 (found {})", s.batch)});
+}
+
+void CheckGroups(const Schedule& s, std::vector<Diagnostic>& out) {
+  std::unordered_map<std::string_view, int> first;
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    const Group& group = s.groups[g];
+    auto add = [&](std::string message) { out.push_back({group.line, group.name, message}); };
+    auto [it, inserted] = first.emplace(group.name, static_cast<int>(g));
+    if (!inserted) {
+      const Group& earlier = s.groups[it->second];
+      add(earlier.line > 0 ? fmt::format("group already declared on line {}", earlier.line)
+                           : "group declared twice");
+    }
+    if (group.ranks.empty()) add("group has no ranks");
+    std::vector<int> sorted = group.ranks;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+      int rank = sorted[i];
+      if (rank < 0 || rank >= s.devices) {
+        add(fmt::format("rank {} is out of range (the schedule has {} devices)", rank, s.devices));
+      } else if (i > 0 && sorted[i - 1] == rank) {
+        add(fmt::format("rank {} is listed twice", rank));
+      }
+    }
+  }
+}
+
+// The fields of one op against its kind (see the table in schedule/op.h).
+void CheckOpFields(const Schedule& s, const std::unordered_map<std::string_view, int>& groups,
+                   const Op& op, std::vector<Diagnostic>& out) {
+  auto add = [&](std::string message) { out.push_back(OpDiagnostic(op, std::move(message))); };
+  if (op.device < 0 || op.device >= s.devices) {
+    add(fmt::format("dev {} is out of range (the schedule has {} devices)", op.device, s.devices));
+    return;
+  }
+  const bool has_stage = op.stage >= 0, has_layers = !op.layers.Empty(),
+             has_part = op.part != LayerPart::kWhole, has_mb = op.microbatch >= 0,
+             has_rows = op.rows > 0, has_tokens = !op.tokens.Empty(), has_group = !op.group.empty(),
+             has_peer = op.peer >= 0, has_tensor = !op.tensor.empty(), has_bytes = op.bytes > 0;
+  std::vector<std::string_view> missing, extra;
+  auto need = [&](bool present, std::string_view name) {
+    if (!present) missing.push_back(name);
+  };
+  auto deny = [&](bool present, std::string_view name) {
+    if (present) extra.push_back(name);
+  };
+  if (IsLayerCompute(op.kind)) {
+    need(has_stage, "stage");
+    need(has_layers, "layers");
+    need(has_mb, "mb");
+    need(has_rows, "rows");
+    need(has_tokens, "tokens");
+    deny(has_peer, "peer");
+    deny(has_tensor, "tensor");
+    deny(has_bytes, "bytes");
+  } else if (IsPointToPoint(op.kind)) {
+    need(has_peer, "peer");
+    need(has_tensor, "tensor");
+    need(has_bytes, "bytes > 0");
+    deny(has_layers, "layers");
+    deny(has_part, "part");
+    deny(has_group, "group");
+  } else if (IsCollective(op.kind)) {
+    need(has_group, "group");
+    need(has_tensor, "tensor");
+    need(has_bytes, "bytes > 0");
+    if (op.kind == OpKind::kBroadcast) {
+      need(has_peer, "peer (the root)");
+    } else {
+      deny(has_peer, "peer");
+    }
+  } else {  // OPTIMIZER
+    deny(has_part, "part");
+    deny(has_mb, "mb");
+    deny(has_rows, "rows");
+    deny(has_tokens, "tokens");
+    deny(has_group, "group");
+    deny(has_peer, "peer");
+    deny(has_tensor, "tensor");
+    deny(has_bytes, "bytes");
+  }
+  if (!missing.empty()) add(fmt::format("{} needs {}", OpKindName(op.kind), JoinNames(missing)));
+  if (!extra.empty()) {
+    add(fmt::format("{} does not take {}", OpKindName(op.kind), JoinNames(extra)));
+  }
+  if (has_part && op.layers.Length() != 1) {
+    add(has_layers ? fmt::format("part={} needs layers to span one layer, not {}-{}",
+                                 LayerPartName(op.part), op.layers.begin, op.layers.end)
+                   : fmt::format("part={} needs layers (the one layer it belongs to)",
+                                 LayerPartName(op.part)));
+  }
+  if (has_tokens && (op.tokens.begin < 0 || op.tokens.end > s.sequence)) {
+    add(fmt::format("tokens {}-{} are outside the sequence 0-{}", op.tokens.begin, op.tokens.end,
+                    s.sequence));
+  }
+  if (has_layers && (op.layers.begin < 0 || op.layers.end > s.layers)) {
+    add(fmt::format("layers {}-{} are outside the model's layers 0-{}", op.layers.begin,
+                    op.layers.end, s.layers));
+  }
+  if (IsPointToPoint(op.kind) && has_peer) {
+    if (op.peer == op.device) {
+      add(fmt::format("peer {} is the op's own device", op.peer));
+    } else if (op.peer >= s.devices) {
+      add(fmt::format("peer {} is out of range (the schedule has {} devices)", op.peer, s.devices));
+    }
+  }
+  if (has_group) {
+    auto it = groups.find(op.group);
+    if (it == groups.end()) {
+      add(fmt::format("group '{}' is not declared", op.group));
+    } else {
+      const Group& group = s.groups[it->second];
+      if (RankInGroup(group, op.device) < 0) {
+        add(fmt::format("dev {} is not a member of group {} ({})", op.device, group.name,
+                        JoinRanks(group.ranks)));
+      }
+      if (op.kind == OpKind::kBroadcast && has_peer && RankInGroup(group, op.peer) < 0) {
+        add(fmt::format("root (peer) {} is not a member of group {} ({})", op.peer, group.name,
+                        JoinRanks(group.ranks)));
+      }
+    }
+  }
+}
+
+void CheckFields(const Schedule& s, std::vector<Diagnostic>& out) {
+  std::unordered_map<std::string_view, int> groups;
+  for (size_t g = 0; g < s.groups.size(); ++g) groups.emplace(s.groups[g].name, g);
+  for (const Op& op : s.ops) CheckOpFields(s, groups, op, out);
+}
+
+std::vector<Diagnostic> InFileOrder(std::vector<Diagnostic> diagnostics) {
+  std::stable_sort(diagnostics.begin(), diagnostics.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) { return a.line < b.line; });
+  return diagnostics;
+}
+
+}  // namespace
+
+std::string FormatDiagnostic(const Schedule& schedule, const Diagnostic& diagnostic) {
+  std::string place = schedule.source;
+  if (diagnostic.line > 0) {
+    place += place.empty() ? fmt::format("line {}", diagnostic.line)
+                           : fmt::format(":{}", diagnostic.line);
+  }
+  std::string out;
+  for (const std::string* part :
+       std::initializer_list<const std::string*>{&place, &diagnostic.key, &diagnostic.message}) {
+    if (part->empty()) continue;
+    if (!out.empty()) out += ": ";
+    out += *part;
+  }
+  return out;
+}
+
+std::vector<Diagnostic> CheckSchedule(const Schedule& schedule) {
+  std::vector<Diagnostic> out;
+  CheckHeader(schedule, out);
+  if (!out.empty()) return out;
+
+  CheckGroups(schedule, out);
+  CheckFields(schedule, out);
+  ScheduleIndex index = IndexSchedule(schedule, out);
+  if (!out.empty()) return InFileOrder(std::move(out));
+
+  MatchPointToPoint(schedule, index, out);
+  MatchCollectives(schedule, index, out);
+  const bool matched = out.empty();
+  CheckCoverage(schedule, index, out);
+  CheckSliceOrder(schedule, out);
+  if (matched) {
+    // A cycle always hangs the dry run too. Through several devices it is a deadlock, and the
+    // dry run's report adds which device waits for what; within one device it would only
+    // blame the devices that wait for that one.
+    if (CheckDependencyCycles(schedule, index, out) != 1) CheckDryRun(schedule, index, out);
+  }
+  return InFileOrder(std::move(out));
+}
+
+void RequireValidSchedule(const Schedule& schedule) {
+  std::vector<Diagnostic> diagnostics = CheckSchedule(schedule);
+  if (diagnostics.empty()) return;
+  std::string message;
+  for (const Diagnostic& d : diagnostics) {
+    if (!message.empty()) message += '\n';
+    message += FormatDiagnostic(schedule, d);
+  }
+  throw InputError(message);
+}
+
+}  // namespace terasim

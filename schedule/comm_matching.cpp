@@ -1,0 +1,174 @@
+#include "schedule/comm_matching.h"
+
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "schedule/op_hash_index.h"
+
+namespace terasim {
+namespace {
+
+// One direction of a point-to-point transfer: from `src` to `dst`, of `tensor`.
+struct Transfer {
+  int src = 0;
+  int dst = 0;
+  std::string_view tensor;
+  bool operator==(const Transfer&) const = default;
+};
+
+struct TransferHash {
+  size_t operator()(const Transfer& t) const {
+    size_t h = std::hash<std::string_view>()(t.tensor);
+    h ^= std::hash<int64_t>()((static_cast<int64_t>(t.src) << 32) | static_cast<uint32_t>(t.dst)) +
+         0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+
+std::string LineOf(const Op& op) {
+  return op.line > 0 ? fmt::format("line {}", op.line) : std::string("generated");
+}
+
+std::string Describe(const Op& op) {
+  std::string out = fmt::format("{} of {} ({} bytes", OpKindName(op.kind), op.tensor, op.bytes);
+  if (op.kind == OpKind::kBroadcast) out += fmt::format(", root {}", op.peer);
+  return out + ")";
+}
+
+bool SameCollective(const Op& a, const Op& b) {
+  return a.kind == b.kind && a.tensor == b.tensor && a.bytes == b.bytes &&
+         (a.kind != OpKind::kBroadcast || a.peer == b.peer);
+}
+
+}  // namespace
+
+void MatchPointToPoint(const Schedule& s, ScheduleIndex& ix, std::vector<Diagnostic>& out) {
+  const int n = static_cast<int>(s.ops.size());
+  auto transfer_of = [&s](int op) {
+    const Op& o = s.ops[op];
+    return o.kind == OpKind::kSend ? Transfer{o.device, o.peer, o.tensor}
+                                   : Transfer{o.peer, o.device, o.tensor};
+  };
+  size_t send_count = 0, recv_count = 0;
+  for (const Op& op : s.ops) {
+    send_count += op.kind == OpKind::kSend;
+    recv_count += op.kind == OpKind::kRecv;
+  }
+  OpHashIndex<Transfer, decltype(transfer_of), TransferHash> sends(send_count, transfer_of),
+      recvs(recv_count, transfer_of);
+  for (int i = 0; i < n; ++i) {
+    const Op& op = s.ops[i];
+    if (!IsPointToPoint(op.kind)) continue;
+    const bool is_send = op.kind == OpKind::kSend;
+    const int first = (is_send ? sends : recvs).Insert(i);
+    if (first != i) {
+      const Transfer t = transfer_of(i);
+      out.push_back(OpDiagnostic(
+          op, fmt::format("tensor {} is {} from dev {} to dev {} twice (first by {}, {})",
+                          op.tensor, is_send ? "sent" : "received", t.src, t.dst, s.ops[first].key,
+                          LineOf(s.ops[first]))));
+    }
+  }
+  int hints_left = 16;  // each hint scans every op; a few suffice to show the pattern
+  for (int i = 0; i < n; ++i) {
+    const Op& op = s.ops[i];
+    if (op.kind != OpKind::kRecv) continue;
+    const Transfer t = transfer_of(i);
+    if (recvs.Find(t) != i) continue;  // a duplicate, reported above
+    const int j = sends.Find(t);
+    if (j < 0) {
+      std::string hint;
+      for (int k = 0; k < n && hints_left > 0; ++k) {
+        const Op& send = s.ops[k];
+        if (send.kind != OpKind::kSend || send.tensor != op.tensor) continue;
+        hint = fmt::format(" ({} on dev {} sends it to dev {}, {})", send.key, send.device,
+                           send.peer, LineOf(send));
+        break;
+      }
+      --hints_left;
+      out.push_back(OpDiagnostic(op, fmt::format("RECV of {} from dev {} has no matching SEND on "
+                                                 "dev {}{}",
+                                                 op.tensor, op.peer, op.peer, hint)));
+      continue;
+    }
+    const Op& send = s.ops[j];
+    if (send.bytes != op.bytes) {
+      out.push_back(
+          OpDiagnostic(op, fmt::format("RECV of {} expects {} bytes but its SEND {} ({}) sends {}",
+                                       op.tensor, op.bytes, send.key, LineOf(send), send.bytes)));
+    }
+    ix.partner[i] = j;
+    ix.partner[j] = i;
+  }
+  for (int i = 0; i < n; ++i) {
+    const Op& op = s.ops[i];
+    if (op.kind != OpKind::kSend || ix.partner[i] >= 0) continue;
+    if (sends.Find(transfer_of(i)) != i) continue;
+    out.push_back(
+        OpDiagnostic(op, fmt::format("SEND of {} to dev {} has no matching RECV on dev {}",
+                                     op.tensor, op.peer, op.peer)));
+  }
+}
+
+void MatchCollectives(const Schedule& s, ScheduleIndex& ix, std::vector<Diagnostic>& out) {
+  const int n = static_cast<int>(s.ops.size());
+  // issued[g][r]: the collectives that the group's r-th rank issues on it, in issue order.
+  std::vector<std::vector<std::vector<int>>> issued(s.groups.size());
+  for (size_t g = 0; g < s.groups.size(); ++g) issued[g].resize(s.groups[g].ranks.size());
+  for (int i = 0; i < n; ++i) {
+    if (!IsCollective(s.ops[i].kind)) continue;
+    const int g = ix.group_of[i];
+    issued[g][RankInGroup(s.groups[g], s.ops[i].device)].push_back(i);
+  }
+  for (size_t g = 0; g < s.groups.size(); ++g) {
+    const Group& group = s.groups[g];
+    const std::vector<int>& first = issued[g][0];
+    const int first_dev = group.ranks[0];
+    bool agree = true;
+    for (size_t r = 1; r < group.ranks.size(); ++r) {
+      const std::vector<int>& mine = issued[g][r];
+      const int dev = group.ranks[r];
+      const size_t common = std::min(mine.size(), first.size());
+      size_t k = 0;
+      while (k < common && SameCollective(s.ops[mine[k]], s.ops[first[k]])) ++k;
+      if (k == mine.size() && k == first.size()) continue;
+      agree = false;
+      if (k < common) {
+        const Op& a = s.ops[mine[k]];
+        const Op& b = s.ops[first[k]];
+        out.push_back(OpDiagnostic(
+            a, fmt::format("group {}: collective #{} differs: dev {} issues {}, dev {} issues {} "
+                           "({}, {})",
+                           group.name, k + 1, dev, Describe(a), first_dev, Describe(b), b.key,
+                           LineOf(b))));
+      } else if (mine.size() < first.size()) {
+        const Op& missing = s.ops[first[k]];
+        out.push_back(OpDiagnostic(
+            missing, fmt::format("group {}: dev {} issues only {} collectives on the group, dev {} "
+                                 "issues {}; dev {} never joins this one",
+                                 group.name, dev, mine.size(), first_dev, first.size(), dev)));
+      } else {
+        const Op& extra = s.ops[mine[k]];
+        out.push_back(OpDiagnostic(
+            extra, fmt::format("group {}: dev {} issues only {} collectives on the group, dev {} "
+                               "issues {}; dev {} never joins this one",
+                               group.name, first_dev, first.size(), dev, mine.size(), first_dev)));
+      }
+    }
+    if (!agree) continue;
+    for (size_t k = 0; k < first.size(); ++k) {
+      const int id = static_cast<int>(ix.instance_ops.size());
+      std::vector<int> members;
+      members.reserve(group.ranks.size());
+      for (size_t r = 0; r < group.ranks.size(); ++r) {
+        const int op = issued[g][r][k];
+        members.push_back(op);
+        ix.instance[op] = id;
+      }
+      ix.instance_ops.push_back(std::move(members));
+    }
+  }
+}
+
+}  // namespace terasim

@@ -1,0 +1,273 @@
+#include "schedule/coverage.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace terasim {
+namespace {
+
+// Coverage classes: what a micro-batch must compute exactly once.
+enum class Work { kForward, kBackward, kWeight };
+
+std::string_view WorkName(Work work) {
+  switch (work) {
+    case Work::kForward:
+      return "forward";
+    case Work::kBackward:
+      return "backward";
+    case Work::kWeight:
+      return "weight-gradient";
+  }
+  return "?";
+}
+
+// Layer parts are numbered as units: unit 2l is layer l's attention block, 2l+1 its MLP block.
+// A whole-layer op over [l0, l1) covers units [2 l0, 2 l1).
+std::pair<int, int> Units(const Op& op) {
+  switch (op.part) {
+    case LayerPart::kAttention:
+      return {2 * op.layers.begin, 2 * op.layers.begin + 1};
+    case LayerPart::kMlp:
+      return {2 * op.layers.begin + 1, 2 * op.layers.begin + 2};
+    case LayerPart::kWhole:
+      break;
+  }
+  return {2 * op.layers.begin, 2 * op.layers.end};
+}
+
+// "layer 2", "layers 2-4" or "layer 2 mlp" for the units [u0, u1).
+std::string DescribeUnits(int u0, int u1) {
+  if (u0 % 2 == 1 || u1 - u0 == 1) {
+    return fmt::format("layer {} {}", u0 / 2, u0 % 2 == 1 ? "mlp" : "attn");
+  }
+  const int l0 = u0 / 2, l1 = u1 / 2;
+  return l1 - l0 == 1 ? fmt::format("layer {}", l0) : fmt::format("layers {}-{}", l0, l1);
+}
+
+struct Piece {
+  int microbatch;
+  int tp_rank;
+  Work work;
+  int u0, u1;
+  int t0, t1;
+  int op;
+};
+
+struct MicrobatchInfo {
+  int first_op = -1;  // lowest position of an op of the micro-batch
+  int rows = 0;
+  int rows_op = -1;  // the op that set `rows`
+  int tp_ranks = 1;  // the largest group size of its layer compute ops
+  bool split_backward = false;
+};
+
+struct Segment {
+  int index;  // into the breakpoints
+  int t0, t1;
+  int op;
+};
+
+class CoverageChecker {
+ public:
+  CoverageChecker(const Schedule& s, std::vector<Diagnostic>& out) : s_(s), out_(out) {}
+
+  // Checks the pieces of one (micro-batch, tp rank, work) against the full grid; reports the
+  // first gap or overlap. `fallback_op` carries the message when no piece exists at all.
+  void CheckOne(std::span<const Piece> pieces, int microbatch, int tp_rank, bool show_tp, Work work,
+                int fallback_op) {
+    const int total_units = 2 * s_.layers;
+    breakpoints_.assign({0, total_units});
+    for (const Piece& p : pieces) {
+      breakpoints_.push_back(p.u0);
+      breakpoints_.push_back(p.u1);
+    }
+    std::sort(breakpoints_.begin(), breakpoints_.end());
+    breakpoints_.erase(std::unique(breakpoints_.begin(), breakpoints_.end()), breakpoints_.end());
+    segments_.clear();
+    for (const Piece& p : pieces) {
+      const int s0 = Breakpoint(p.u0), s1 = Breakpoint(p.u1);
+      for (int seg = s0; seg < s1; ++seg) segments_.push_back({seg, p.t0, p.t1, p.op});
+    }
+    std::sort(segments_.begin(), segments_.end(), [](const Segment& a, const Segment& b) {
+      return std::tie(a.index, a.t0, a.t1, a.op) < std::tie(b.index, b.t0, b.t1, b.op);
+    });
+    const std::string who = show_tp
+                                ? fmt::format("micro-batch {} (tp rank {})", microbatch, tp_rank)
+                                : fmt::format("micro-batch {}", microbatch);
+    if (!pieces.empty()) fallback_op = pieces.front().op;
+    size_t next = 0;
+    const int segment_count = static_cast<int>(breakpoints_.size()) - 1;
+    for (int seg = 0; seg < segment_count; ++seg) {
+      const std::string where = DescribeUnits(breakpoints_[seg], breakpoints_[seg + 1]);
+      int cursor = 0;
+      int last = -1;  // the op that covers up to `cursor`
+      for (; next < segments_.size() && segments_[next].index == seg; ++next) {
+        const Segment& p = segments_[next];
+        if (p.t0 > cursor) {
+          Report(last >= 0 ? last : p.op, fmt::format("{}: {} tokens {}-{} {} not covered", who,
+                                                      where, cursor, p.t0, WorkName(work)));
+          return;
+        }
+        if (p.t0 < cursor) {
+          Report(p.op, fmt::format("{}: {} tokens {}-{} {} covered twice ({}, {})", who, where,
+                                   p.t0, std::min(p.t1, cursor), WorkName(work), s_.ops[last].key,
+                                   s_.ops[p.op].key));
+          return;
+        }
+        cursor = p.t1;
+        last = p.op;
+      }
+      if (cursor < s_.sequence) {
+        Report(last >= 0 ? last : fallback_op,
+               fmt::format("{}: {} tokens {}-{} {} not covered", who, where, cursor, s_.sequence,
+                           WorkName(work)));
+        return;
+      }
+    }
+  }
+
+  void Report(int op, std::string message) {
+    out_.push_back(OpDiagnostic(s_.ops[op], std::move(message)));
+  }
+
+ private:
+  int Breakpoint(int unit) const {
+    return static_cast<int>(std::lower_bound(breakpoints_.begin(), breakpoints_.end(), unit) -
+                            breakpoints_.begin());
+  }
+
+  const Schedule& s_;
+  std::vector<Diagnostic>& out_;
+  std::vector<int> breakpoints_;  // scratch, reused across calls
+  std::vector<Segment> segments_;
+};
+
+}  // namespace
+
+void CheckCoverage(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagnostic>& out) {
+  const int n = static_cast<int>(s.ops.size());
+  std::map<int, MicrobatchInfo> microbatches;
+  for (int i = 0; i < n; ++i) {
+    const Op& op = s.ops[i];
+    if (op.microbatch < 0) continue;
+    MicrobatchInfo& mb = microbatches[op.microbatch];
+    if (mb.first_op < 0) mb.first_op = i;
+    if (op.rows > 0) {
+      if (mb.rows_op < 0) {
+        mb.rows = op.rows;
+        mb.rows_op = i;
+      } else if (op.rows != mb.rows) {
+        const Op& first = s.ops[mb.rows_op];
+        out.push_back(OpDiagnostic(
+            op, fmt::format("micro-batch {}: rows {} differ from rows {} of {} ({})", op.microbatch,
+                            op.rows, mb.rows, first.key,
+                            first.line > 0 ? fmt::format("line {}", first.line) : "generated")));
+      }
+    }
+    if (IsLayerCompute(op.kind)) {
+      if (ix.group_of[i] >= 0) {
+        mb.tp_ranks =
+            std::max(mb.tp_ranks, static_cast<int>(s.groups[ix.group_of[i]].ranks.size()));
+      }
+      if (op.kind == OpKind::kBwdInput || op.kind == OpKind::kBwdWeight) mb.split_backward = true;
+    }
+  }
+  if (s.batch > 0) {
+    int64_t sequences = 0;
+    for (const auto& [id, mb] : microbatches) sequences += mb.rows;
+    if (sequences != s.batch) {
+      out.push_back({0, "",
+                     fmt::format("the rows of all micro-batches add up to {}, but the header "
+                                 "says batch {}",
+                                 sequences, s.batch)});
+    }
+  }
+
+  std::vector<Piece> pieces;
+  pieces.reserve(s.ops.size());
+  for (int i = 0; i < n; ++i) {
+    const Op& op = s.ops[i];
+    if (!IsLayerCompute(op.kind)) continue;
+    auto [u0, u1] = Units(op);
+    auto add = [&](Work work) {
+      pieces.push_back(
+          {op.microbatch, ix.tp_rank[i], work, u0, u1, op.tokens.begin, op.tokens.end, i});
+    };
+    if (op.kind == OpKind::kFwd) add(Work::kForward);
+    if (IsBackwardCoverage(op.kind)) add(Work::kBackward);
+    if ((op.kind == OpKind::kBwd && microbatches[op.microbatch].split_backward) ||
+        op.kind == OpKind::kBwdWeight) {
+      add(Work::kWeight);
+    }
+  }
+  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+    return std::tie(a.microbatch, a.tp_rank, a.work, a.op) <
+           std::tie(b.microbatch, b.tp_rank, b.work, b.op);
+  });
+
+  CoverageChecker checker(s, out);
+  size_t next = 0;
+  for (const auto& [id, mb] : microbatches) {
+    for (int tp = 0; tp < mb.tp_ranks; ++tp) {
+      for (Work work : {Work::kForward, Work::kBackward, Work::kWeight}) {
+        if (work == Work::kWeight && !mb.split_backward) continue;
+        const size_t begin = next;
+        while (next < pieces.size() && pieces[next].microbatch == id &&
+               pieces[next].tp_rank == tp && pieces[next].work == work) {
+          ++next;
+        }
+        checker.CheckOne(std::span<const Piece>(pieces.data() + begin, next - begin), id, tp,
+                         mb.tp_ranks > 1, work, mb.first_op);
+      }
+    }
+  }
+}
+
+void CheckSliceOrder(const Schedule& s, std::vector<Diagnostic>& out) {
+  struct Lane {
+    int device, stage, microbatch;
+    bool forward;
+    bool operator==(const Lane&) const = default;
+  };
+  struct LaneHash {
+    size_t operator()(const Lane& l) const {
+      uint64_t h = static_cast<uint32_t>(l.device);
+      h = h * 0x100000001b3ULL ^ static_cast<uint32_t>(l.stage);
+      h = h * 0x100000001b3ULL ^ static_cast<uint32_t>(l.microbatch);
+      return std::hash<uint64_t>()(h * 2 + (l.forward ? 1 : 0));
+    }
+  };
+  struct LaneState {
+    int last_op;
+    bool reported;
+  };
+  std::unordered_map<Lane, LaneState, LaneHash> lanes;
+  for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
+    const Op& op = s.ops[i];
+    const bool forward = op.kind == OpKind::kFwd;
+    if (!forward && !IsBackwardCoverage(op.kind)) continue;
+    auto [it, inserted] =
+        lanes.emplace(Lane{op.device, op.stage, op.microbatch, forward}, LaneState{i, false});
+    if (inserted) continue;
+    LaneState& lane = it->second;
+    const Op& last = s.ops[lane.last_op];
+    const bool wrong =
+        forward ? op.tokens.begin < last.tokens.begin : op.tokens.begin > last.tokens.begin;
+    if (wrong && !lane.reported) {
+      lane.reported = true;
+      out.push_back(OpDiagnostic(
+          op, fmt::format("micro-batch {}: {} slice {}-{} issued after slice {}-{} ({}) on dev {} "
+                          "stage {}; {} slices must run in {} token order",
+                          op.microbatch, forward ? "forward" : "backward", op.tokens.begin,
+                          op.tokens.end, last.tokens.begin, last.tokens.end, last.key, op.device,
+                          op.stage, forward ? "forward" : "backward",
+                          forward ? "ascending" : "descending")));
+    }
+    lane.last_op = i;
+  }
+}
+
+}  // namespace terasim

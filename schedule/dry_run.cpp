@@ -1,0 +1,166 @@
+#include "schedule/dry_run.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace terasim {
+namespace {
+
+// Runs the schedule event by event. Time needs no event queue: streams already serialize
+// their ops, so each op's start is simply the latest finish of what it waits for.
+class DryRunner {
+ public:
+  DryRunner(const Schedule& s, const ScheduleIndex& ix, std::span<const int64_t> duration)
+      : s_(s), ix_(ix), duration_(duration) {
+    const size_t n = s.ops.size();
+    result_.start_tick.assign(n, -1);
+    result_.finish_tick.assign(n, -1);
+    ready_tick_.assign(n, 0);
+    arrived_.assign(n, false);
+    pending_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      pending_[i] = static_cast<int>(ix.After(static_cast<int>(i)).size());
+    }
+    head_.assign(ix.streams.size(), 0);
+    instance_arrived_.assign(ix.instance_ops.size(), 0);
+  }
+
+  DryRunResult Run() {
+    for (const StreamInfo& stream : ix_.streams) {
+      if (!stream.ops.empty()) work_.push_back(stream.ops.front());
+    }
+    while (!work_.empty()) {
+      const int op = work_.back();
+      work_.pop_back();
+      TryArrive(op);
+    }
+    return std::move(result_);
+  }
+
+  // After Run: why the blocked op `op` at the head of its stream waits.
+  std::string WhyBlocked(const DryRunResult& r, int op) const {
+    const Op& o = s_.ops[op];
+    if (!arrived_[op]) {
+      for (int dep : ix_.After(op)) {
+        if (r.finish_tick[dep] < 0)
+          return fmt::format("after {}, which has not run", s_.ops[dep].key);
+      }
+      return "?";
+    }
+    if (IsPointToPoint(o.kind)) {
+      const int partner = ix_.partner[op];
+      return fmt::format("peer {} has not reached {}", o.peer, s_.ops[partner].key);
+    }
+    const std::vector<int>& members = ix_.instance_ops[ix_.instance[op]];
+    for (int m : members) {
+      if (!arrived_[m]) {
+        return fmt::format("group {}: dev {} has not reached {}", o.group, s_.ops[m].device,
+                           s_.ops[m].key);
+      }
+    }
+    return "?";
+  }
+
+  bool Arrived(int op) const { return arrived_[op]; }
+
+ private:
+  bool AtHead(int op) const {
+    return head_[ix_.stream_of[op]] == static_cast<size_t>(ix_.position_in_stream[op]);
+  }
+
+  void TryArrive(int op) {
+    if (arrived_[op] || pending_[op] > 0 || !AtHead(op)) return;
+    arrived_[op] = true;
+    const Op& o = s_.ops[op];
+    if (IsPointToPoint(o.kind)) {
+      const int partner = ix_.partner[op];
+      if (!arrived_[partner]) return;
+      const int64_t start = std::max(ready_tick_[op], ready_tick_[partner]);
+      const int64_t finish = start + std::max(duration_[op], duration_[partner]);
+      Finish(op, start, finish);
+      Finish(partner, start, finish);
+    } else if (IsCollective(o.kind)) {
+      const int instance = ix_.instance[op];
+      const std::vector<int>& members = ix_.instance_ops[instance];
+      if (++instance_arrived_[instance] < static_cast<int>(members.size())) return;
+      int64_t start = 0, longest = 0;
+      for (int m : members) {
+        start = std::max(start, ready_tick_[m]);
+        longest = std::max(longest, duration_[m]);
+      }
+      for (int m : members) Finish(m, start, start + longest);
+    } else {
+      Finish(op, ready_tick_[op], ready_tick_[op] + duration_[op]);
+    }
+  }
+
+  void Finish(int op, int64_t start, int64_t finish) {
+    result_.start_tick[op] = start;
+    result_.finish_tick[op] = finish;
+    ++result_.finished;
+    const int stream = ix_.stream_of[op];
+    const std::vector<int>& ops = ix_.streams[stream].ops;
+    if (++head_[stream] < ops.size()) {
+      const int next = ops[head_[stream]];
+      ready_tick_[next] = std::max(ready_tick_[next], finish);
+      work_.push_back(next);
+    }
+    for (int d : ix_.Dependents(op)) {
+      ready_tick_[d] = std::max(ready_tick_[d], finish);
+      if (--pending_[d] == 0) work_.push_back(d);
+    }
+  }
+
+  const Schedule& s_;
+  const ScheduleIndex& ix_;
+  std::span<const int64_t> duration_;
+  DryRunResult result_;
+  std::vector<int64_t> ready_tick_;  // latest finish among stream predecessor and deps so far
+  std::vector<char> arrived_;        // heads its stream with its deps done
+  std::vector<int> pending_;         // deps not finished yet
+  std::vector<size_t> head_;         // stream -> index of its first unfinished op
+  std::vector<int> instance_arrived_;
+  std::vector<int> work_;  // ops that may have become able to arrive
+};
+
+}  // namespace
+
+DryRunResult DryRun(const Schedule& schedule, const ScheduleIndex& index,
+                    std::span<const int64_t> duration_ticks) {
+  return DryRunner(schedule, index, duration_ticks).Run();
+}
+
+void CheckDryRun(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagnostic>& out) {
+  const std::vector<int64_t> zero(s.ops.size(), 0);
+  DryRunner runner(s, ix, zero);
+  const DryRunResult r = runner.Run();
+  if (r.finished == static_cast<int64_t>(s.ops.size())) return;
+
+  // Per device, the blocked stream head it waits at: preferably one that waits for another
+  // device (the heart of a deadlock), else the first in issue order.
+  std::map<int, int> waits_at;  // device -> op
+  for (const StreamInfo& stream : ix.streams) {
+    auto it = std::find_if(stream.ops.begin(), stream.ops.end(),
+                           [&](int op) { return r.finish_tick[op] < 0; });
+    if (it == stream.ops.end()) continue;
+    const int op = *it;
+    auto [slot, inserted] = waits_at.emplace(stream.device, op);
+    if (inserted) continue;
+    const int current = slot->second;
+    if (runner.Arrived(op) != runner.Arrived(current) ? runner.Arrived(op) : op < current) {
+      slot->second = op;
+    }
+  }
+  std::string message = "deadlock: ";
+  for (auto it = waits_at.begin(); it != waits_at.end(); ++it) {
+    if (it != waits_at.begin()) message += "; ";
+    message += fmt::format("dev {} waits at {} ({})", it->first, s.ops[it->second].key,
+                           runner.WhyBlocked(r, it->second));
+  }
+  message += fmt::format(" [{} of {} ops ran]", r.finished, s.ops.size());
+  out.push_back(OpDiagnostic(s.ops[waits_at.begin()->second], std::move(message)));
+}
+
+}  // namespace terasim

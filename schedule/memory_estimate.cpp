@@ -1,0 +1,163 @@
+#include "schedule/memory_estimate.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace terasim {
+namespace {
+
+Block ToBlock(LayerPart part) {
+  switch (part) {
+    case LayerPart::kWhole:
+      return Block::kWhole;
+    case LayerPart::kAttention:
+      return Block::kAttention;
+    case LayerPart::kMlp:
+      return Block::kMlp;
+  }
+  return Block::kWhole;
+}
+
+// The tp degree an op is sharded over: the size of its group, 1 without one.
+int TpDegree(const Schedule& schedule, const Op& op) {
+  if (op.group.empty()) return 1;
+  const int g = schedule.FindGroup(op.group);
+  return g < 0 ? 1 : std::max<int>(1, static_cast<int>(schedule.groups[g].ranks.size()));
+}
+
+// One saved (micro-batch, slice, layer, block).
+using SavedKey = std::tuple<int, int, int, int, int>;
+
+struct Saved {
+  Bytes activations = 0;
+  Bytes kv_cache = 0;
+};
+
+std::string StageList(const std::vector<int>& stages) {
+  if (stages.empty()) return "no stage";
+  std::string out = stages.size() == 1 ? "stage " : "stages ";
+  for (size_t i = 0; i < stages.size(); ++i) out += (i ? "," : "") + std::to_string(stages[i]);
+  return out;
+}
+
+DeviceMemory EstimateDevice(const Schedule& schedule, const ModelCard& model,
+                            const DeviceSpec& spec, int device, const std::vector<int>& ops) {
+  DeviceMemory m;
+  m.device = device;
+  m.capacity = spec.CapacityBytes();
+  const bool split_backward = std::any_of(
+      ops.begin(), ops.end(), [&](int i) { return schedule.ops[i].kind == OpKind::kBwdWeight; });
+  std::set<int> stages;
+  std::map<int, std::pair<int, std::set<Block>>> held;  // layer -> (tp, blocks)
+  std::map<SavedKey, Saved> live;
+  Saved now;
+  Saved at_peak;
+  Bytes largest_boundary = 0;
+  for (int i : ops) {
+    const Op& op = schedule.ops[i];
+    if (IsPointToPoint(op.kind) || op.kind == OpKind::kBroadcast) {
+      largest_boundary = std::max(largest_boundary, op.bytes);
+      continue;
+    }
+    if (!IsLayerCompute(op.kind)) continue;
+    const int tp = TpDegree(schedule, op);
+    const Block block = ToBlock(op.part);
+    const bool frees = op.kind == OpKind::kBwd || op.kind == OpKind::kBwdWeight ||
+                       (op.kind == OpKind::kBwdInput && !split_backward);
+    if (op.stage >= 0) stages.insert(op.stage);
+    for (int layer = op.layers.begin; layer < op.layers.end; ++layer) {
+      held[layer].first = tp;
+      held[layer].second.insert(block);
+      const SavedKey key{op.microbatch, op.tokens.begin, op.tokens.end, layer,
+                         static_cast<int>(block)};
+      if (op.kind == OpKind::kFwd) {
+        Saved s;
+        s.activations =
+            LayerActivationBytes(model, op.rows, op.tokens.Length(), op.tokens.begin, tp, block);
+        const bool cut = op.tokens.Length() < schedule.sequence;
+        s.kv_cache = cut ? LayerKvCacheBytes(model, op.rows, op.tokens.Length(), tp, block) : 0;
+        Saved& slot = live[key];
+        now.activations += s.activations - slot.activations;
+        now.kv_cache += s.kv_cache - slot.kv_cache;
+        slot = s;
+      } else if (frees) {
+        auto it = live.find(key);
+        if (it == live.end()) continue;
+        now.activations -= it->second.activations;
+        now.kv_cache -= it->second.kv_cache;
+        live.erase(it);
+      }
+    }
+    if (now.activations + now.kv_cache > at_peak.activations + at_peak.kv_cache) {
+      at_peak = now;
+      m.peak_key = op.key;
+    }
+  }
+  m.stages.assign(stages.begin(), stages.end());
+  for (const auto& [layer, tp_blocks] : held) {
+    const auto& [tp, blocks] = tp_blocks;
+    if (blocks.count(Block::kWhole) ||
+        (blocks.count(Block::kAttention) && blocks.count(Block::kMlp))) {
+      m.params += LayerShardParams(model, tp, Block::kWhole);
+    } else {
+      for (Block b : blocks) m.params += LayerShardParams(model, tp, b);
+    }
+  }
+  if (!held.empty()) {
+    const int tp = held.begin()->second.first;
+    if (model.embedding_in_stack && held.count(0)) m.params += model.EmbeddingParams() / tp;
+    if (model.lm_head_in_stack && !model.embedding_in_stack && held.count(model.layers - 1)) {
+      m.params += static_cast<int64_t>(model.vocab) * model.hidden / tp;
+    }
+  }
+  m.state = TrainingState(m.params);
+  m.activations = at_peak.activations;
+  m.kv_cache = at_peak.kv_cache;
+  m.boundary = 2 * largest_boundary;
+  m.peak = m.state.Total() + m.activations + m.kv_cache + m.boundary;
+  m.fits = m.peak <= m.capacity;
+  m.reason = fmt::format(
+      "device {} ({}): peak {} = state {} (weights {}, gradients {}, optimizer {}) + activations "
+      "{} + kv cache {} + boundary {} {} capacity {} ({} less {} reserve, {})",
+      device, StageList(m.stages), FormatGiB(m.peak), FormatGiB(m.state.Total()),
+      FormatGiB(m.state.weights), FormatGiB(m.state.gradients), FormatGiB(m.state.optimizer_state),
+      FormatGiB(m.activations), FormatGiB(m.kv_cache), FormatGiB(m.boundary), m.fits ? "<=" : ">",
+      FormatGiB(m.capacity), FormatGiB(spec.memory_bytes), FormatGiB(spec.memory_reserve_bytes),
+      spec.name);
+  return m;
+}
+
+}  // namespace
+
+std::string FormatGiB(Bytes bytes) {
+  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+}
+
+MemoryEstimate EstimateMemory(const Schedule& schedule, const ModelCard& model,
+                              const DeviceSpec& spec) {
+  MemoryEstimate estimate;
+  estimate.capacity_bytes = spec.CapacityBytes();
+  const std::vector<std::vector<int>> by_device = schedule.OpsByDevice();
+  for (int d = 0; d < static_cast<int>(by_device.size()); ++d) {
+    estimate.devices.push_back(EstimateDevice(schedule, model, spec, d, by_device[d]));
+    const DeviceMemory& m = estimate.devices.back();
+    if (!m.fits) estimate.fits = false;
+    if (d == 0 || m.peak > estimate.peak_bytes) {
+      estimate.peak_bytes = m.peak;
+      estimate.peak_device = d;
+    }
+  }
+  if (estimate.devices.empty()) {
+    estimate.reason = "fits: the schedule has no devices";
+    return estimate;
+  }
+  estimate.reason = (estimate.fits ? "fits: largest " : "does not fit: largest ") +
+                    estimate.devices[estimate.peak_device].reason;
+  return estimate;
+}
+
+}  // namespace terasim

@@ -1,0 +1,35 @@
+#include "sim/engine.h"
+
+#include "models/errors.h"
+
+namespace terasim {
+
+int Engine::AddHandler(EventHandler* handler) {
+  handlers_.push_back(handler);
+  return static_cast<int>(handlers_.size()) - 1;
+}
+
+void Engine::AddObserver(EventObserver* observer) { observers_.push_back(observer); }
+
+void Engine::Schedule(TimeNs time_ns, int handler, int kind, int64_t a, int64_t b) {
+  TERASIM_CHECK(time_ns >= now_ns_, "event at {} ns scheduled in the past (now {} ns)", time_ns,
+                now_ns_);
+  TERASIM_CHECK(handler >= 0 && handler < static_cast<int>(handlers_.size()), "unknown handler {}",
+                handler);
+  queue_.Push(Event{time_ns, 0, handler, kind, a, b});
+}
+
+int64_t Engine::Run() {
+  int64_t dispatched = 0;
+  while (!queue_.Empty()) {
+    const Event event = queue_.Pop();
+    now_ns_ = event.time_ns;
+    handlers_[event.handler]->Handle(event);
+    for (EventObserver* observer : observers_) observer->OnEvent(event);
+    ++dispatched;
+  }
+  events_processed_ += dispatched;
+  return dispatched;
+}
+
+}  // namespace terasim

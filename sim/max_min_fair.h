@@ -1,0 +1,20 @@
+// MaxMinFairRates: the max-min fair allocation of shared channels to flows, by progressive
+// filling. Every unfixed flow's rate rises together; when a channel runs out of capacity, the
+// flows crossing it are fixed at their current rate; repeat until every flow is fixed. The
+// result: no flow can get more without taking from a flow that has no more than it.
+//
+// Channels are anything with a capacity in units per second: network links (bytes/s) or a
+// GPU's compute (ns of work per second, which makes processor sharing a special case).
+#pragma once
+
+#include <vector>
+
+namespace terasim {
+
+// Rates (units/s) for each flow, given each channel's capacity (units/s, > 0) and each flow's
+// route (channel ids; a channel listed twice counts twice). A flow with an empty route is
+// unconstrained and gets +infinity. Throws InternalError on a channel id out of range.
+std::vector<double> MaxMinFairRates(const std::vector<double>& capacity_per_s,
+                                    const std::vector<std::vector<int>>& routes);
+
+}  // namespace terasim

@@ -1,0 +1,39 @@
+// NetworkTopology: the view of a cluster that the simulator needs, and nothing more: directed
+// links with bandwidth and latency, the route a transfer between two GPUs takes, which node a
+// GPU sits in, and each node's NVLink rings. ClusterTopology (sim/cluster_topology.h) adapts
+// the real topologies::Cluster; tests use small fakes. Implementations are immutable after
+// construction; Route may be called often, so they should answer from a table or a cache.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/units.h"
+
+namespace terasim {
+
+// One directed link (or any shared resource a transfer crosses: a PCIe switch, host memory
+// staging, a NIC direction).
+struct NetLink {
+  double bw_bytes_per_s = 0;  // > 0
+  TimeNs latency_ns = 0;      // paid once by each transfer that crosses it
+  std::string name;           // for reports, e.g. "n0.gpu0->n0.gpu3 nvlink"
+};
+
+class NetworkTopology {
+ public:
+  virtual ~NetworkTopology() = default;
+  virtual int NumGpus() const = 0;
+  virtual int NumNodes() const = 0;
+  // The node (instance) that `gpu` belongs to; 0 <= gpu < NumGpus().
+  virtual int NodeOf(int gpu) const = 0;
+  // Every link; a link's id is its index.
+  virtual const std::vector<NetLink>& Links() const = 0;
+  // The link ids a transfer from src_gpu to dst_gpu crosses, in order; empty when equal.
+  virtual std::vector<int> Route(int src_gpu, int dst_gpu) const = 0;
+  // The node's rings (global GPU ids in ring order) that a collective over the whole node
+  // uses, e.g. the two edge-disjoint NVLink rings of a p3.16xlarge. May be empty.
+  virtual std::vector<std::vector<int>> NodeRings(int node) const = 0;
+};
+
+}  // namespace terasim

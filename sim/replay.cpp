@@ -1,0 +1,443 @@
+#include "sim/replay.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "models/errors.h"
+#include "sim/analytic_network.h"
+#include "sim/op_work.h"
+
+namespace terasim {
+namespace {
+
+// Flow tags: the low two bits say what the flow belongs to.
+constexpr int64_t kTagCompute = 0;
+constexpr int64_t kTagP2p = 1;
+constexpr int64_t kTagCollective = 2;
+constexpr int kRunBits = 20;
+
+int64_t CollectiveTag(int instance, int run) {
+  return (((static_cast<int64_t>(instance) << kRunBits) | run) << 2) | kTagCollective;
+}
+
+}  // namespace
+
+const char* NetworkModeName(NetworkMode mode) {
+  return mode == NetworkMode::kFlow ? "flow" : "analytic";
+}
+
+NetworkMode ParseNetworkMode(const std::string& text) {
+  if (text == "flow") return NetworkMode::kFlow;
+  if (text == "analytic") return NetworkMode::kAnalytic;
+  ThrowInput("--network: '{}' must be one of flow, analytic", text);
+}
+
+Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
+               const ComputeCostModel& cost, ReplayOptions options)
+    : schedule_(schedule),
+      topology_(topology),
+      cost_(cost),
+      options_(std::move(options)),
+      handler_id_(engine_.AddHandler(this)),
+      routes_(topology) {
+  const std::string where = schedule.source.empty() ? "schedule" : schedule.source;
+  placement_ = options_.placement;
+  if (placement_.empty()) {
+    if (schedule.devices > topology.NumGpus()) {
+      ThrowInput("{}: needs {} devices but the cluster has {} GPUs", where, schedule.devices,
+                 topology.NumGpus());
+    }
+    for (int d = 0; d < schedule.devices; ++d) placement_.push_back(d);
+  }
+  if (static_cast<int>(placement_.size()) < schedule.devices) {
+    ThrowInput("placement: covers {} devices but the schedule has {}", placement_.size(),
+               schedule.devices);
+  }
+  for (size_t d = 0; d < placement_.size(); ++d) {
+    if (placement_[d] < 0 || placement_[d] >= topology.NumGpus()) {
+      ThrowInput("placement: device {} -> GPU {} is outside the cluster's {} GPUs", d,
+                 placement_[d], topology.NumGpus());
+    }
+  }
+  num_links_ = static_cast<int>(topology.Links().size());
+  std::vector<double> capacity;
+  for (const NetLink& link : topology.Links()) capacity.push_back(link.bw_bytes_per_s);
+  // One compute channel per GPU: capacity in ns of work per second (processor sharing).
+  for (int g = 0; g < topology.NumGpus(); ++g) capacity.push_back(1e9);
+  network_ = std::make_unique<FlowNetwork>(engine_, std::move(capacity), *this);
+  BuildGraph();
+}
+
+void Replay::SetLinkRateSampler(std::function<void(TimeNs, int, double)> sampler) {
+  const int num_links = num_links_;
+  network_->SetRateSampler([num_links, sampler = std::move(sampler)](TimeNs t, int c, double r) {
+    if (c < num_links) sampler(t, c, r);
+  });
+}
+
+void Replay::BuildGraph() {
+  const std::string where = schedule_.source.empty() ? "schedule" : schedule_.source;
+  const int n = static_cast<int>(schedule_.ops.size());
+  ops_.assign(n, OpState{});
+  std::unordered_map<std::string, int> key_index;
+  key_index.reserve(n);
+  for (int i = 0; i < n; ++i) key_index.emplace(schedule_.ops[i].key, i);
+  std::unordered_map<std::string, int> group_index;
+  for (size_t g = 0; g < schedule_.groups.size(); ++g) {
+    group_index.emplace(schedule_.groups[g].name, static_cast<int>(g));
+    std::vector<int> gpus;
+    for (int rank : schedule_.groups[g].ranks) {
+      if (rank < 0 || rank >= static_cast<int>(placement_.size())) {
+        ThrowInput("{}: group {}: rank {} is not a device", where, schedule_.groups[g].name, rank);
+      }
+      gpus.push_back(placement_[rank]);
+    }
+    group_gpus_.push_back(std::move(gpus));
+  }
+
+  // Predecessors: the previous op on the same stream, and the `after` deps.
+  std::vector<std::pair<int, int>> edges;  // (pred, succ)
+  std::map<std::pair<int, std::string>, int> stream_tail;
+  std::map<std::tuple<int, int, std::string>, int> sends;  // (src dev, dst dev, tensor)
+  std::map<std::pair<int, int>, int> issued;               // (group, device) -> count
+  std::map<std::pair<int, int>, int> instance_of;          // (group, k) -> instance
+  for (int i = 0; i < n; ++i) {
+    const Op& op = schedule_.ops[i];
+    const std::string at = fmt::format("{}:{}: {}", where, op.line, op.key);
+    if (op.device < 0 || op.device >= schedule_.devices) {
+      ThrowInput("{}: device {} is outside 0..{}", at, op.device, schedule_.devices - 1);
+    }
+    auto [tail, fresh] = stream_tail.try_emplace({op.device, op.stream}, i);
+    if (!fresh) {
+      edges.emplace_back(tail->second, i);
+      tail->second = i;
+    }
+    for (const std::string& dep : op.after) {
+      auto it = key_index.find(dep);
+      if (it == key_index.end()) ThrowInput("{}: after: unknown key {}", at, dep);
+      edges.emplace_back(it->second, i);
+    }
+    if (op.kind == OpKind::kSend) sends.emplace(std::make_tuple(op.device, op.peer, op.tensor), i);
+    if (IsCollective(op.kind)) {
+      auto g = group_index.find(op.group);
+      if (g == group_index.end()) ThrowInput("{}: group {} is not declared", at, op.group);
+      const int k = issued[{g->second, op.device}]++;
+      auto [it, created] =
+          instance_of.try_emplace({g->second, k}, static_cast<int>(instances_.size()));
+      if (created) {
+        Instance instance;
+        instance.group = g->second;
+        instance.kind = op.kind;
+        instance.bytes = op.bytes;
+        instance.expected = static_cast<int>(schedule_.groups[g->second].ranks.size());
+        instance.root_gpu =
+            op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < schedule_.devices
+                ? placement_[op.peer]
+                : -1;
+        instances_.push_back(std::move(instance));
+      }
+      ops_[i].instance = it->second;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const Op& op = schedule_.ops[i];
+    if (op.kind != OpKind::kRecv) continue;
+    auto it = sends.find(std::make_tuple(op.peer, op.device, op.tensor));
+    if (it != sends.end()) {
+      ops_[i].partner = it->second;
+      ops_[it->second].partner = i;
+    }
+  }
+  succ_begin_.assign(n + 1, 0);
+  for (const auto& [pred, succ] : edges) {
+    ++succ_begin_[pred + 1];
+    ++ops_[succ].pending;
+  }
+  for (int i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
+  succ_.resize(edges.size());
+  std::vector<int> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+  for (const auto& [pred, succ] : edges) succ_[fill[pred]++] = succ;
+}
+
+void Replay::Run() {
+  TERASIM_CHECK(!ran_, "Replay::Run called twice");
+  ran_ = true;
+  for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
+    if (ops_[i].pending == 0) StartOp(i);
+  }
+  engine_.Run();
+  if (done_ < static_cast<int>(ops_.size())) ThrowStall();
+}
+
+void Replay::StartOp(int i) {
+  const Op& op = schedule_.ops[i];
+  OpState& s = ops_[i];
+  const TimeNs now = engine_.Now();
+  s.state = State::kArrived;
+  s.start_ns = now;
+  s.critical_pred = s.last_pred;
+  for (ReplayObserver* o : observers_) o->OnOpStart(i, now);
+  if (IsCompute(op.kind)) {
+    s.state = State::kMoving;
+    s.comm_start_ns = now;
+    const TimeNs work_ns = cost_.Time(SliceWorkOf(schedule_, op));
+    network_->StartFlow({num_links_ + placement_[op.device]}, static_cast<double>(work_ns), 0,
+                        static_cast<int64_t>(i) * 4 + kTagCompute);
+  } else if (IsPointToPoint(op.kind)) {
+    if (s.partner >= 0 && ops_[s.partner].state == State::kArrived) {
+      ops_[s.partner].critical_pred = i;  // the partner waited for this op
+      if (op.kind == OpKind::kSend) {
+        BeginTransfer(i, s.partner);
+      } else {
+        BeginTransfer(s.partner, i);
+      }
+    }
+  } else if (IsCollective(op.kind)) {
+    Instance& instance = instances_[s.instance];
+    instance.members.push_back(i);
+    if (static_cast<int>(instance.members.size()) == instance.expected) {
+      for (int m : instance.members) {
+        if (m != i) ops_[m].critical_pred = i;  // everyone waited for the last to arrive
+      }
+      BeginCollective(s.instance);
+    }
+  }
+}
+
+void Replay::CompleteOp(int i) {
+  OpState& s = ops_[i];
+  const TimeNs now = engine_.Now();
+  s.state = State::kDone;
+  s.end_ns = now;
+  ++done_;
+  end_ns_ = std::max(end_ns_, now);
+  for (ReplayObserver* o : observers_) o->OnOpEnd(i, s.start_ns, s.comm_start_ns, now);
+  for (int k = succ_begin_[i]; k < succ_begin_[i + 1]; ++k) {
+    OpState& next = ops_[succ_[k]];
+    next.last_pred = i;
+    if (--next.pending == 0) StartOp(succ_[k]);
+  }
+}
+
+void Replay::BeginTransfer(int send, int recv) {
+  const TimeNs now = engine_.Now();
+  for (int i : {send, recv}) {
+    ops_[i].state = State::kMoving;
+    ops_[i].comm_start_ns = now;
+  }
+  const int src = placement_[schedule_.ops[send].device];
+  const int dst = placement_[schedule_.ops[recv].device];
+  const Bytes bytes = schedule_.ops[send].bytes;
+  const RouteCache::Entry& route = routes_.Get(src, dst);
+  for (int link : route.links) {
+    for (ReplayObserver* o : observers_) o->OnLinkBytes(link, static_cast<double>(bytes));
+  }
+  if (options_.network == NetworkMode::kAnalytic) {
+    engine_.Schedule(now + AnalyticTransferNs(src, dst, bytes, routes_), handler_id_, kTransferDone,
+                     send);
+  } else {
+    network_->StartFlow(route.links, static_cast<double>(bytes), route.latency_ns,
+                        static_cast<int64_t>(send) * 4 + kTagP2p);
+  }
+}
+
+int Replay::PlanFor(const Instance& instance) {
+  const auto key = std::make_tuple(instance.group, static_cast<int>(instance.kind), instance.bytes,
+                                   instance.root_gpu);
+  auto it = plan_index_.find(key);
+  if (it != plan_index_.end()) return it->second;
+  CachedPlan cached;
+  cached.plan = PlanCollective(instance.kind, group_gpus_[instance.group], instance.root_gpu,
+                               instance.bytes, topology_, options_.collectives);
+  cached.analytic_ns = AnalyticPlanNs(cached.plan, routes_);
+  std::map<int, double> link_bytes;
+  for (const CollectivePhase& phase : cached.plan.phases) {
+    for (const RingRun& run : phase.runs) {
+      for (int step = 0; step < run.steps; ++step) {
+        for (const auto& [src, dst] : StepTransfers(run, step)) {
+          for (int link : routes_.Get(src, dst).links) link_bytes[link] += run.bytes_per_flow;
+        }
+      }
+    }
+  }
+  cached.link_bytes.assign(link_bytes.begin(), link_bytes.end());
+  plans_.push_back(std::move(cached));
+  plan_index_.emplace(key, static_cast<int>(plans_.size()) - 1);
+  return static_cast<int>(plans_.size()) - 1;
+}
+
+void Replay::BeginCollective(int id) {
+  Instance& instance = instances_[id];
+  const TimeNs now = engine_.Now();
+  for (int m : instance.members) {
+    ops_[m].state = State::kMoving;
+    ops_[m].comm_start_ns = now;
+  }
+  instance.plan = PlanFor(instance);
+  const CachedPlan& cached = plans_[instance.plan];
+  for (const auto& [link, bytes] : cached.link_bytes) {
+    for (ReplayObserver* o : observers_) o->OnLinkBytes(link, bytes);
+  }
+  if (options_.network == NetworkMode::kAnalytic || cached.plan.phases.empty()) {
+    engine_.Schedule(now + cached.analytic_ns, handler_id_, kCollectiveDone, id);
+    return;
+  }
+  instance.phase = 0;
+  StartPhase(id);
+}
+
+void Replay::StartPhase(int id) {
+  Instance& instance = instances_[id];
+  const CollectivePlan& plan = plans_[instance.plan].plan;
+  while (instance.phase < static_cast<int>(plan.phases.size())) {
+    const CollectivePhase& phase = plan.phases[instance.phase];
+    instance.runs.assign(phase.runs.size(), RunProgress{});
+    instance.runs_left = 0;
+    for (const RingRun& run : phase.runs) instance.runs_left += run.steps > 0 ? 1 : 0;
+    if (instance.runs_left > 0) {
+      for (int r = 0; r < static_cast<int>(phase.runs.size()); ++r) {
+        if (phase.runs[r].steps > 0) StartRunStep(id, r);
+      }
+      return;
+    }
+    ++instance.phase;
+  }
+  engine_.Schedule(engine_.Now(), handler_id_, kCollectiveDone, id);
+}
+
+void Replay::StartRunStep(int id, int r) {
+  Instance& instance = instances_[id];
+  const RingRun& run = plans_[instance.plan].plan.phases[instance.phase].runs[r];
+  const auto transfers = StepTransfers(run, instance.runs[r].step);
+  TERASIM_CHECK(!transfers.empty(), "collective step without transfers");
+  instance.runs[r].flows_left = static_cast<int>(transfers.size());
+  for (const auto& [src, dst] : transfers) {
+    const RouteCache::Entry& route = routes_.Get(src, dst);
+    network_->StartFlow(route.links, run.bytes_per_flow, route.latency_ns, CollectiveTag(id, r));
+  }
+}
+
+void Replay::FinishCollective(int id) {
+  // Copy: completing a member may start ops that touch instances_ (no reallocation, but keep it
+  // simple and safe).
+  const std::vector<int> members = instances_[id].members;
+  instances_[id].runs.clear();
+  for (int m : members) CompleteOp(m);
+}
+
+void Replay::OnFlowDone(int64_t tag) {
+  const int64_t kind = tag & 3;
+  const int64_t payload = tag >> 2;
+  if (kind == kTagCompute) {
+    CompleteOp(static_cast<int>(payload));
+  } else if (kind == kTagP2p) {
+    const int send = static_cast<int>(payload);
+    const int recv = ops_[send].partner;
+    CompleteOp(send);
+    CompleteOp(recv);
+  } else {
+    const int id = static_cast<int>(payload >> kRunBits);
+    const int r = static_cast<int>(payload & ((1 << kRunBits) - 1));
+    Instance& instance = instances_[id];
+    if (--instance.runs[r].flows_left > 0) return;
+    const RingRun& run = plans_[instance.plan].plan.phases[instance.phase].runs[r];
+    if (++instance.runs[r].step < run.steps) {
+      StartRunStep(id, r);
+      return;
+    }
+    if (--instance.runs_left > 0) return;
+    ++instance.phase;
+    StartPhase(id);
+  }
+}
+
+void Replay::Handle(const Event& event) {
+  if (event.kind == kTransferDone) {
+    const int send = static_cast<int>(event.a);
+    const int recv = ops_[send].partner;
+    CompleteOp(send);
+    CompleteOp(recv);
+  } else if (event.kind == kCollectiveDone) {
+    FinishCollective(static_cast<int>(event.a));
+  } else {
+    TERASIM_CHECK(false, "unknown replay event kind {}", event.kind);
+  }
+}
+
+std::vector<int> Replay::CriticalPath() const {
+  int last = -1;
+  for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
+    if (ops_[i].state == State::kDone && (last < 0 || ops_[i].end_ns > ops_[last].end_ns)) last = i;
+  }
+  std::vector<int> path;
+  for (int i = last; i >= 0 && path.size() <= ops_.size(); i = ops_[i].critical_pred) {
+    path.push_back(i);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+std::vector<TimeNs> Replay::LinkBusyNs() const {
+  std::vector<TimeNs> busy(num_links_);
+  for (int c = 0; c < num_links_; ++c) busy[c] = network_->BusyNs(c);
+  return busy;
+}
+
+std::string Replay::WaitReason(int i) const {
+  const Op& op = schedule_.ops[i];
+  const OpState& s = ops_[i];
+  if (s.state == State::kArrived && IsPointToPoint(op.kind)) {
+    const char* other = op.kind == OpKind::kSend ? "RECV" : "SEND";
+    if (s.partner < 0) {
+      return fmt::format("{} with dev {}: no matching {} of tensor {} in the schedule",
+                         OpKindName(op.kind), op.peer, other, op.tensor);
+    }
+    return fmt::format("{} with dev {}: dev {} has not reached {}", OpKindName(op.kind), op.peer,
+                       op.peer, schedule_.ops[s.partner].key);
+  }
+  if (s.state == State::kArrived && IsCollective(op.kind)) {
+    const Instance& instance = instances_[s.instance];
+    std::vector<int> missing = schedule_.groups[instance.group].ranks;
+    for (int m : instance.members) {
+      missing.erase(std::remove(missing.begin(), missing.end(), schedule_.ops[m].device),
+                    missing.end());
+    }
+    return fmt::format("{} on group {}: devs {} have not reached it", OpKindName(op.kind), op.group,
+                       fmt::join(missing, ","));
+  }
+  // Not started: name the unfinished predecessors.
+  std::vector<std::string> waiting;
+  for (int j = 0; j < static_cast<int>(ops_.size()); ++j) {
+    for (int k = succ_begin_[j]; k < succ_begin_[j + 1]; ++k) {
+      if (succ_[k] == i && ops_[j].state != State::kDone) waiting.push_back(schedule_.ops[j].key);
+    }
+  }
+  return fmt::format("waits for {}", fmt::join(waiting, ", "));
+}
+
+void Replay::ThrowStall() const {
+  // Per device: the communication ops that started and wait for a peer; or, when there are
+  // none, the first op (in issue order) that never started.
+  std::vector<std::vector<int>> arrived(schedule_.devices);
+  std::vector<int> first_waiting(schedule_.devices, -1);
+  for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
+    const int d = schedule_.ops[i].device;
+    if (ops_[i].state == State::kArrived) arrived[d].push_back(i);
+    if (ops_[i].state == State::kWaiting && first_waiting[d] < 0) first_waiting[d] = i;
+  }
+  std::vector<std::string> lines;
+  for (int d = 0; d < schedule_.devices; ++d) {
+    if (arrived[d].empty() && first_waiting[d] >= 0) arrived[d].push_back(first_waiting[d]);
+    for (int i : arrived[d]) {
+      lines.push_back(
+          fmt::format("dev {} waits at {} ({})", d, schedule_.ops[i].key, WaitReason(i)));
+    }
+  }
+  const std::string where = schedule_.source.empty() ? "schedule" : schedule_.source;
+  ThrowInput("{}: replay stalled at {} ns with {} of {} ops done: {}", where, engine_.Now(), done_,
+             ops_.size(), fmt::join(lines, "; "));
+}
+
+}  // namespace terasim

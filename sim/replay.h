@@ -1,0 +1,160 @@
+// Replay: one iteration of a Schedule on a modelled cluster, as a discrete-event simulation.
+//
+// Devices: every (device, stream) of the IR is an in-order queue; an op starts when it heads
+// its stream and its `after` deps are done. Compute ops of one GPU share its compute by
+// processor sharing (two busy streams each run at half speed). Communication runs alongside
+// compute: a SEND and its RECV (same tensor, matching peers) move their bytes as one network
+// flow once both have started; a collective starts when every member of its group has reached
+// it (the k-th collective on a group on each member is one instance) and runs as the flows of
+// its CollectivePlan, or, with NetworkMode::kAnalytic, as one alpha-beta delay.
+//
+// Network flows share links max-min fairly (FlowNetwork). The replay records, per op, its
+// start and end and the op whose completion last held it back (CriticalPredecessor), from
+// which the critical path follows. A replay that stops before every op is done throws
+// InputError listing every blocked device and the op it waits on.
+//
+// Borrows the schedule, topology and cost model (they must outlive it). Single use: Run once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/compute_cost.h"
+#include "models/units.h"
+#include "schedule/schedule_ir.h"
+#include "sim/collective_plan.h"
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+#include "sim/network_topology.h"
+#include "sim/replay_observer.h"
+#include "sim/route_cache.h"
+
+namespace terasim {
+
+enum class NetworkMode {
+  kFlow,      // flows over links, max-min fair sharing, collectives as ring steps
+  kAnalytic,  // alpha-beta per transfer and per collective, no contention between them
+};
+
+// "flow" / "analytic"; ParseNetworkMode throws InputError "--network: ..." on anything else.
+const char* NetworkModeName(NetworkMode mode);
+NetworkMode ParseNetworkMode(const std::string& text);
+
+struct ReplayOptions {
+  NetworkMode network = NetworkMode::kFlow;
+  // GPU of each schedule device (rank); empty: device d runs on GPU d.
+  std::vector<int> placement;
+  CollectiveOptions collectives;
+};
+
+class Replay : public EventHandler, public FlowListener {
+ public:
+  // Throws InputError when the schedule uses more devices than the placement or the topology
+  // has GPUs, or names an unknown `after` key or group.
+  Replay(const Schedule& schedule, const NetworkTopology& topology, const ComputeCostModel& cost,
+         ReplayOptions options);
+
+  // Borrowed; must outlive Run().
+  void AddObserver(ReplayObserver* observer) { observers_.push_back(observer); }
+  // Registers an engine observer (sees every event).
+  void AddEventObserver(EventObserver* observer) { engine_.AddObserver(observer); }
+  // Rate samples of every link (time, link, bytes/s) go to `sampler` (flow mode only).
+  void SetLinkRateSampler(std::function<void(TimeNs, int, double)> sampler);
+
+  // Runs the iteration to the end. Throws InputError "replay stalled at T ns: ..." naming each
+  // blocked device and the op it waits on when some op can never run.
+  void Run();
+
+  TimeNs EndNs() const { return end_ns_; }  // when the last op finished
+  int64_t Events() const { return engine_.EventsProcessed(); }
+  TimeNs StartNs(int op) const { return ops_[op].start_ns; }
+  TimeNs EndNs(int op) const { return ops_[op].end_ns; }
+  // The op whose completion (or arrival, for communication) let `op` start, or -1.
+  int CriticalPredecessor(int op) const { return ops_[op].critical_pred; }
+  // The chain of ops ending at the op that finished last, first op first.
+  std::vector<int> CriticalPath() const;
+  // GPU of schedule device `device`.
+  int GpuOf(int device) const { return placement_[device]; }
+  // Time the flow network kept each link busy (flow mode; all zero in analytic mode).
+  std::vector<TimeNs> LinkBusyNs() const;
+
+  void Handle(const Event& event) override;
+  void OnFlowDone(int64_t tag) override;
+
+ private:
+  enum class State { kWaiting, kArrived, kMoving, kDone };
+  enum EventKind { kTransferDone = 0, kCollectiveDone = 1 };
+
+  struct OpState {
+    State state = State::kWaiting;
+    int pending = 0;     // unfinished predecessors (stream order + after deps)
+    int last_pred = -1;  // the predecessor that finished last
+    int critical_pred = -1;
+    int partner = -1;   // SEND <-> RECV
+    int instance = -1;  // collective instance
+    TimeNs start_ns = -1;
+    TimeNs comm_start_ns = -1;
+    TimeNs end_ns = -1;
+  };
+  struct RunProgress {
+    int step = 0;
+    int flows_left = 0;
+  };
+  struct Instance {
+    int group = -1;
+    OpKind kind = OpKind::kAllReduce;
+    Bytes bytes = 0;
+    int root_gpu = -1;
+    std::vector<int> members;  // ops, in arrival order
+    int expected = 0;
+    int plan = -1;  // index into plans_
+    int phase = 0;
+    int runs_left = 0;
+    std::vector<RunProgress> runs;
+  };
+  struct CachedPlan {
+    CollectivePlan plan;
+    TimeNs analytic_ns = 0;
+    std::vector<std::pair<int, double>> link_bytes;  // over the whole plan
+  };
+
+  void BuildGraph();
+  void StartOp(int op);
+  void CompleteOp(int op);
+  void BeginTransfer(int send, int recv);
+  void BeginCollective(int instance);
+  void StartPhase(int instance);
+  void StartRunStep(int instance, int run);
+  void FinishCollective(int instance);
+  int PlanFor(const Instance& instance);
+  [[noreturn]] void ThrowStall() const;
+  std::string WaitReason(int op) const;
+
+  const Schedule& schedule_;
+  const NetworkTopology& topology_;
+  const ComputeCostModel& cost_;
+  ReplayOptions options_;
+  std::vector<int> placement_;
+  Engine engine_;
+  int handler_id_;
+  RouteCache routes_;
+  std::unique_ptr<FlowNetwork> network_;
+  int num_links_ = 0;
+  std::vector<ReplayObserver*> observers_;
+
+  std::vector<OpState> ops_;
+  std::vector<int> succ_begin_;  // CSR successor lists
+  std::vector<int> succ_;
+  std::vector<std::vector<int>> group_gpus_;
+  std::vector<Instance> instances_;
+  std::vector<CachedPlan> plans_;
+  std::map<std::tuple<int, int, Bytes, int>, int> plan_index_;  // (group, kind, bytes, root)
+  int done_ = 0;
+  TimeNs end_ns_ = 0;
+  bool ran_ = false;
+};
+
+}  // namespace terasim

@@ -1,0 +1,82 @@
+// The simulator's front door: replay one training iteration of a Schedule on a cluster and
+// report what DESIGN.md section 5 asks for: iteration time, per-device compute /
+// communication / idle (bubble) fractions, bytes and utilization per link, the critical path,
+// peak memory per device, model TFLOP/s per GPU, and a Trace with one row per op.
+//
+// Other folders include only this header. Simulate is a pure function of its inputs (same
+// inputs -> same result, except wall_time_s); thread-safe as long as the inputs are not
+// modified meanwhile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/compute_cost.h"
+#include "models/model_card.h"
+#include "models/units.h"
+#include "schedule/schedule_ir.h"
+#include "sim/cluster_topology.h"
+#include "sim/collective_plan.h"
+#include "sim/network_topology.h"
+#include "sim/replay.h"
+#include "traces/trace.h"
+
+namespace terasim {
+
+struct SimOptions {
+  NetworkMode network = NetworkMode::kFlow;
+  std::vector<int> placement;  // GPU of each device; empty: device d on GPU d
+  CollectiveOptions collectives;
+  // The model, for the FLOPs of each op (trace rows, TFLOP/s); nullptr: FLOPs are 0.
+  const ModelCard* model = nullptr;
+  // Peak memory per device from a memory estimate, copied into the result (empty: unknown).
+  std::vector<Bytes> peak_memory_bytes;
+  bool record_link_rates = false;  // keep every link's rate changes (for counter tracks)
+};
+
+struct DeviceResult {
+  int device = 0;
+  int gpu = 0;
+  double compute_fraction = 0;
+  double comm_fraction = 0;  // exposed communication
+  double idle_fraction = 0;  // bubble
+  Bytes peak_memory_bytes = 0;
+};
+
+struct LinkResult {
+  int link = 0;
+  std::string name;
+  double bytes = 0;
+  double utilization = 0;  // bytes / (bandwidth x iteration time)
+  TimeNs busy_ns = 0;      // time with at least one flow (flow mode)
+};
+
+struct LinkRateSample {
+  TimeNs time_ns = 0;
+  int link = 0;
+  double bytes_per_s = 0;
+};
+
+struct SimResult {
+  NetworkMode network = NetworkMode::kFlow;
+  TimeNs iteration_time_ns = 0;
+  double bubble_fraction = 0;   // mean idle fraction over devices
+  Flops model_flops = 0;        // of the whole iteration, over all GPUs
+  double tflops_per_gpu = 0;    // model_flops / (iteration time x devices) / 1e12
+  Bytes peak_memory_bytes = 0;  // the largest device's (0 when unknown)
+  std::vector<DeviceResult> devices;
+  std::vector<LinkResult> links;           // links that carried bytes, by id
+  std::vector<std::string> critical_path;  // op keys, first to last
+  std::vector<LinkRateSample> link_rates;  // when record_link_rates
+  Trace trace;                             // one row per op
+  int64_t events = 0;
+  double wall_time_s = 0;
+};
+
+// Replays `schedule` on `topology` with compute times from `cost`. Throws InputError on a
+// schedule that does not fit the cluster or a replay that stalls (naming each blocked device
+// and the op it waits on).
+SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
+                   const ComputeCostModel& cost, const SimOptions& options = {});
+
+}  // namespace terasim

@@ -1,0 +1,122 @@
+#include <catch2/catch.hpp>
+
+#include "models/device_spec.h"
+#include "models/layer_flops.h"
+#include "models/memory_model.h"
+#include "models/roofline_cost.h"
+
+using namespace terasim;
+
+namespace {
+
+SliceWork Work(Pass pass, int64_t tokens, int64_t context = 0, int tp = 1,
+               Block block = Block::kWhole, int rows = 1) {
+  SliceWork w;
+  w.pass = pass;
+  w.rows = rows;
+  w.tokens = tokens;
+  w.context = context;
+  w.tp = tp;
+  w.block = block;
+  return w;
+}
+
+double Ms(TimeNs t) { return static_cast<double>(t) / 1e6; }
+
+RooflineCostModel V100Gpt1b() {
+  return RooflineCostModel(LoadModelCard("gpt3-1b"), LoadDeviceSpec("v100-sxm2-16gb"));
+}
+
+}  // namespace
+
+TEST_CASE("roofline reproduces the V100 gpt3-1b calibration points", "[models][roofline]") {
+  RooflineCostModel model = V100Gpt1b();
+  // FACTS.md: one gpt3-1b layer forward on one V100 takes about 1.45 ms, flat from 1 to 256
+  // tokens (within 10%).
+  for (int64_t tokens : {1, 2, 4, 16, 32, 64, 128, 200, 256}) {
+    INFO("tokens " << tokens);
+    CHECK(Ms(model.Time(Work(Pass::kForward, tokens))) == Approx(1.45).epsilon(0.10));
+  }
+  // ... and about 2.7 ms at 1024 tokens (within 10%).
+  CHECK(Ms(model.Time(Work(Pass::kForward, 1024))) == Approx(2.7).epsilon(0.10));
+}
+
+TEST_CASE("roofline time grows monotonically with tokens and context", "[models][roofline]") {
+  RooflineCostModel model = V100Gpt1b();
+  TimeNs previous = 0;
+  for (int64_t tokens = 1; tokens <= 2048; ++tokens) {
+    const TimeNs t = model.Time(Work(Pass::kForward, tokens));
+    INFO("tokens " << tokens);
+    REQUIRE(t >= previous);
+    previous = t;
+  }
+  // Past the floor it rises: 2048 tokens take about twice 1024 (linear regime).
+  CHECK(model.Time(Work(Pass::kForward, 2048)) > model.Time(Work(Pass::kForward, 1024)));
+  previous = 0;
+  for (int64_t context = 0; context <= 2048 - 64; context += 16) {
+    const TimeNs t = model.Time(Work(Pass::kForward, 64, context));
+    INFO("context " << context);
+    REQUIRE(t >= previous);
+    previous = t;
+  }
+  CHECK(model.Time(Work(Pass::kForward, 512, 1536)) > model.Time(Work(Pass::kForward, 512, 0)));
+  // More rows cost more once past the floor.
+  CHECK(model.Time(Work(Pass::kForward, 512, 0, 1, Block::kWhole, 4)) >
+        model.Time(Work(Pass::kForward, 512)));
+}
+
+TEST_CASE("roofline backward is about twice the forward", "[models][roofline]") {
+  RooflineCostModel model = V100Gpt1b();
+  for (int64_t tokens : {1, 64, 256, 1024, 2048}) {
+    INFO("tokens " << tokens);
+    const double fwd = static_cast<double>(model.Time(Work(Pass::kForward, tokens)));
+    const double bwd = static_cast<double>(model.Time(Work(Pass::kBackward, tokens)));
+    // backward ~ 2 x forward (FLOPs 2x; input and weight halves each pay the floor).
+    CHECK(bwd / fwd == Approx(2.0).epsilon(0.05));
+    // backward = backward input + backward weight (within rounding).
+    const TimeNs input = model.Time(Work(Pass::kBackwardInput, tokens));
+    const TimeNs weight = model.Time(Work(Pass::kBackwardWeight, tokens));
+    CHECK(std::abs(model.Time(Work(Pass::kBackward, tokens)) - (input + weight)) <= 1);
+  }
+}
+
+TEST_CASE("roofline splits a layer into blocks and layers add up", "[models][roofline]") {
+  RooflineCostModel model = V100Gpt1b();
+  for (int64_t tokens : {16, 1024}) {
+    const double whole = static_cast<double>(model.Time(Work(Pass::kForward, tokens)));
+    const double halves =
+        static_cast<double>(model.Time(Work(Pass::kForward, tokens, 0, 1, Block::kAttention)) +
+                            model.Time(Work(Pass::kForward, tokens, 0, 1, Block::kMlp)));
+    // The attn and mlp blocks share the layer's floor and overhead: together about one layer.
+    CHECK(halves / whole == Approx(1.0).epsilon(0.05));
+  }
+  SliceWork four = Work(Pass::kForward, 300);
+  four.layers = 4;
+  // 4 layers cost 4 x one layer (within rounding).
+  CHECK(std::abs(model.Time(four) - 4 * model.Time(Work(Pass::kForward, 300))) <= 4);
+  // Tensor parallelism cuts the large-slice time.
+  CHECK(model.Time(Work(Pass::kForward, 2048, 0, 8)) < model.Time(Work(Pass::kForward, 2048)) / 2);
+}
+
+TEST_CASE("roofline optimizer time is the Adam state bytes over memory bandwidth",
+          "[models][roofline]") {
+  RooflineCostModel model = V100Gpt1b();
+  const DeviceSpec& v100 = model.device();
+  SliceWork opt = Work(Pass::kOptimizer, 0);
+  opt.layers = 24;
+  // 24 layers x 28 bytes per parameter / (900 GB/s x memory efficiency).
+  const double expected_s = 24.0 * 28 * model.model().ParamsPerLayer() /
+                            (v100.memory_bw_bytes_per_s * v100.compute.memory_efficiency);
+  CHECK(static_cast<double>(model.Time(opt)) == Approx(expected_s * 1e9).margin(1));
+  CHECK(model.Name() == "roofline v100-sxm2-16gb gpt3-1b");
+}
+
+TEST_CASE("faster devices are faster on large slices", "[models][roofline]") {
+  ModelCard m = LoadModelCard("gpt3-13b");
+  RooflineCostModel v100(m, LoadDeviceSpec("v100-sxm2-16gb"));
+  RooflineCostModel a100(m, LoadDeviceSpec("a100-40gb"));
+  RooflineCostModel h100(m, LoadDeviceSpec("h100-80gb"));
+  const SliceWork w = Work(Pass::kForward, 2048);
+  CHECK(a100.Time(w) < v100.Time(w));
+  CHECK(h100.Time(w) < a100.Time(w));
+}

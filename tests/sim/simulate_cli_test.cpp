@@ -1,0 +1,71 @@
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/errors.h"
+#include "sim/collective_plan.h"
+
+namespace terasim {
+namespace {
+
+// Runs a shell command; returns its exit status and stdout.
+int RunCommand(const std::string& command, std::string* out) {
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) out->append(buffer, n);
+  const int status = pclose(pipe);
+  return WEXITSTATUS(status);
+}
+
+TEST_CASE("terasim simulate --json reports the iteration of a generated schedule") {
+  std::string out;
+  const int status = RunCommand(std::string(TERASIM_BINARY) +
+                                    " simulate --model tiny --cluster p3.16xlarge:1 --strategy "
+                                    "1f1b --pp 2 --tp 2 --microbatches 4 --json",
+                                &out);
+  REQUIRE(status == 0);
+  const nlohmann::json json = nlohmann::json::parse(out);
+  // Every number the command promises is there and sane.
+  REQUIRE(json.at("iteration_time_s").get<double>() > 0);
+  REQUIRE(json.at("bubble_fraction").get<double>() >= 0);
+  REQUIRE(json.at("bubble_fraction").get<double>() < 1);
+  REQUIRE(json.at("tflops_per_gpu").get<double>() > 0);
+  REQUIRE(json.at("peak_memory_bytes").get<int64_t>() > 0);
+  REQUIRE(json.at("events").get<int64_t>() > 0);
+  REQUIRE(json.at("wall_time_s").get<double>() >= 0);
+  // 2 stages x 2 tp ranks.
+  REQUIRE(json.at("devices").size() == 4);
+}
+
+TEST_CASE("terasim simulate rejects an unknown network mode naming the flag") {
+  std::string out;
+  const int status = RunCommand(std::string(TERASIM_BINARY) +
+                                    " simulate --model tiny --cluster p3.16xlarge:1 --strategy "
+                                    "1f1b --pp 2 --network fast 2>&1",
+                                &out);
+  // Exit code 1 and one line naming --network.
+  REQUIRE(status == 1);
+  REQUIRE_THAT(out, Catch::Matchers::Contains("--network: 'fast' must be one of flow, analytic"));
+}
+
+TEST_CASE("Collective options load from the data file and bad files name the field") {
+  const CollectiveOptions options = LoadCollectiveOptions(DefaultCollectiveOptionsPath());
+  // sim/data/collectives.json: bidirectional rings, 512 KiB broadcast chunks.
+  REQUIRE(options.bidirectional_rings);
+  REQUIRE(options.broadcast_chunk_bytes == 512 * 1024);
+  const std::string path = "/tmp/terasim_sim_bad_collectives.json";
+  std::ofstream(path) << R"({"bidirectional_rings": true, "broadcast_chunk_bytes": 0})";
+  REQUIRE_THROWS_WITH(LoadCollectiveOptions(path),
+                      Catch::Matchers::Contains(path + ": broadcast_chunk_bytes"));
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace terasim

@@ -1,0 +1,115 @@
+// terasim cost: FLOPs, time and activation memory of one layer of a token slice on one device.
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "models/calibrated_cost.h"
+#include "models/device_spec.h"
+#include "models/errors.h"
+#include "models/layer_flops.h"
+#include "models/memory_model.h"
+#include "models/model_card.h"
+#include "models/roofline_cost.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+
+namespace terasim::cli {
+
+int RunCost(const Args& args) {
+  po::options_description options("terasim cost");
+  options.add_options()                                                                         //
+      ("model", po::value<std::string>()->default_value("gpt3-1b"), "model card name or path")  //
+      ("device", po::value<std::string>()->default_value("v100-sxm2-16gb"),
+       "device spec name or path")                                                  //
+      ("rows", po::value<int>()->default_value(1), "sequences in the micro-batch")  //
+      ("tokens", po::value<int64_t>()->default_value(0),
+       "slice length in tokens (0: the model's whole sequence)")                      //
+      ("context", po::value<int64_t>()->default_value(0), "tokens before the slice")  //
+      ("tp", po::value<int>()->default_value(1), "tensor-parallel degree")            //
+      ("calibration", po::value<std::string>()->default_value(""),
+       "calibration table (models/data/calibration/README.md); the roofline answers what it "
+       "lacks")  //
+      ("json", po::bool_switch(), "print JSON");
+  po::variables_map vm;
+  if (!Parse("cost", "[--model M] [--device D] [--rows B] [--tokens L] [--context C] [--tp T]",
+             options, {}, args, vm)) {
+    return 0;
+  }
+  const ModelCard model = LoadModelCard(vm["model"].as<std::string>());
+  const DeviceSpec device = LoadDeviceSpec(vm["device"].as<std::string>());
+  SliceWork work;
+  work.rows = vm["rows"].as<int>();
+  work.tokens = vm["tokens"].as<int64_t>();
+  if (work.tokens == 0) work.tokens = model.sequence;
+  work.context = vm["context"].as<int64_t>();
+  work.tp = vm["tp"].as<int>();
+  if (work.rows < 1) ThrowInput("--rows {}: must be >= 1", work.rows);
+  if (work.tokens < 1) ThrowInput("--tokens {}: must be >= 1", work.tokens);
+  if (work.context < 0) ThrowInput("--context {}: must be >= 0", work.context);
+  if (work.context + work.tokens > model.sequence) {
+    ThrowInput("--context {} + --tokens {} exceed {}'s sequence of {} tokens", work.context,
+               work.tokens, model.name, model.sequence);
+  }
+  if (work.tp < 1 || model.heads % work.tp != 0) {
+    ThrowInput("--tp {} does not divide {} heads", work.tp, model.heads);
+  }
+
+  const RooflineCostModel roofline(model, device);
+  std::unique_ptr<CalibratedCostModel> calibrated;
+  if (const std::string path = vm["calibration"].as<std::string>(); !path.empty()) {
+    calibrated = std::make_unique<CalibratedCostModel>(LoadCalibrationTable(path), &roofline);
+  }
+  const ComputeCostModel& cost =
+      calibrated ? static_cast<const ComputeCostModel&>(*calibrated) : roofline;
+
+  SliceWork fwd = work;
+  fwd.pass = Pass::kForward;
+  SliceWork bwd = work;
+  bwd.pass = Pass::kBackward;
+  const Flops fwd_flops = WorkFlops(model, fwd);
+  const Flops bwd_flops = WorkFlops(model, bwd);
+  const TimeNs fwd_ns = cost.Time(fwd);
+  const TimeNs bwd_ns = cost.Time(bwd);
+  const Bytes activations =
+      LayerActivationBytes(model, work.rows, work.tokens, work.context, work.tp, Block::kWhole);
+  const Bytes kv_cache = LayerKvCacheBytes(model, work.rows, work.tokens, work.tp, Block::kWhole);
+  const int64_t params = LayerShardParams(model, work.tp, Block::kWhole);
+
+  if (vm["json"].as<bool>()) {
+    PrintJson({{"model", model.name},
+               {"device", device.name},
+               {"cost_model", cost.Name()},
+               {"rows", work.rows},
+               {"tokens", work.tokens},
+               {"context", work.context},
+               {"tp", work.tp},
+               {"fwd_flops", fwd_flops},
+               {"bwd_flops", bwd_flops},
+               {"fwd_time_ns", fwd_ns},
+               {"bwd_time_ns", bwd_ns},
+               {"fwd_tflops_per_s", fwd_flops / static_cast<double>(fwd_ns) / 1e3},
+               {"activation_bytes", activations},
+               {"kv_cache_bytes", kv_cache},
+               {"params", params}});
+    return 0;
+  }
+  std::cout << fmt::format("one layer of {} on {} ({})\n", model.name, device.name, cost.Name());
+  std::cout << fmt::format("  slice             {} rows x {} tokens after {} of context, tp {}\n",
+                           work.rows, work.tokens, work.context, work.tp);
+  std::cout << fmt::format("  fwd_flops         {:.4g}\n", fwd_flops);
+  std::cout << fmt::format("  bwd_flops         {:.4g}\n", bwd_flops);
+  std::cout << fmt::format("  fwd_time_ns       {} ({:.3f} ms, {:.1f} TFLOP/s)\n", fwd_ns,
+                           static_cast<double>(fwd_ns) / 1e6,
+                           fwd_flops / static_cast<double>(fwd_ns) / 1e3);
+  std::cout << fmt::format("  bwd_time_ns       {} ({:.3f} ms)\n", bwd_ns,
+                           static_cast<double>(bwd_ns) / 1e6);
+  std::cout << fmt::format("  activation_bytes  {} ({:.1f} MiB)\n", activations,
+                           static_cast<double>(activations) / (1 << 20));
+  std::cout << fmt::format("  kv_cache_bytes    {} (kept when the sequence is cut into slices)\n",
+                           kv_cache);
+  std::cout << fmt::format("  params            {} per rank\n", params);
+  return 0;
+}
+
+}  // namespace terasim::cli

@@ -1,0 +1,94 @@
+// terasim schedule: generates a strategy's schedule (schedule/generator.h) and writes it as .pir.
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "models/errors.h"
+#include "models/model_card.h"
+#include "schedule/generator.h"
+#include "schedule/pir_format.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+
+namespace terasim::cli {
+
+int RunSchedule(const Args& args) {
+  po::options_description options("terasim schedule");
+  // clang-format off
+  options.add_options()
+      ("model", po::value<std::string>()->default_value("tiny"), "model card name or path")
+      ("strategy", po::value<std::string>()->default_value("1f1b"),
+       "gpipe | 1f1b | interleaved | terapipe")
+      ("dp", po::value<int>()->default_value(1), "data-parallel degree D")
+      ("pp", po::value<int>()->default_value(1), "pipeline-parallel degree P")
+      ("tp", po::value<int>()->default_value(1), "tensor (operator) parallel degree T")
+      ("microbatches", po::value<int>()->default_value(0, "P"),
+       "micro-batches per data-parallel replica")
+      ("microbatch-size", po::value<int>()->default_value(1), "sequences per micro-batch")
+      ("virtual-stages", po::value<int>()->default_value(1),
+       "model chunks per device (interleaved only)")
+      ("slicing", po::value<std::string>()->default_value("", "none"),
+       "terapipe: micro-batches and token slices, e.g. 1:[704,688,656]x32+2:[1024,1024]")
+      ("slices", po::value<int>()->default_value(0),
+       "terapipe: N equal token slices per micro-batch (0: one)")
+      ("order", po::value<std::string>()->default_value("flush"), "terapipe: flush | 1f1b")
+      ("boundary", po::value<std::string>()->default_value("p2p"),
+       "stage boundary with --tp > 1: p2p | broadcast")
+      ("no-optimizer", po::bool_switch(), "leave out the OPTIMIZER ops")
+      ("output,o", po::value<std::string>()->default_value(""),
+       "output .pir file (required; - for stdout)")
+      ("json", po::bool_switch(), "print a JSON summary instead of a line");
+  // clang-format on
+  po::variables_map vm;
+  if (!Parse("schedule", "[options] -o FILE.pir", options, {}, args, vm)) return 0;
+
+  const std::string output = vm["output"].as<std::string>();
+  if (output.empty()) ThrowInput("terasim schedule: -o/--output FILE is required (- for stdout)");
+  GenerateOptions o;
+  o.model = LoadModelCard(vm["model"].as<std::string>());
+  o.strategy = ParseStrategy(vm["strategy"].as<std::string>());
+  o.dp = vm["dp"].as<int>();
+  o.pp = vm["pp"].as<int>();
+  o.tp = vm["tp"].as<int>();
+  o.microbatches = vm["microbatches"].defaulted() ? o.pp : vm["microbatches"].as<int>();
+  o.microbatch_size = vm["microbatch-size"].as<int>();
+  o.virtual_stages = vm["virtual-stages"].as<int>();
+  o.order = ParseSliceOrder(vm["order"].as<std::string>());
+  o.boundary = ParseBoundary(vm["boundary"].as<std::string>());
+  o.optimizer = !vm["no-optimizer"].as<bool>();
+  o.uniform_slices = vm["slices"].as<int>();
+  if (!vm["slicing"].defaulted()) o.slicing = ParseSlicingSpec(vm["slicing"].as<std::string>());
+  const bool terapipe = o.strategy == Strategy::kTeraPipe;
+  if (!terapipe && !vm["order"].defaulted()) {
+    ThrowInput("--order is only for --strategy terapipe (not {})", StrategyName(o.strategy));
+  }
+  if (!o.slicing.empty() &&
+      (!vm["microbatches"].defaulted() || !vm["microbatch-size"].defaulted())) {
+    ThrowInput(
+        "--slicing gives the micro-batches and their rows: leave out --microbatches and "
+        "--microbatch-size");
+  }
+
+  Schedule schedule = Generate(o);
+  if (output == "-") {
+    std::cout << WritePir(schedule);
+    return 0;
+  }
+  WritePirFile(schedule, output);
+  if (vm["json"].as<bool>()) {
+    PrintJson({{"output", output},
+               {"strategy", schedule.shape.strategy},
+               {"devices", schedule.devices},
+               {"batch", schedule.batch},
+               {"ops", schedule.ops.size()},
+               {"groups", schedule.groups.size()}});
+  } else {
+    std::cout << fmt::format("{}: {} ops on {} devices ({} {}x{}x{}, batch {})\n", output,
+                             schedule.ops.size(), schedule.devices, schedule.shape.strategy,
+                             schedule.shape.dp, schedule.shape.pp, schedule.shape.tp,
+                             schedule.batch);
+  }
+  return 0;
+}
+
+}  // namespace terasim::cli

@@ -1,0 +1,258 @@
+// terasim simulate: replays a schedule (a .pir file, or one generated from --strategy and the
+// options of `terasim schedule`) on a modelled cluster (sim/simulator.h) and reports the
+// iteration time, bubble fraction, model TFLOP/s per GPU, peak memory and link use.
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "models/calibrated_cost.h"
+#include "models/device_spec.h"
+#include "models/errors.h"
+#include "models/model_card.h"
+#include "models/roofline_cost.h"
+#include "schedule/checker.h"
+#include "schedule/generator.h"
+#include "schedule/memory_estimate.h"
+#include "schedule/pir_format.h"
+#include "sim/simulator.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "topologies/topology.h"
+#include "traces/traces.h"
+
+namespace terasim::cli {
+namespace {
+
+// The schedule from --strategy and the schedule options (as `terasim schedule` reads them).
+Schedule GenerateFromFlags(const po::variables_map& vm, const ModelCard& model) {
+  GenerateOptions o;
+  o.model = model;
+  o.strategy = ParseStrategy(vm["strategy"].as<std::string>());
+  o.dp = vm["dp"].as<int>();
+  o.pp = vm["pp"].as<int>();
+  o.tp = vm["tp"].as<int>();
+  o.microbatches = vm["microbatches"].defaulted() ? o.pp : vm["microbatches"].as<int>();
+  o.microbatch_size = vm["microbatch-size"].as<int>();
+  o.virtual_stages = vm["virtual-stages"].as<int>();
+  o.order = ParseSliceOrder(vm["order"].as<std::string>());
+  o.boundary = ParseBoundary(vm["boundary"].as<std::string>());
+  o.optimizer = !vm["no-optimizer"].as<bool>();
+  o.uniform_slices = vm["slices"].as<int>();
+  if (!vm["slicing"].defaulted()) o.slicing = ParseSlicingSpec(vm["slicing"].as<std::string>());
+  if (!o.slicing.empty() &&
+      (!vm["microbatches"].defaulted() || !vm["microbatch-size"].defaulted())) {
+    ThrowInput(
+        "--slicing gives the micro-batches and their rows: leave out --microbatches and "
+        "--microbatch-size");
+  }
+  return Generate(o);
+}
+
+// Link utilization counter tracks for the trace: one per link that carried bytes.
+std::vector<CounterSeries> LinkCounters(const SimResult& result, const NetworkTopology& topology) {
+  std::map<int, CounterSeries> series;
+  for (const LinkResult& link : result.links) {
+    series[link.link].name = "link " + link.name;
+    series[link.link].value_name = "utilization";
+  }
+  for (const LinkRateSample& s : result.link_rates) {
+    auto it = series.find(s.link);
+    if (it == series.end()) continue;
+    it->second.samples.push_back(
+        CounterSample{s.time_ns, s.bytes_per_s / topology.Links()[s.link].bw_bytes_per_s});
+  }
+  std::vector<CounterSeries> out;
+  for (auto& [link, s] : series) out.push_back(std::move(s));
+  return out;
+}
+
+}  // namespace
+
+int RunSimulate(const Args& args) {
+  po::options_description options("terasim simulate");
+  // clang-format off
+  options.add_options()
+      ("pir", po::value<std::string>()->default_value(""),
+       "schedule file (.pir); or leave it out and give --strategy")
+      ("model", po::value<std::string>()->default_value(""),
+       "model card name or path (default: the .pir's model; gpt3-175b with --strategy)")
+      ("cluster", po::value<std::string>()->default_value("p3.16xlarge:48"), "INSTANCE:COUNT")
+      ("nic-gbps", po::value<double>()->default_value(0, "instance's"),
+       "what-if: NIC line rate, Gbit/s")
+      ("network", po::value<std::string>()->default_value("flow"), "flow | analytic")
+      ("calib", po::value<std::string>()->default_value(""),
+       "calibration table (terasim calibrate); default: the roofline model of the GPU")
+      ("collectives", po::value<std::string>()->default_value("sim/data/collectives.json"),
+       "collective algorithm parameters (relative paths: under the data root)")
+      ("trace", po::value<std::string>()->default_value(""),
+       "write a Chrome / Perfetto trace JSON here")
+      ("no-link-counters", po::bool_switch(), "leave the link utilization counters out of --trace")
+      ("no-check", po::bool_switch(), "skip the schedule checker for a .pir")
+      ("json", po::bool_switch(), "print JSON")
+      ("strategy", po::value<std::string>()->default_value(""),
+       "generate the schedule: gpipe | 1f1b | interleaved | terapipe")
+      ("dp", po::value<int>()->default_value(1), "data-parallel degree D (with --strategy)")
+      ("pp", po::value<int>()->default_value(1), "pipeline-parallel degree P")
+      ("tp", po::value<int>()->default_value(1), "tensor (operator) parallel degree T")
+      ("microbatches", po::value<int>()->default_value(0, "P"), "micro-batches per replica")
+      ("microbatch-size", po::value<int>()->default_value(1), "sequences per micro-batch")
+      ("virtual-stages", po::value<int>()->default_value(1), "model chunks per device")
+      ("slicing", po::value<std::string>()->default_value(""),
+       "terapipe: micro-batches and token slices, e.g. 1:[704,688,656]x32")
+      ("slices", po::value<int>()->default_value(0), "terapipe: N equal token slices")
+      ("order", po::value<std::string>()->default_value("flush"), "terapipe: flush | 1f1b")
+      ("boundary", po::value<std::string>()->default_value("p2p"), "p2p | broadcast")
+      ("no-optimizer", po::bool_switch(), "leave out the OPTIMIZER ops");
+  // clang-format on
+  po::positional_options_description positional;
+  positional.add("pir", 1);
+  po::variables_map vm;
+  if (!Parse("simulate",
+             "FILE.pir [--model M] [--cluster C] [--network flow|analytic] [--calib FILE] "
+             "[--trace OUT.json] [--json]\n       terasim simulate --strategy S [schedule "
+             "options] [--model M] [--cluster C] ...",
+             options, positional, args, vm)) {
+    return 0;
+  }
+  const std::string pir = vm["pir"].as<std::string>();
+  const std::string strategy = vm["strategy"].as<std::string>();
+  if (pir.empty() == strategy.empty()) {
+    ThrowInput("terasim simulate: give a .pir file or --strategy (exactly one of them)");
+  }
+  const NetworkMode network = ParseNetworkMode(vm["network"].as<std::string>());
+
+  Schedule schedule;
+  ModelCard model;
+  std::string model_name = vm["model"].as<std::string>();
+  if (!pir.empty()) {
+    schedule = ReadPirFile(pir);
+    if (!vm["no-check"].as<bool>()) RequireValidSchedule(schedule);
+    if (model_name.empty()) model_name = schedule.model;
+    model = LoadModelCard(model_name);
+    if (model.layers != schedule.layers || model.sequence != schedule.sequence) {
+      ThrowInput("--model {}: {} layers x {} tokens, but {} has {} x {}", model_name, model.layers,
+                 model.sequence, pir, schedule.layers, schedule.sequence);
+    }
+  } else {
+    model = LoadModelCard(model_name.empty() ? "gpt3-175b" : model_name);
+    schedule = GenerateFromFlags(vm, model);
+  }
+
+  ClusterOptions cluster_options;
+  if (!vm["nic-gbps"].defaulted()) cluster_options.nic_gbps = vm["nic-gbps"].as<double>();
+  const Cluster cluster = BuildCluster(vm["cluster"].as<std::string>(), cluster_options);
+  if (schedule.devices > cluster.NumGpus()) {
+    ThrowInput("--cluster {}: {} GPUs, but the schedule needs {} devices",
+               vm["cluster"].as<std::string>(), cluster.NumGpus(), schedule.devices);
+  }
+  const ClusterTopology topology(cluster);
+  const DeviceSpec device = LoadDeviceSpec(cluster.Instance().device);
+  const RooflineCostModel roofline(model, device);
+  std::unique_ptr<CalibratedCostModel> calibrated;
+  if (!vm["calib"].as<std::string>().empty()) {
+    calibrated = std::make_unique<CalibratedCostModel>(
+        LoadCalibrationTable(vm["calib"].as<std::string>()), &roofline);
+  }
+  const ComputeCostModel& cost =
+      calibrated ? static_cast<const ComputeCostModel&>(*calibrated) : roofline;
+
+  std::string collectives_path = vm["collectives"].as<std::string>();
+  if (!collectives_path.empty() && collectives_path[0] != '/') {
+    collectives_path = DataRoot() + "/" + collectives_path;
+  }
+  const MemoryEstimate memory = EstimateMemory(schedule, model, device);
+  SimOptions sim;
+  sim.network = network;
+  sim.collectives = LoadCollectiveOptions(collectives_path);
+  sim.model = &model;
+  for (const DeviceMemory& m : memory.devices) sim.peak_memory_bytes.push_back(m.peak);
+  const std::string trace_path = vm["trace"].as<std::string>();
+  sim.record_link_rates = !trace_path.empty() && !vm["no-link-counters"].as<bool>();
+  if (!memory.fits) std::cerr << "terasim simulate: warning: " << memory.reason << "\n";
+
+  const SimResult result = Simulate(schedule, topology, cost, sim);
+  if (!trace_path.empty()) {
+    WriteChromeTraceFile(trace_path, result.trace, LinkCounters(result, topology));
+  }
+
+  const double iteration_s = NsToSeconds(result.iteration_time_ns);
+  const double events_per_s = result.wall_time_s > 0 ? result.events / result.wall_time_s : 0;
+  if (vm["json"].as<bool>()) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const DeviceResult& d : result.devices) {
+      devices.push_back({{"device", d.device},
+                         {"gpu", d.gpu},
+                         {"compute_fraction", d.compute_fraction},
+                         {"comm_fraction", d.comm_fraction},
+                         {"idle_fraction", d.idle_fraction},
+                         {"peak_memory_bytes", d.peak_memory_bytes}});
+    }
+    nlohmann::json links = nlohmann::json::array();
+    for (const LinkResult& l : result.links) {
+      links.push_back({{"link", l.link},
+                       {"name", l.name},
+                       {"bytes", l.bytes},
+                       {"utilization", l.utilization},
+                       {"busy_s", NsToSeconds(l.busy_ns)}});
+    }
+    PrintJson({{"schedule", pir.empty() ? "generated" : pir},
+               {"model", model.name},
+               {"cluster", cluster.Spec()},
+               {"strategy", schedule.shape.strategy},
+               {"dp", schedule.shape.dp},
+               {"pp", schedule.shape.pp},
+               {"tp", schedule.shape.tp},
+               {"batch", schedule.batch},
+               {"ops", schedule.ops.size()},
+               {"network", NetworkModeName(network)},
+               {"cost_model", cost.Name()},
+               {"iteration_time_s", iteration_s},
+               {"bubble_fraction", result.bubble_fraction},
+               {"tflops_per_gpu", result.tflops_per_gpu},
+               {"model_flops", result.model_flops},
+               {"peak_memory_bytes", result.peak_memory_bytes},
+               {"capacity_bytes", memory.capacity_bytes},
+               {"fits", memory.fits},
+               {"memory_reason", memory.reason},
+               {"events", result.events},
+               {"events_per_s", events_per_s},
+               {"wall_time_s", result.wall_time_s},
+               {"critical_path", result.critical_path},
+               {"devices", devices},
+               {"links", links}});
+    return 0;
+  }
+  double comm = 0;
+  for (const DeviceResult& d : result.devices) comm += d.comm_fraction / result.devices.size();
+  std::cout << fmt::format(
+      "{}: {} {}x{}x{} on {} ({} network, {})\n"
+      "  iteration   {:.4f} s\n"
+      "  bubble      {:.1f} %   exposed communication {:.1f} %\n"
+      "  throughput  {:.2f} TFLOP/s per GPU\n"
+      "  memory      peak {} of {} ({})\n"
+      "  simulated   {} events in {:.3f} s ({:.0f} events/s)\n",
+      pir.empty() ? "generated" : pir, model.name, schedule.shape.dp, schedule.shape.pp,
+      schedule.shape.tp, cluster.Spec(), NetworkModeName(network), cost.Name(), iteration_s,
+      100 * result.bubble_fraction, 100 * comm, result.tflops_per_gpu,
+      FormatGiB(result.peak_memory_bytes), FormatGiB(memory.capacity_bytes),
+      memory.fits ? "fits" : "does not fit", result.events, result.wall_time_s, events_per_s);
+  std::vector<LinkResult> busiest = result.links;
+  std::sort(busiest.begin(), busiest.end(), [](const LinkResult& a, const LinkResult& b) {
+    return a.utilization != b.utilization ? a.utilization > b.utilization : a.link < b.link;
+  });
+  if (busiest.size() > 5) busiest.resize(5);
+  for (const LinkResult& l : busiest) {
+    std::cout << fmt::format("  link        {:<40} {:5.1f} % utilized, {:.3g} GB\n", l.name,
+                             100 * l.utilization, l.bytes / 1e9);
+  }
+  if (!result.critical_path.empty()) {
+    std::cout << fmt::format("  critical    {} ops: {} ... {}\n", result.critical_path.size(),
+                             result.critical_path.front(), result.critical_path.back());
+  }
+  return 0;
+}
+
+}  // namespace terasim::cli

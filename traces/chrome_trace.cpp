@@ -1,0 +1,223 @@
+#include "traces/chrome_trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "models/errors.h"
+#include "models/json_reader.h"
+#include "traces/trace_order.h"
+
+namespace terasim {
+namespace {
+
+// A JSON string literal (quotes included). UTF-8 passes through unchanged.
+std::string Quote(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// Nanoseconds as microseconds, in the shortest digits that read back to the same double
+// (exact for any time below 2^53 ns, about 104 days).
+std::string Micros(TimeNs ns) { return fmt::format("{}", static_cast<double>(ns) / 1e3); }
+
+std::string Number(double value) {
+  TERASIM_CHECK(std::isfinite(value), "trace value {} is not finite", value);
+  return fmt::format("{}", value);
+}
+
+}  // namespace
+
+void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& counters,
+                      std::ostream& out) {
+  std::set<int> devices;
+  std::set<std::string> streams;
+  for (const TraceRow& row : trace.rows) {
+    devices.insert(row.device);
+    streams.insert(row.stream);
+  }
+  // One tid per stream name, the same on every device, in name order (tid 0 is left free).
+  std::map<std::string, int> tid;
+  for (const std::string& s : streams) tid.emplace(s, static_cast<int>(tid.size()) + 1);
+
+  out << "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"run_kind\":" << Quote(trace.run_kind)
+      << ",\"label\":" << Quote(trace.label) << ",\"metadata\":{";
+  bool first = true;
+  for (const auto& [k, v] : trace.metadata) {
+    out << (first ? "" : ",") << Quote(k) << ":" << Quote(v);
+    first = false;
+  }
+  out << "}},\n\"traceEvents\":[\n";
+
+  first = true;
+  auto event = [&](const std::string& text) {
+    out << (first ? "" : ",\n") << text;
+    first = false;
+  };
+  std::set<std::pair<int, std::string>> tracks;
+  for (const TraceRow& row : trace.rows) tracks.emplace(row.device, row.stream);
+  for (int d : devices) {
+    event(fmt::format(
+        R"({{"name":"process_name","ph":"M","pid":{},"tid":0,"args":{{"name":"GPU {}"}}}})", d, d));
+    event(fmt::format(
+        R"({{"name":"process_sort_index","ph":"M","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+        d, d));
+  }
+  for (const auto& [d, s] : tracks) {
+    event(fmt::format(R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":{}}}}})",
+                      d, tid.at(s), Quote(s)));
+    event(fmt::format(
+        R"({{"name":"thread_sort_index","ph":"M","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+        d, tid.at(s), tid.at(s)));
+  }
+
+  for (size_t i : CanonicalRowOrder(trace.rows)) {
+    const TraceRow& row = trace.rows[i];
+    TERASIM_CHECK(row.end_ns >= row.start_ns, "trace row {} ends ({}) before it starts ({})",
+                  row.key, row.end_ns, row.start_ns);
+    std::string_view kind = OpKindName(row.kind);
+    event(fmt::format(
+        R"({{"name":{},"cat":"{}","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
+        R"("args":{{"key":{},"kind":"{}","iteration":{},"stream":{},"bytes":{},"flops":{}}}}})",
+        Quote(row.key), kind, row.device, tid.at(row.stream), Micros(row.start_ns),
+        Micros(row.end_ns - row.start_ns), Quote(row.key), kind, row.iteration, Quote(row.stream),
+        row.bytes, Number(row.flops)));
+  }
+
+  if (!counters.empty()) {
+    int pid = devices.empty() ? 0 : *devices.rbegin() + 1;
+    event(fmt::format(
+        R"({{"name":"process_name","ph":"M","pid":{},"tid":0,"args":{{"name":"counters"}}}})",
+        pid));
+    event(fmt::format(
+        R"({{"name":"process_sort_index","ph":"M","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+        pid, pid));
+    for (const CounterSeries& series : counters) {
+      for (const CounterSample& sample : series.samples) {
+        event(fmt::format(R"({{"name":{},"ph":"C","pid":{},"tid":0,"ts":{},"args":{{{}:{}}}}})",
+                          Quote(series.name), pid, Micros(sample.time_ns), Quote(series.value_name),
+                          Number(sample.value)));
+      }
+    }
+  }
+  out << "\n]}\n";
+}
+
+std::string ChromeTraceJson(const Trace& trace, const std::vector<CounterSeries>& counters) {
+  std::ostringstream out;
+  WriteChromeTrace(trace, counters, out);
+  return out.str();
+}
+
+void WriteChromeTraceFile(const std::string& path, const Trace& trace,
+                          const std::vector<CounterSeries>& counters) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) ThrowInput("{}: cannot write", path);
+  WriteChromeTrace(trace, counters, out);
+  out.flush();
+  if (!out) ThrowInput("{}: cannot write", path);
+}
+
+Trace ReadChromeTrace(const std::string& text, const std::string& origin) {
+  nlohmann::json doc = ParseJson(text, origin);
+  Trace trace;
+  const nlohmann::json* events = &doc;
+  if (doc.is_object()) {
+    JsonReader top(doc, origin);
+    events = &top.RequireArray("traceEvents");
+    if (top.Has("otherData")) {
+      JsonReader other = top.Child("otherData");
+      trace.run_kind = other.OptionalString("run_kind", "");
+      trace.label = other.OptionalString("label", "");
+      if (other.Has("metadata")) {
+        JsonReader meta = other.Child("metadata");
+        for (const auto& [k, v] : other.RequireObject("metadata").items()) {
+          trace.metadata[k] = meta.RequireString(k);
+        }
+      }
+    }
+  } else if (!doc.is_array()) {
+    ThrowInput("{}: must be a JSON object with traceEvents or an array of events", origin);
+  }
+
+  // Thread names first: they may follow the events that use them.
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;
+  for (size_t i = 0; i < events->size(); ++i) {
+    JsonReader e = JsonReader::Element(*events, i, origin, "traceEvents");
+    if (e.OptionalString("ph", "") != "M" || e.OptionalString("name", "") != "thread_name") {
+      continue;
+    }
+    thread_names[{e.RequireInt("pid"), e.OptionalInt("tid", 0)}] =
+        e.Child("args").RequireString("name");
+  }
+
+  for (size_t i = 0; i < events->size(); ++i) {
+    JsonReader e = JsonReader::Element(*events, i, origin, "traceEvents");
+    if (e.OptionalString("ph", "") != "X") continue;
+    TraceRow row;
+    int64_t pid = e.RequireInt("pid", 0);
+    int64_t tid = e.OptionalInt("tid", 0);
+    TERASIM_CHECK(pid <= INT32_MAX, "pid {} out of range", pid);
+    row.device = static_cast<int>(pid);
+    double ts_us = e.RequireDouble("ts");
+    double dur_us = e.RequireDouble("dur");
+    if (!(dur_us >= 0)) ThrowInput("{}: dur: must be >= 0 (got {})", e.where(), dur_us);
+    row.start_ns = std::llround(ts_us * 1e3);
+    row.end_ns = row.start_ns + std::llround(dur_us * 1e3);
+
+    nlohmann::json empty = nlohmann::json::object();
+    JsonReader args = e.Has("args") ? e.Child("args") : JsonReader(empty, e.where() + ": args");
+    row.key = args.OptionalString("key", e.OptionalString("name", ""));
+    if (row.key.empty()) ThrowInput("{}: name: missing (the op key)", e.where());
+    std::string kind = args.OptionalString("kind", e.OptionalString("cat", ""));
+    std::optional<OpKind> parsed = ParseOpKind(kind);
+    if (!parsed) ThrowInput("{}: args: kind: unknown op kind '{}'", e.where(), kind);
+    row.kind = *parsed;
+    row.iteration = static_cast<int>(args.OptionalInt("iteration", 0, 0));
+    auto name = thread_names.find({pid, tid});
+    row.stream = args.OptionalString(
+        "stream", name != thread_names.end() ? name->second : fmt::format("tid{}", tid));
+    row.bytes = args.OptionalInt("bytes", 0, 0);
+    row.flops = args.OptionalDouble("flops", 0);
+    trace.rows.push_back(std::move(row));
+  }
+  return trace;
+}
+
+Trace ReadChromeTraceFile(const std::string& path) {
+  return ReadChromeTrace(ReadTextFile(path), path);
+}
+
+}  // namespace terasim

@@ -1,0 +1,54 @@
+// Chrome / Perfetto trace JSON (the "Trace Event Format") for a Trace: open the file in
+// https://ui.perfetto.dev or chrome://tracing.
+//
+// Layout: one process per device (pid = device, named "GPU n"), one thread per stream (the
+// same tid for a stream name on every device, named after the stream), one complete event
+// (ph "X") per row with ts and dur in microseconds and the op's fields in args (key, kind,
+// iteration, stream, bytes, flops). Optional counter series (e.g. link utilization) become
+// counter events (ph "C") in one extra process named "counters". run_kind, label and metadata
+// go to the top-level "otherData" object. Rows are written in the canonical order
+// (traces/trace_order.h), one event per line: the same input gives byte-identical output.
+//
+// The reader takes back what the writer wrote (and the plain array form of the format); it
+// uses only X events and thread names, so counter events and other producers' extra events
+// are skipped.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "models/units.h"
+#include "traces/trace.h"
+
+namespace terasim {
+
+struct CounterSample {
+  TimeNs time_ns = 0;
+  double value = 0;
+};
+
+// One counter track, e.g. name "link 0->3 (NVLink)", value_name "utilization", values in [0, 1].
+struct CounterSeries {
+  std::string name;
+  std::string value_name = "value";
+  std::vector<CounterSample> samples;  // written in this order
+};
+
+// Writes the trace as Chrome trace JSON to `out`. Throws InternalError when a row has
+// end_ns < start_ns or non-finite flops, or a counter sample is not finite.
+void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& counters,
+                      std::ostream& out);
+// The same, as a string.
+std::string ChromeTraceJson(const Trace& trace, const std::vector<CounterSeries>& counters = {});
+// The same, to a file. Throws InputError "PATH: cannot write" when the file cannot be written.
+void WriteChromeTraceFile(const std::string& path, const Trace& trace,
+                          const std::vector<CounterSeries>& counters = {});
+
+// Parses Chrome trace JSON. `origin` names the text in errors. Throws InputError
+// "ORIGIN: traceEvents[i]: FIELD: what" for a malformed X event (e.g. an unknown op kind).
+Trace ReadChromeTrace(const std::string& text, const std::string& origin);
+// Reads and parses a file. Throws InputError "PATH: cannot read" and the errors above.
+Trace ReadChromeTraceFile(const std::string& path);
+
+}  // namespace terasim

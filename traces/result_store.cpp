@@ -1,0 +1,308 @@
+#include "traces/result_store.h"
+
+#include <unistd.h>
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "traces/code_version.h"
+#include "traces/store_schema.h"
+
+namespace terasim {
+namespace {
+
+constexpr std::string_view kNow = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')";
+
+std::string HostName() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+constexpr std::string_view kRunColumns =
+    "id, created_at, kind, model, cluster, strategy, dp, pp, tp, microbatches, slicing, "
+    "config_json, config_key, code_version, seed, host, label";
+
+StoredRun ReadRunColumns(const Statement& s, const std::string& path) {
+  StoredRun run;
+  run.id = s.Int(0);
+  run.created_at = s.Text(1);
+  RunRecord& r = run.record;
+  r.kind = s.Text(2);
+  r.model = s.Text(3);
+  r.cluster = s.Text(4);
+  r.strategy = s.Text(5);
+  r.dp = static_cast<int>(s.Int(6));
+  r.pp = static_cast<int>(s.Int(7));
+  r.tp = static_cast<int>(s.Int(8));
+  r.microbatches = static_cast<int>(s.Int(9));
+  r.slicing = s.Text(10);
+  r.config = nlohmann::json::parse(s.Text(11), nullptr, /*allow_exceptions=*/false);
+  if (r.config.is_discarded())
+    ThrowInput("{}: run {}: config_json is not valid JSON", path, run.id);
+  r.config_key = s.Text(12);
+  r.code_version = s.Text(13);
+  r.seed = s.Int(14);
+  r.host = s.Text(15);
+  r.label = s.Text(16);
+  return run;
+}
+
+}  // namespace
+
+ResultStore ResultStore::OpenOrCreate(const std::string& path) {
+  ResultStore store(Database::Open(path, Database::Mode::kCreate));
+  store.Configure(/*writable=*/true);
+  store.Migrate();
+  return store;
+}
+
+ResultStore ResultStore::OpenExisting(const std::string& path) {
+  ResultStore store(Database::Open(path, Database::Mode::kExisting));
+  int64_t version = 0;
+  try {
+    version = store.db_.PragmaInt("user_version");
+  } catch (const SqliteError& e) {
+    ThrowInput("{}: not a terasim results store ({})", path, e.sqlite_message());
+  }
+  if (version == 0) ThrowInput("{}: not a terasim results store (schema version 0)", path);
+  store.Configure(/*writable=*/true);
+  store.Migrate();
+  return store;
+}
+
+void ResultStore::Configure(bool writable) {
+  db_.Exec("PRAGMA foreign_keys = ON");
+  if (writable) {
+    Statement wal = db_.Prepare("PRAGMA journal_mode = WAL");
+    wal.Step();  // returns the mode now in use; a memory database stays "memory"
+  }
+}
+
+void ResultStore::Migrate() {
+  int64_t version = db_.PragmaInt("user_version");
+  if (version > StoreSchemaVersion()) {
+    ThrowInput(
+        "{}: schema version {} is newer than this terasim understands ({}); use a newer "
+        "terasim",
+        path(), version, StoreSchemaVersion());
+  }
+  if (version == StoreSchemaVersion()) return;
+  Transaction transaction(db_);
+  // Another process may have migrated between the check and the lock.
+  version = db_.PragmaInt("user_version");
+  for (const StoreMigration& m : StoreMigrations()) {
+    if (m.version <= version) continue;
+    db_.Exec(m.sql);
+    db_.Exec(fmt::format("PRAGMA user_version = {}", m.version));
+  }
+  transaction.Commit();
+}
+
+int ResultStore::SchemaVersion() { return static_cast<int>(db_.PragmaInt("user_version")); }
+
+int64_t ResultStore::WriteRun(const RunRecord& run, const std::vector<TraceRow>& ops) {
+  if (run.kind != "sim" && run.kind != "exec") {
+    ThrowInput("{}: run kind must be 'sim' or 'exec', not '{}'", path(), run.kind);
+  }
+  for (const auto& [name, value] : run.metrics) {
+    if (!std::isfinite(value)) ThrowInput("{}: metric {}: value must be finite", path(), name);
+  }
+  Transaction transaction(db_);
+  Statement insert_run = db_.Prepare(fmt::format(
+      "INSERT INTO runs (created_at, kind, model, cluster, strategy, dp, pp, tp, microbatches, "
+      "slicing, config_json, config_key, code_version, seed, host, label) "
+      "VALUES ({}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+      kNow));
+  std::string config_json = run.config.dump();
+  insert_run.Bind(1, run.kind)
+      .Bind(2, run.model)
+      .Bind(3, run.cluster)
+      .Bind(4, run.strategy)
+      .Bind(5, int64_t{run.dp})
+      .Bind(6, int64_t{run.pp})
+      .Bind(7, int64_t{run.tp})
+      .Bind(8, int64_t{run.microbatches})
+      .Bind(9, run.slicing)
+      .Bind(10, config_json)
+      .Bind(11, run.config_key.empty() ? config_json : run.config_key)
+      .Bind(12, run.code_version.empty() ? CodeVersion() : run.code_version)
+      .Bind(13, run.seed)
+      .Bind(14, run.host.empty() ? HostName() : run.host)
+      .Bind(15, run.label);
+  insert_run.Run();
+  int64_t run_id = db_.LastInsertRowId();
+  Hook("run", 0);
+
+  Statement insert_metric =
+      db_.Prepare("INSERT INTO metrics (run_id, name, value) VALUES (?1, ?2, ?3)");
+  int64_t index = 0;
+  for (const auto& [name, value] : run.metrics) {
+    insert_metric.Bind(1, run_id).Bind(2, name).Bind(3, value);
+    insert_metric.Run();
+    Hook("metric", index++);
+  }
+
+  Statement insert_op = db_.Prepare(
+      "INSERT INTO ops (run_id, iteration, key, kind, device, stream, start_ns, end_ns, bytes, "
+      "flops) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  index = 0;
+  for (const TraceRow& op : ops) {
+    insert_op.Bind(1, run_id)
+        .Bind(2, int64_t{op.iteration})
+        .Bind(3, op.key)
+        .Bind(4, OpKindName(op.kind))
+        .Bind(5, int64_t{op.device})
+        .Bind(6, op.stream)
+        .Bind(7, op.start_ns)
+        .Bind(8, op.end_ns)
+        .Bind(9, op.bytes)
+        .Bind(10, op.flops);
+    insert_op.Run();
+    Hook("op", index++);
+  }
+  transaction.Commit();
+  return run_id;
+}
+
+std::optional<int64_t> ResultStore::FindRunByConfigKey(std::string_view config_key) {
+  Statement s = db_.Prepare("SELECT max(id) FROM runs WHERE config_key = ?1");
+  s.Bind(1, config_key);
+  if (!s.Step() || s.Type(0) == Statement::ColumnType::kNull) return std::nullopt;
+  return s.Int(0);
+}
+
+std::map<int64_t, std::map<std::string, double>> ResultStore::ReadMetrics(
+    std::optional<int64_t> run_id) {
+  Statement s = db_.Prepare(run_id ? "SELECT run_id, name, value FROM metrics WHERE run_id = ?1"
+                                   : "SELECT run_id, name, value FROM metrics");
+  if (run_id) s.Bind(1, *run_id);
+  std::map<int64_t, std::map<std::string, double>> metrics;
+  while (s.Step()) metrics[s.Int(0)][s.Text(1)] = s.Real(2);
+  return metrics;
+}
+
+std::vector<StoredRun> ResultStore::ListRuns() {
+  auto metrics = ReadMetrics(std::nullopt);
+  Statement s = db_.Prepare(fmt::format("SELECT {} FROM runs ORDER BY id", kRunColumns));
+  std::vector<StoredRun> runs;
+  while (s.Step()) {
+    runs.push_back(ReadRunColumns(s, path()));
+    runs.back().record.metrics = std::move(metrics[runs.back().id]);
+  }
+  return runs;
+}
+
+void ResultStore::RequireRun(int64_t run_id) {
+  Statement s = db_.Prepare("SELECT 1 FROM runs WHERE id = ?1");
+  s.Bind(1, run_id);
+  if (!s.Step()) ThrowInput("{}: no run {}", path(), run_id);
+}
+
+StoredRun ResultStore::ReadRun(int64_t run_id) {
+  Statement s = db_.Prepare(fmt::format("SELECT {} FROM runs WHERE id = ?1", kRunColumns));
+  s.Bind(1, run_id);
+  if (!s.Step()) ThrowInput("{}: no run {}", path(), run_id);
+  StoredRun run = ReadRunColumns(s, path());
+  run.record.metrics = std::move(ReadMetrics(run_id)[run_id]);
+  return run;
+}
+
+Trace ResultStore::ReadRunTrace(int64_t run_id) {
+  StoredRun run = ReadRun(run_id);
+  Trace trace;
+  trace.run_kind = run.record.kind;
+  trace.label = run.record.label;
+  trace.metadata["run_id"] = std::to_string(run_id);
+  trace.metadata["model"] = run.record.model;
+  trace.metadata["cluster"] = run.record.cluster;
+  trace.metadata["strategy"] = run.record.strategy;
+  trace.metadata["code_version"] = run.record.code_version;
+  Statement s = db_.Prepare(
+      "SELECT iteration, key, kind, device, stream, start_ns, end_ns, bytes, flops FROM ops "
+      "WHERE run_id = ?1 ORDER BY rowid");
+  s.Bind(1, run_id);
+  while (s.Step()) {
+    TraceRow row;
+    row.iteration = static_cast<int>(s.Int(0));
+    row.key = s.Text(1);
+    std::string kind = s.Text(2);
+    std::optional<OpKind> parsed = ParseOpKind(kind);
+    if (!parsed) ThrowInput("{}: run {}: op {}: unknown kind '{}'", path(), run_id, row.key, kind);
+    row.kind = *parsed;
+    row.device = static_cast<int>(s.Int(3));
+    row.stream = s.Text(4);
+    row.start_ns = s.Int(5);
+    row.end_ns = s.Int(6);
+    row.bytes = s.Int(7);
+    row.flops = s.Real(8);
+    trace.rows.push_back(std::move(row));
+  }
+  return trace;
+}
+
+int64_t ResultStore::WriteComparison(const std::string& name, const nlohmann::json& config,
+                                     const std::vector<int64_t>& run_ids) {
+  Transaction transaction(db_);
+  for (int64_t id : run_ids) RequireRun(id);
+  Statement insert = db_.Prepare(fmt::format(
+      "INSERT INTO comparisons (name, created_at, config_json) VALUES (?1, {}, ?2)", kNow));
+  insert.Bind(1, name).Bind(2, config.dump());
+  insert.Run();
+  int64_t comparison_id = db_.LastInsertRowId();
+  Statement link = db_.Prepare(
+      "INSERT INTO comparison_runs (comparison_id, position, run_id) VALUES (?1, ?2, ?3)");
+  for (size_t i = 0; i < run_ids.size(); ++i) {
+    link.Bind(1, comparison_id).Bind(2, static_cast<int64_t>(i)).Bind(3, run_ids[i]);
+    link.Run();
+  }
+  transaction.Commit();
+  return comparison_id;
+}
+
+std::vector<int64_t> ResultStore::ComparisonRuns(int64_t comparison_id) {
+  Statement exists = db_.Prepare("SELECT 1 FROM comparisons WHERE id = ?1");
+  exists.Bind(1, comparison_id);
+  if (!exists.Step()) ThrowInput("{}: no comparison {}", path(), comparison_id);
+  Statement s =
+      db_.Prepare("SELECT run_id FROM comparison_runs WHERE comparison_id = ?1 ORDER BY position");
+  s.Bind(1, comparison_id);
+  std::vector<int64_t> ids;
+  while (s.Step()) ids.push_back(s.Int(0));
+  return ids;
+}
+
+QueryResult ResultStore::Query(std::string_view sql) {
+  QueryResult result;
+  try {
+    Statement s = db_.Prepare(sql);
+    int n = s.ColumnCount();
+    for (int c = 0; c < n; ++c) result.columns.push_back(s.ColumnName(c));
+    while (s.Step()) {
+      std::vector<SqlValue> row(n);
+      for (int c = 0; c < n; ++c) {
+        switch (s.Type(c)) {
+          case Statement::ColumnType::kNull:
+            break;
+          case Statement::ColumnType::kInteger:
+            row[c] = s.Int(c);
+            break;
+          case Statement::ColumnType::kReal:
+            row[c] = s.Real(c);
+            break;
+          case Statement::ColumnType::kText:
+          case Statement::ColumnType::kBlob:
+            row[c] = s.Text(c);
+            break;
+        }
+      }
+      result.rows.push_back(std::move(row));
+    }
+  } catch (const SqliteError& e) {
+    ThrowInput("{}: SQL: {}", path(), e.sqlite_message());
+  }
+  return result;
+}
+
+}  // namespace terasim

@@ -1,0 +1,28 @@
+#include "tools/planning_context.h"
+
+namespace terasim::cli {
+
+PlanningContext::PlanningContext(const PlanningInputs& inputs)
+    : model_(LoadModelCard(inputs.model)),
+      cluster_(BuildCluster(inputs.cluster, inputs.cluster_options)),
+      device_(LoadDeviceSpec(cluster_.Instance().device)),
+      roofline_(std::make_unique<RooflineCostModel>(model_, device_)),
+      topology_(std::make_unique<ClusterTopology>(cluster_)),
+      network_(inputs.network) {
+  std::string path = inputs.collectives;
+  if (!path.empty() && path[0] != '/') path = DataRoot() + "/" + path;
+  collectives_ = LoadCollectiveOptions(path);
+}
+
+SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstimate* memory) const {
+  SimOptions options;
+  options.network = network_;
+  options.collectives = collectives_;
+  options.model = &model_;
+  if (memory != nullptr) {
+    for (const DeviceMemory& m : memory->devices) options.peak_memory_bytes.push_back(m.peak);
+  }
+  return Simulate(schedule, *topology_, *roofline_, options);
+}
+
+}  // namespace terasim::cli

@@ -1,0 +1,58 @@
+// PlanningContext: everything a plan or a comparison evaluates candidates against: the model,
+// the cluster and its simulator view, the GPU's spec, the roofline cost model and the
+// collective parameters, built once from the command line's names; plus Evaluate, which
+// replays a schedule with the simulator.
+//
+// Owns its parts; not copyable or movable (the topology view borrows the cluster). Evaluate is
+// const and thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "models/device_spec.h"
+#include "models/model_card.h"
+#include "models/roofline_cost.h"
+#include "schedule/memory_estimate.h"
+#include "schedule/schedule_ir.h"
+#include "sim/simulator.h"
+#include "topologies/topology.h"
+
+namespace terasim::cli {
+
+struct PlanningInputs {
+  std::string model = "gpt3-175b";
+  std::string cluster = "p3.16xlarge:48";
+  ClusterOptions cluster_options;
+  NetworkMode network = NetworkMode::kFlow;
+  std::string collectives = "sim/data/collectives.json";  // relative: under the data root
+};
+
+class PlanningContext {
+ public:
+  // Loads and builds everything; throws InputError naming the bad input.
+  explicit PlanningContext(const PlanningInputs& inputs);
+  PlanningContext(const PlanningContext&) = delete;
+  PlanningContext& operator=(const PlanningContext&) = delete;
+
+  const ModelCard& model() const { return model_; }
+  const Cluster& cluster() const { return cluster_; }
+  const DeviceSpec& device() const { return device_; }
+  const ComputeCostModel& cost() const { return *roofline_; }
+  const NetworkTopology& topology() const { return *topology_; }
+  NetworkMode network() const { return network_; }
+
+  // Replays `schedule` (for this model) on the cluster; peak memory from `memory` when given.
+  SimResult Evaluate(const Schedule& schedule, const MemoryEstimate* memory = nullptr) const;
+
+ private:
+  ModelCard model_;
+  Cluster cluster_;
+  DeviceSpec device_;
+  std::unique_ptr<RooflineCostModel> roofline_;
+  std::unique_ptr<ClusterTopology> topology_;
+  CollectiveOptions collectives_;
+  NetworkMode network_;
+};
+
+}  // namespace terasim::cli

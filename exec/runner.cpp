@@ -571,11 +571,7 @@ ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int
                      std::tie(b.iteration, b.start_ns, b.device, b.key);
             });
   for (auto& dev : devices_) dev->backend->GatherSnapshot(result.gradients);
-  double squares = 0;
-  for (const auto& [name, values] : result.gradients.values) {
-    for (float v : values) squares += static_cast<double>(v) * v;
-  }
-  result.grad_norm = std::sqrt(squares);
+  result.grad_norm = GradNorm(result.gradients);
   result.trace.metadata["model"] = card_.name;
   result.trace.metadata["iterations"] = std::to_string(options_.iterations);
   result.trace.metadata["seed"] = std::to_string(options_.seed);
@@ -583,6 +579,35 @@ ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int
 }
 
 }  // namespace
+
+void MergeGathered(FullTensors& into, const FullTensors& from) {
+  for (const auto& [name, values] : from.values) {
+    auto& to_values = into.values[name];
+    auto& to_covered = into.covered[name];
+    const auto covered = from.covered.find(name);
+    TERASIM_CHECK(covered != from.covered.end() && covered->second.size() == values.size(),
+                  "gathered tensor {} without its coverage", name);
+    if (to_values.empty()) {
+      to_values.assign(values.size(), 0.0f);
+      to_covered.assign(values.size(), 0);
+    }
+    TERASIM_CHECK(to_values.size() == values.size(), "gathered tensor {} has {} and {} values",
+                  name, to_values.size(), values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (to_covered[i] || !covered->second[i]) continue;
+      to_values[i] = values[i];
+      to_covered[i] = 1;
+    }
+  }
+}
+
+double GradNorm(const FullTensors& tensors) {
+  double squares = 0;
+  for (const auto& [name, values] : tensors.values) {
+    for (float v : values) squares += static_cast<double>(v) * v;
+  }
+  return std::sqrt(squares);
+}
 
 ExecResult RunSchedule(const Schedule& schedule, const ModelCard& card, const ExecOptions& options,
                        const BackendFactory& make_backend, Transport& transport,

@@ -60,4 +60,12 @@ ExecResult RunSchedule(const Schedule& schedule, const ModelCard& card, const Ex
                        const BackendFactory& make_backend, Transport& transport,
                        const std::vector<int>& devices);
 
+// Adds to `into` the elements of `from` that `from` covers and `into` does not yet (tensors
+// missing in `into` are created): merging the gathers of devices in rank order gives every
+// element from the lowest device holding it, as one process gathering them all would.
+void MergeGathered(FullTensors& into, const FullTensors& from);
+
+// The global L2 norm of every value in `tensors` (accumulated in double, by name order).
+double GradNorm(const FullTensors& tensors);
+
 }  // namespace terasim

@@ -193,7 +193,8 @@ class DeviceEmitter {
   }
 
   // The layer math of one unit on this device. Returns {the op whose output crosses the
-  // boundary, the last compute op of the weight gradients}.
+  // boundary, the op after which the weight gradients are complete (with tp > 1 the last
+  // tp all-reduce, not the last compute op)}.
   std::pair<std::string, std::string> Compute(const UnitPlace& u, bool forward,
                                               const std::string& input) {
     const Range& layers = plan_.layers[u.stage];
@@ -217,9 +218,10 @@ class DeviceEmitter {
       Part(u, false, l, LayerPart::kMlp, first, input);
       keys = Part(u, false, l, LayerPart::kAttention, first, input);
     }
-    // The input gradient leaves after the last all-reduce; the weight gradients are complete
-    // after the last backward compute op.
-    return {keys.second, keys.first};
+    // The input gradient leaves after the last all-reduce; so do the weight gradients: the
+    // LayerNorm (and, at layer 0, embedding) gradients are complete only after the finish
+    // that follows the last tp all-reduce, so the dp all-reduce waits for it.
+    return {keys.second, keys.second};
   }
 
   std::string Forward(const UnitPlace& u) {
@@ -236,7 +238,8 @@ class DeviceEmitter {
     return last;
   }
 
-  // The data-parallel all-reduce of `stage`'s weight gradients after `last_backward`.
+  // The data-parallel all-reduce of `stage`'s weight gradients after `last_backward` (with
+  // tp > 1 the stage's last backward tp all-reduce, see Compute()).
   std::string DataParallel(int stage, const std::string& last_backward) {
     Op& op = Add(fmt::format("DP.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllReduce, "dp");
     op.stage = stage;

@@ -175,25 +175,48 @@ SlicingPlan PlanSlicing(const SlicingRequest& req, const SliceCostFn& cost) {
     return best;
   };
 
-  // A first upper bound from uniform slicings with one micro-batch size that divides the
-  // batch; it limits which edges are worth generating (a plan whose largest unit costs t
-  // takes at least K * t).
+  // A first upper bound, which limits the edges worth generating. A coarser plan is a feasible
+  // fine plan: for long sequences, plan at 8x the granularity first (cheap; close to the
+  // optimum). Otherwise: uniform slicings with one micro-batch size dividing the batch.
   double best_latency = kInf;
-  for (int b : sizes) {
-    if (req.batch % b != 0) continue;
-    for (int n = 1; n <= std::min(positions, 512); ++n) {
-      MicrobatchPlan mb{b, {}};
-      // n slices of whole units, as equal as possible.
-      for (int i = 0, prev = 0; i < n; ++i) {
-        int unit = static_cast<int>((static_cast<int64_t>(positions) * (i + 1)) / n);
-        mb.slices.push_back(token_at(unit) - token_at(prev));
-        prev = unit;
+  if (positions >= 256) {
+    SlicingRequest coarse = req;
+    coarse.granularity = req.granularity * 8;
+    best_latency = PlanSlicing(coarse, cost).latency;
+  } else {
+    for (int b : sizes) {
+      if (req.batch % b != 0) continue;
+      for (int n = 1; n <= positions; ++n) {
+        // n slices of whole units, as equal as possible; batch / b identical micro-batches.
+        double sum = 0, max = 0;
+        for (int i = 0, prev = 0; i < n; ++i) {
+          int unit = static_cast<int>((static_cast<int64_t>(positions) * (i + 1)) / n);
+          double c = cost(b, token_at(unit) - token_at(prev), token_at(prev));
+          sum += c;
+          max = std::max(max, c);
+          prev = unit;
+        }
+        best_latency = std::min(best_latency, (req.batch / b) * sum + k_minus_1 * max);
       }
-      std::vector<MicrobatchPlan> plan(req.batch / b, mb);
-      best_latency = std::min(best_latency, PlanLatency(plan, req.stages, cost));
     }
   }
-  const double edge_limit = best_latency / req.stages;
+  // A lower bound of any plan's sum: every token of the batch costs at least the cheapest
+  // per-token rate of a slice without context (costs are non-decreasing in the context).
+  double min_rate = kInf;
+  for (int b : sizes) {
+    for (int u = 1; u <= positions; ++u) {
+      min_rate =
+          std::min(min_rate, cost(b, token_at(u), 0) / (static_cast<double>(b) * token_at(u)));
+    }
+  }
+  const double sum_bound = min_rate * req.batch * req.sequence;
+  // A plan whose largest unit costs t takes at least sum_bound + (K - 1) t, and K t (its sum
+  // holds that unit).
+  auto latency_bound = [&](double t) {
+    return std::max(sum_bound + k_minus_1 * t, req.stages * t);
+  };
+  double edge_limit = best_latency / req.stages;
+  if (req.stages > 1) edge_limit = std::min(edge_limit, (best_latency - sum_bound) / k_minus_1);
 
   // Every edge worth enabling, with its cost. Costs are non-decreasing in the slice length
   // (a precondition), so each row stops at the first edge over the limit; only the edges
@@ -227,10 +250,7 @@ SlicingPlan PlanSlicing(const SlicingRequest& req, const SliceCostFn& cost) {
   SlicingPlan plan;
   plan.latency = kInf;
   for (const Event& e : events) {
-    if (req.stages * e.cost >= std::min(best_latency, plan.latency) * (1 + 1e-12) &&
-        plan.latency < kInf) {
-      break;
-    }
+    if (plan.latency < kInf && latency_bound(e.cost) >= plan.latency * (1 + 1e-12)) break;
     ++plan.bounds_tried;
     if (!dps[e.size_index].Enable(e.from, e.units, e.cost, costs[e.size_index],
                                   row_offset[e.size_index])) {

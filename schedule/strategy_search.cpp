@@ -141,7 +141,7 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
         std::vector<int> vs = {1};
         if (family == Family::kInterleaved) {
           vs.clear();
-          if (m % p != 0) continue;
+          if (p < 2 || m % p != 0) continue;  // Megatron's constraints
           for (int v = 2; v * p <= model_.layers; ++v) vs.push_back(v);
         }
         for (int v : vs) {
@@ -199,7 +199,14 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         request.progress(fmt::format("{} {}: generating and checking memory", FamilyName(family),
                                      DegreesText(c.options)));
       }
-      Schedule schedule = Generate(c.options);
+      Schedule schedule;
+      try {
+        schedule = Generate(c.options);
+      } catch (const InputError& error) {
+        e.note = fmt::format("cannot generate: {}", error.what());
+        result.tried.push_back(std::move(e));
+        continue;
+      }
       e.memory = EstimateMemory(schedule, model_, device_);
       e.fits = e.memory.fits;
       if (!e.fits) {

@@ -182,7 +182,10 @@ void Replay::StartOp(int i) {
   if (IsCompute(op.kind)) {
     s.state = State::kMoving;
     s.comm_start_ns = now;
-    const TimeNs work_ns = cost_.Time(SliceWorkOf(schedule_, op));
+    const TimeNs work_ns =
+        i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
+            ? options_.compute_ns[i]
+            : cost_.Time(SliceWorkOf(schedule_, op));
     network_->StartFlow({num_links_ + placement_[op.device]}, static_cast<double>(work_ns), 0,
                         static_cast<int64_t>(i) * 4 + kTagCompute);
   } else if (IsPointToPoint(op.kind)) {

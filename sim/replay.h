@@ -48,6 +48,9 @@ struct ReplayOptions {
   // GPU of each schedule device (rank); empty: device d runs on GPU d.
   std::vector<int> placement;
   CollectiveOptions collectives;
+  // Per op (by position): a duration >= 0 replaces cost.Time for that compute op (measured
+  // durations, sim/trace_durations.h); empty or -1: the cost model.
+  std::vector<TimeNs> compute_ns;
 };
 
 class Replay : public EventHandler, public FlowListener {

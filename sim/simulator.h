@@ -32,6 +32,8 @@ struct SimOptions {
   // Peak memory per device from a memory estimate, copied into the result (empty: unknown).
   std::vector<Bytes> peak_memory_bytes;
   bool record_link_rates = false;  // keep every link's rate changes (for counter tracks)
+  // Per op: measured compute durations replacing the cost model (ReplayOptions::compute_ns).
+  std::vector<TimeNs> compute_ns;
 };
 
 struct DeviceResult {

@@ -1,11 +1,16 @@
 // terasim exec: runs a .pir schedule for real (exec/executor.h): every device a thread of this
-// process, the CPU back end by default; prints the loss, the first iteration's gradient norm
-// and the iteration times, and optionally writes the measured trace as Chrome JSON.
+// process, or under mpirun one process per device (only rank 0 prints), the CPU back end by
+// default; prints the loss, the first iteration's gradient norm and the iteration times, and
+// optionally writes the measured trace as Chrome JSON.
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "exec/executor.h"
+#ifdef TERASIM_HAVE_CUDA_BACKEND
+#include "exec/cuda/cuda_executor.h"
+#endif
 #include "models/errors.h"
 #include "models/model_card.h"
 #include "schedule/checker.h"
@@ -24,6 +29,11 @@ int RunExec(const Args& args) {
       ("model", po::value<std::string>()->default_value("", "the schedule's"),
        "model card name or path")
       ("backend", po::value<std::string>()->default_value("cpu"), "cpu | cuda")
+      ("precision", po::value<std::string>()->default_value("fp32"),
+       "cuda back end GEMMs: fp32 | bf16 (bf16 products, fp32 accumulation)")
+      ("transport", po::value<std::string>()->default_value("auto"),
+       "inproc (every device a thread) | mpi (one process per device, under mpirun) | auto "
+       "(mpi when started by mpirun)")
       ("iterations", po::value<int>()->default_value(1), "training iterations to run")
       ("seed", po::value<uint64_t>()->default_value(1), "seed of the weights and the data")
       ("trace", po::value<std::string>()->default_value(""),
@@ -44,18 +54,42 @@ int RunExec(const Args& args) {
   if (exec.iterations < 1) ThrowInput("terasim exec: --iterations must be >= 1");
   exec.seed = vm["seed"].as<uint64_t>();
   const std::string backend = vm["backend"].as<std::string>();
-  MakeBackendFactory(backend, ModelCard{}, exec.seed);  // an unknown back end fails first
+#ifdef TERASIM_HAVE_CUDA_BACKEND
+  // The cuda back end: every device a stream of one GPU (exec/cuda/cuda_executor.h).
+  const bool on_gpu = backend == "cuda";
+  const CudaBackendOptions gpu_options{
+      0, ParseGemmPrecision(vm["precision"].as<std::string>(), "terasim exec")};
+#else
+  const bool on_gpu = false;
+#endif
+  if (!on_gpu) MakeBackendFactory(backend, ModelCard{}, exec.seed);  // unknown back ends fail
 
   Schedule schedule = ReadPirFile(path);
   RequireValidSchedule(schedule);
   const std::string model = vm["model"].as<std::string>();
   const ModelCard card = LoadModelCard(model.empty() ? schedule.model : model);
-  ExecResult result = ExecuteInProcess(schedule, card, exec, backend);
+  const std::string transport = vm["transport"].as<std::string>();
+  if (transport != "auto" && transport != "inproc" && transport != "mpi") {
+    ThrowInput("terasim exec: --transport: unknown transport '{}' (known: auto, inproc, mpi)",
+               transport);
+  }
+  const bool use_mpi = transport == "mpi" || (transport == "auto" && UnderMpirun());
+  std::optional<ExecResult> ran;
+#ifdef TERASIM_HAVE_CUDA_BACKEND
+  if (on_gpu && !use_mpi) ran = ExecuteOnGpu(schedule, card, exec, gpu_options);
+#endif
+  if (!ran) {
+    ran = use_mpi ? ExecuteMpi(schedule, card, exec, backend)
+                  : ExecuteInProcess(schedule, card, exec, backend);
+  }
+  if (!ran) return 0;  // an MPI rank other than 0: rank 0 reports for all
+  ExecResult& result = *ran;
 
   const std::string trace_path = vm["trace"].as<std::string>();
   if (!trace_path.empty()) {
     result.trace.label = fmt::format("{} on {} ({})", path, card.name, backend);
     result.trace.metadata["backend"] = backend;
+    result.trace.metadata["transport"] = use_mpi ? "mpi" : "inproc";
     result.trace.metadata["schedule"] = path;
     WriteChromeTraceFile(trace_path, result.trace);
   }

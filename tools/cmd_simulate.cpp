@@ -18,8 +18,10 @@
 #include "schedule/memory_estimate.h"
 #include "schedule/pir_format.h"
 #include "sim/simulator.h"
+#include "sim/trace_durations.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/sim_run_record.h"
 #include "topologies/topology.h"
 #include "traces/traces.h"
 
@@ -91,6 +93,11 @@ int RunSimulate(const Args& args) {
        "write a Chrome / Perfetto trace JSON here")
       ("no-link-counters", po::bool_switch(), "leave the link utilization counters out of --trace")
       ("no-check", po::bool_switch(), "skip the schedule checker for a .pir")
+      ("durations-from", po::value<std::string>()->default_value(""),
+       "trace-driven replay: each compute op's duration from this measured trace (.json or "
+       ".csv; median over its iterations) instead of the cost model")
+      ("db", po::value<std::string>()->default_value(""),
+       "also store the run (configuration, metrics, trace) in this results store")
       ("json", po::bool_switch(), "print JSON")
       ("strategy", po::value<std::string>()->default_value(""),
        "generate the schedule: gpipe | 1f1b | interleaved | terapipe")
@@ -173,7 +180,25 @@ int RunSimulate(const Args& args) {
   sim.record_link_rates = !trace_path.empty() && !vm["no-link-counters"].as<bool>();
   if (!memory.fits) std::cerr << "terasim simulate: warning: " << memory.reason << "\n";
 
+  const std::string durations_from = vm["durations-from"].as<std::string>();
+  if (!durations_from.empty()) {
+    sim.compute_ns = TraceComputeDurations(schedule, ReadTraceFile(durations_from), durations_from);
+  }
   const SimResult result = Simulate(schedule, topology, cost, sim);
+  if (!vm["db"].as<std::string>().empty()) {
+    nlohmann::json config = nlohmann::json::object();
+    for (const auto& [name, value] : vm) {
+      if (name == "db" || name == "json" || name == "trace") continue;
+      const boost::any& v = value.value();
+      if (v.type() == typeid(std::string)) config[name] = boost::any_cast<std::string>(v);
+      if (v.type() == typeid(int)) config[name] = boost::any_cast<int>(v);
+      if (v.type() == typeid(double)) config[name] = boost::any_cast<double>(v);
+      if (v.type() == typeid(bool)) config[name] = boost::any_cast<bool>(v);
+    }
+    ResultStore store = ResultStore::OpenOrCreate(vm["db"].as<std::string>());
+    store.WriteRun(SimRunRecord(schedule, cluster.Spec(), result, memory.fits, config),
+                   result.trace.rows);
+  }
   if (!trace_path.empty()) {
     WriteChromeTraceFile(trace_path, result.trace, LinkCounters(result, topology));
   }

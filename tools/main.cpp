@@ -19,6 +19,9 @@ struct Command {
 
 // One line per subcommand, in the order `terasim --help` lists them.
 const Command kCommands[] = {
+    {"compare", "the main job: every strategy family ranked by simulated time",
+     terasim::cli::RunCompare},
+    {"plan", "the TeraPipe slicing DP and the strategy search", terasim::cli::RunPlan},
     {"models", "list the model cards", terasim::cli::RunModels},
     {"topo", "instance types, a node's GPU link matrix, cluster summary", terasim::cli::RunTopo},
     {"cost", "FLOPs, time and memory of one layer of a slice", terasim::cli::RunCost},
@@ -29,6 +32,12 @@ const Command kCommands[] = {
     {"db", "list stored runs, run SQL, export a trace", terasim::cli::RunDb},
     {"exec", "run a .pir schedule for real (cpu back end)", terasim::cli::RunExec},
     {"simulate", "replay a .pir (or a strategy) on a modelled cluster", terasim::cli::RunSimulate},
+    {"calibrate", "profile the executor's layer math into a calibration table",
+     terasim::cli::RunCalibrate},
+    {"validate", "run a schedule for real and in the simulator; report the error",
+     terasim::cli::RunValidate},
+    {"sweep", "what-if grid from a spec file: parallel, resumable, shardable",
+     terasim::cli::RunSweep},
 };
 
 void PrintUsage(std::FILE* out) {

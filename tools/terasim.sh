@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # terasim's one setup / build / test script.
 #   tools/terasim.sh run   install what is missing, build (release), run the main job
+#                          (terasim compare with its defaults; extra words go to it)
 #   tools/terasim.sh test  install what is missing, build (debug: ASan + UBSan), run every test
 #                          and the formatting check; exits non-zero on any failure
 #   tools/terasim.sh format  reformat every C++ source in place
@@ -46,7 +47,7 @@ case "${1:-}" in
     install_missing
     build release
     shift
-    ./build/release/tools/terasim models "$@"
+    ./build/release/tools/terasim compare "$@"
     ;;
   test)
     install_missing

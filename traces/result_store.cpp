@@ -103,13 +103,19 @@ void ResultStore::Migrate() {
 int ResultStore::SchemaVersion() { return static_cast<int>(db_.PragmaInt("user_version")); }
 
 int64_t ResultStore::WriteRun(const RunRecord& run, const std::vector<TraceRow>& ops) {
+  Transaction transaction(db_);
+  int64_t run_id = InsertRun(run, ops);
+  transaction.Commit();
+  return run_id;
+}
+
+int64_t ResultStore::InsertRun(const RunRecord& run, const std::vector<TraceRow>& ops) {
   if (run.kind != "sim" && run.kind != "exec") {
     ThrowInput("{}: run kind must be 'sim' or 'exec', not '{}'", path(), run.kind);
   }
   for (const auto& [name, value] : run.metrics) {
     if (!std::isfinite(value)) ThrowInput("{}: metric {}: value must be finite", path(), name);
   }
-  Transaction transaction(db_);
   Statement insert_run = db_.Prepare(fmt::format(
       "INSERT INTO runs (created_at, kind, model, cluster, strategy, dp, pp, tp, microbatches, "
       "slicing, config_json, config_key, code_version, seed, host, label) "
@@ -162,7 +168,6 @@ int64_t ResultStore::WriteRun(const RunRecord& run, const std::vector<TraceRow>&
     insert_op.Run();
     Hook("op", index++);
   }
-  transaction.Commit();
   return run_id;
 }
 
@@ -245,6 +250,28 @@ Trace ResultStore::ReadRunTrace(int64_t run_id) {
 int64_t ResultStore::WriteComparison(const std::string& name, const nlohmann::json& config,
                                      const std::vector<int64_t>& run_ids) {
   Transaction transaction(db_);
+  int64_t comparison_id = InsertComparison(name, config, run_ids);
+  transaction.Commit();
+  return comparison_id;
+}
+
+int64_t ResultStore::WriteComparisonWithRuns(
+    const std::string& name, const nlohmann::json& config,
+    const std::vector<std::pair<RunRecord, const std::vector<TraceRow>*>>& runs,
+    std::vector<int64_t>* run_ids) {
+  Transaction transaction(db_);
+  std::vector<int64_t> ids;
+  for (const auto& [record, ops] : runs) {
+    ids.push_back(InsertRun(record, ops != nullptr ? *ops : std::vector<TraceRow>{}));
+  }
+  int64_t comparison_id = InsertComparison(name, config, ids);
+  transaction.Commit();
+  if (run_ids != nullptr) *run_ids = ids;
+  return comparison_id;
+}
+
+int64_t ResultStore::InsertComparison(const std::string& name, const nlohmann::json& config,
+                                      const std::vector<int64_t>& run_ids) {
   for (int64_t id : run_ids) RequireRun(id);
   Statement insert = db_.Prepare(fmt::format(
       "INSERT INTO comparisons (name, created_at, config_json) VALUES (?1, {}, ?2)", kNow));
@@ -257,7 +284,6 @@ int64_t ResultStore::WriteComparison(const std::string& name, const nlohmann::js
     link.Bind(1, comparison_id).Bind(2, static_cast<int64_t>(i)).Bind(3, run_ids[i]);
     link.Run();
   }
-  transaction.Commit();
   return comparison_id;
 }
 

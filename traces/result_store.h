@@ -93,6 +93,13 @@ class ResultStore {
   // Throws InputError when a run id does not exist, SqliteError.
   int64_t WriteComparison(const std::string& name, const nlohmann::json& config,
                           const std::vector<int64_t>& run_ids);
+  // Writes `runs` (each with its ops, which may be nullptr) and a comparison of them, in that
+  // order, in ONE transaction: an interrupted comparison leaves nothing behind. Returns the
+  // comparison id; the new run ids go to `run_ids` when given.
+  int64_t WriteComparisonWithRuns(
+      const std::string& name, const nlohmann::json& config,
+      const std::vector<std::pair<RunRecord, const std::vector<TraceRow>*>>& runs,
+      std::vector<int64_t>* run_ids = nullptr);
   // The run ids of a comparison in their order. Throws InputError "PATH: no comparison ID".
   std::vector<int64_t> ComparisonRuns(int64_t comparison_id);
 
@@ -111,6 +118,10 @@ class ResultStore {
   void Configure(bool writable);
   void Migrate();
   void RequireRun(int64_t run_id);
+  // The bodies of WriteRun and WriteComparison, inside the caller's transaction.
+  int64_t InsertRun(const RunRecord& run, const std::vector<TraceRow>& ops);
+  int64_t InsertComparison(const std::string& name, const nlohmann::json& config,
+                           const std::vector<int64_t>& run_ids);
   std::map<int64_t, std::map<std::string, double>> ReadMetrics(std::optional<int64_t> run_id);
   void Hook(std::string_view step, int64_t index) {
     if (write_hook_) write_hook_(step, index);

@@ -1,0 +1,121 @@
+#include "exec/profiler.h"
+
+#include <chrono>
+
+#include <cblas.h>
+
+#include "models/errors.h"
+
+namespace terasim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ElapsedNs(Clock::time_point start) {
+  return std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+}
+
+// A deterministic, non-trivial input (values in [-1, 1)).
+std::vector<float> Pattern(int64_t n, uint32_t salt) {
+  std::vector<float> v(static_cast<size_t>(n));
+  uint32_t x = 2463534242u ^ salt;
+  for (float& f : v) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    f = static_cast<float>(x % 2048) / 1024.0f - 1.0f;
+  }
+  return v;
+}
+
+struct Timing {
+  double forward_ns = 0;
+  double backward_ns = 0;
+  double optimizer_ns = 0;
+};
+
+Timing RunPoint(ComputeBackend& backend, const ModelCard& card, int rows, int64_t tokens,
+                int64_t context, bool optimizer) {
+  backend.BeginIteration();
+  if (context > 0) {
+    SliceRef prefix{0, rows, 0, static_cast<int>(context), 0};
+    const std::vector<float> x = Pattern(prefix.Values(card.hidden), 1);
+    std::vector<float> y(x.size());
+    backend.Forward(0, LayerPart::kWhole, prefix, x, y);
+  }
+  SliceRef slice{0, rows, static_cast<int>(context), static_cast<int>(context + tokens), 0};
+  const std::vector<float> x = Pattern(slice.Values(card.hidden), 2);
+  std::vector<float> y(x.size());
+  Timing t;
+  auto start = Clock::now();
+  backend.Forward(0, LayerPart::kWhole, slice, x, y);
+  t.forward_ns = ElapsedNs(start);
+  const std::vector<float> dy = Pattern(slice.Values(card.hidden), 3);
+  std::vector<float> dx(x.size());
+  start = Clock::now();
+  backend.Backward(0, LayerPart::kWhole, slice, dy, dx);
+  t.backward_ns = ElapsedNs(start);
+  if (optimizer) {
+    start = Clock::now();
+    backend.OptimizerStep(Range{0, 1}, AdamOptions{});
+    t.optimizer_ns = ElapsedNs(start);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid& grid,
+                                       const BackendFactory& make_backend,
+                                       const std::function<void(int, int)>& progress) {
+  for (int r : grid.rows) {
+    if (r < 1) ThrowInput("calibrate: --rows: {} must be >= 1", r);
+  }
+  for (int64_t l : grid.tokens) {
+    if (l < 1) ThrowInput("calibrate: --tokens: {} must be >= 1", l);
+  }
+  for (int64_t c : grid.contexts) {
+    if (c < 0) ThrowInput("calibrate: --contexts: {} must be >= 0", c);
+  }
+  if (grid.repetitions < 1) ThrowInput("calibrate: --repetitions must be >= 1");
+  struct Cell {
+    int rows;
+    int64_t tokens, context;
+  };
+  std::vector<Cell> cells;
+  for (int r : grid.rows) {
+    for (int64_t c : grid.contexts) {
+      for (int64_t l : grid.tokens) {
+        if (c + l <= card.sequence) cells.push_back({r, l, c});
+      }
+    }
+  }
+  if (cells.empty()) {
+    ThrowInput("calibrate: --tokens: no (context, length) point fits the sequence of {} ({})",
+               card.name, card.sequence);
+  }
+  ShardSpec shard;
+  shard.layers = {0};
+  std::unique_ptr<ComputeBackend> backend = make_backend(0, shard);
+  std::vector<ProfilePoint> points;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const Cell& cell = cells[i];
+    // The optimizer is timed at the first cell only: its cost does not depend on the slice.
+    const bool optimizer = grid.optimizer && i == 0;
+    for (int w = 0; w < grid.warmup; ++w) {
+      RunPoint(*backend, card, cell.rows, cell.tokens, cell.context, optimizer);
+    }
+    for (int rep = 0; rep < grid.repetitions; ++rep) {
+      const Timing t = RunPoint(*backend, card, cell.rows, cell.tokens, cell.context, optimizer);
+      points.push_back({Pass::kForward, cell.rows, cell.tokens, cell.context, t.forward_ns});
+      points.push_back({Pass::kBackward, cell.rows, cell.tokens, cell.context, t.backward_ns});
+      if (optimizer) points.push_back({Pass::kOptimizer, 1, 0, 0, t.optimizer_ns});
+    }
+    if (progress) progress(static_cast<int>(i + 1), static_cast<int>(cells.size()));
+  }
+  return points;
+}
+
+void SetBlasThreads(int threads) { openblas_set_num_threads(threads); }
+
+}  // namespace terasim

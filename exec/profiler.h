@@ -1,0 +1,49 @@
+// Profiler: measures the layer math of one device's back end for `terasim calibrate`: the
+// forward and the backward of ONE transformer layer over a grid of (rows, slice length,
+// context), and the optimizer step of one layer. The fit into a calibration table is
+// models/calibration_fit.h; exec/ produces the measurements, it does not fit them.
+//
+// A point (rows r, length l, context c) runs on a fresh iteration of a one-layer shard: the
+// forward of the context slice [0, c) (untimed, it fills the key/value buffer), then the timed
+// forward of [c, c + l) and the timed backward of the same slice. Each point is measured
+// `repetitions` times after `warmup` untimed runs; every repetition is returned (the fit takes
+// medians). Timing is the steady clock around the back-end call.
+//
+// Thread safety: ProfileLayer is reentrant; SetBlasThreads changes process-wide state.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exec/runner.h"
+#include "models/calibration_fit.h"
+#include "models/model_card.h"
+
+namespace terasim {
+
+struct ProfileGrid {
+  std::vector<int> rows = {1};
+  std::vector<int64_t> tokens;    // slice lengths; each point needs context + tokens <= sequence
+  std::vector<int64_t> contexts;  // 0 gives the base curve; > 0 the context term
+  int repetitions = 5;
+  int warmup = 1;
+  bool optimizer = true;  // also time the optimizer step of one layer
+};
+
+// Measures `grid` with back ends from `make_backend` (device 0, a shard holding layer 0, tp 1).
+// Points whose context + tokens exceed the card's sequence are skipped. `progress` (may be
+// empty) is called after each point with (points done, points in all). Throws InputError
+// "calibrate: --tokens: ..." when no point fits the sequence or a value is < 1 (tokens, rows)
+// or < 0 (contexts), and what the back end throws.
+std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid& grid,
+                                       const BackendFactory& make_backend,
+                                       const std::function<void(int, int)>& progress = {});
+
+// Sets the threads OpenBLAS uses per call (the CPU back end's matrix products). `terasim
+// calibrate` and `terasim validate` set 1, so that each device thread is one core, as the
+// `local` topology (topologies/data/local.json) models it.
+void SetBlasThreads(int threads);
+
+}  // namespace terasim

@@ -1,0 +1,146 @@
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "models/device_spec.h"
+#include "models/errors.h"
+#include "models/roofline_cost.h"
+#include "schedule/stage_cost.h"
+#include "schedule/strategy_search.h"
+#include "topologies/topology.h"
+
+using namespace terasim;
+
+namespace {
+
+struct Setup {
+  ModelCard model;
+  Cluster cluster;
+  DeviceSpec device;
+  RooflineCostModel cost;
+  Setup(const std::string& m, const std::string& c)
+      : model(LoadModelCard(m)),
+        cluster(BuildCluster(c)),
+        device(LoadDeviceSpec(cluster.Instance().device)),
+        cost(model, device) {}
+};
+
+}  // namespace
+
+TEST_CASE("StageCost sums the stage's compute and its transfers", "[schedule][search]") {
+  Setup s("gpt3-1b", "p3.16xlarge:2");
+  // One stage of the whole model on one GPU: forward + backward of 24 layers, no transfers.
+  StageCost whole(s.model, s.cost, s.cluster, {1, 1, Boundary::kPointToPoint});
+  SliceWork fwd{Pass::kForward, 24, Block::kWhole, 1, 256, 512, 1};
+  SliceWork bwd = fwd;
+  bwd.pass = Pass::kBackward;
+  CHECK(whole.ComputeNs(1, 256, 512) == Approx(s.cost.Time(fwd) + s.cost.Time(bwd)));
+  CHECK(whole.CommunicationNs(1, 256) == 0);
+
+  // Four stages of 6 layers, tp 4: stage boundaries cross nodes between GPU 4 and GPU 8...
+  // operator-innermost ranks put stage s on GPUs 4s..4s+3, so 1 -> 2 crosses the network.
+  StageCost split(s.model, s.cost, s.cluster, {4, 4, Boundary::kPointToPoint});
+  CHECK(split.LayersPerStage() == 6);
+  // Compute: 6 layers x (attention + MLP blocks) forward and backward at tp 4.
+  double expected = 0;
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    for (Block block : {Block::kAttention, Block::kMlp}) {
+      expected += 6.0 * s.cost.Time({pass, 1, block, 2, 128, 0, 4});
+    }
+  }
+  CHECK(split.ComputeNs(2, 128, 0) == Approx(expected));
+  // Communication: 2 x the slowest boundary transfer (the network hop 4 -> 8) plus 4 all-reduces
+  // per layer; it must exceed the boundary alone: 2 (alpha + n / B).
+  const double n = 2.0 * 128 * s.model.hidden * 2;
+  const double boundary =
+      2 * (s.cluster.RouteLatencyNs(4, 8) + n / s.cluster.RouteBottleneckBytesPerS(4, 8) * 1e9);
+  CHECK(split.CommunicationNs(2, 128) > boundary * 0.999);
+  CHECK(split.UnitNs(2, 128, 0) ==
+        Approx(split.ComputeNs(2, 128, 0) + split.CommunicationNs(2, 128)));
+  CHECK_THROWS_AS(StageCost(s.model, s.cost, s.cluster, {32, 1, Boundary::kPointToPoint}),
+                  InputError);
+}
+
+TEST_CASE("Enumerate uses every GPU with degrees that fit the model", "[schedule][search]") {
+  Setup s("gpt3-1b", "p3.16xlarge:2");
+  StrategySearch search(s.model, s.cluster, s.device, s.cost);
+  SearchRequest request;
+  request.batch = 4;
+  for (Family f : AllFamilies()) {
+    for (const Candidate& c : search.Enumerate(f, request)) {
+      const GenerateOptions& o = c.options;
+      INFO(FamilyName(f) << " " << DegreesText(o));
+      // D x P x T = 16 GPUs; D divides the batch; T divides the 16 heads and fits a node.
+      CHECK(o.dp * o.pp * o.tp == 16);
+      CHECK(4 % o.dp == 0);
+      CHECK(o.tp <= 8);
+      if (f == Family::kMegatron) CHECK(o.tp == 8);
+      if (f == Family::kInterleaved) {
+        CHECK(o.virtual_stages >= 2);
+        CHECK(o.microbatches % o.pp == 0);
+      }
+      if (f == Family::kTeraPipe) {
+        CHECK_FALSE(c.slicing.empty());
+      } else {
+        // Micro-batch families: rows x micro-batches = the replica's share of the batch.
+        CHECK(o.microbatches * o.microbatch_size * o.dp == 4);
+        // The compute-only bound: (M + P - 1) steps (interleaved: (M V + P - 1) / V).
+        StageCost stage(s.model, s.cost, s.cluster, {o.pp, o.tp, o.boundary});
+        const double unit = stage.ComputeNs(o.microbatch_size, s.model.sequence, 0);
+        const double steps =
+            o.virtual_stages == 1
+                ? o.microbatches + o.pp - 1
+                : (1.0 * o.microbatches * o.virtual_stages + o.pp - 1) / o.virtual_stages;
+        CHECK(c.bound_s == Approx(steps * unit / 1e9));
+        CHECK(c.estimate_s >= c.bound_s);
+      }
+    }
+  }
+}
+
+TEST_CASE("Run keeps each family's fastest fitting candidate", "[schedule][search]") {
+  Setup s("gpt3-1b", "p3.16xlarge:2");
+  StrategySearch search(s.model, s.cluster, s.device, s.cost);
+  SearchRequest request;
+  request.batch = 4;
+  request.max_evaluations_per_family = 3;
+  request.families = {Family::kOneFOneB, Family::kTeraPipe};
+  // A fake simulator: the estimate itself, so the best is the smallest evaluated estimate.
+  int calls = 0;
+  auto results = search.Run(request, [&](const Candidate& c, const Schedule& schedule) {
+    ++calls;
+    CHECK(schedule.devices == 16);
+    return c.estimate_s;
+  });
+  REQUIRE(results.size() == 2);
+  for (const FamilyResult& r : results) {
+    REQUIRE(r.found);
+    int evaluated = 0;
+    for (const Evaluation& e : r.tried) {
+      if (!e.evaluated) continue;
+      ++evaluated;
+      CHECK(e.fits);
+      CHECK(r.best.iteration_s <= e.iteration_s);
+    }
+    CHECK(evaluated >= 1);
+    CHECK(evaluated <= 3);
+  }
+  CHECK(calls <= 6);
+}
+
+TEST_CASE("gpt3-175b with batch 2 on 48 nodes cannot interleave", "[schedule][search]") {
+  Setup s("gpt3-175b", "p3.16xlarge:48");
+  StrategySearch search(s.model, s.cluster, s.device, s.cost);
+  SearchRequest request;
+  request.batch = 2;
+  // Interleaving needs M a multiple of P; M <= 2 while P >= 24 with every GPU used.
+  CHECK(search.Enumerate(Family::kInterleaved, request).empty());
+  request.families = {Family::kInterleaved};
+  auto results = search.Run(request, [](const Candidate&, const Schedule&) { return 1.0; });
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].found);
+  CHECK(results[0].reason.find("multiple of the pipeline degree") != std::string::npos);
+  CHECK_THROWS_WITH(ParseFamily("pipedream"),
+                    "--strategy: 'pipedream' must be one of gpipe, 1f1b, interleaved, megatron, "
+                    "terapipe");
+}

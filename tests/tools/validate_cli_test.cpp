@@ -1,0 +1,95 @@
+// `terasim calibrate` and `terasim validate` end to end on the tiny model: the calibration
+// table reads back, validate reports every number it promises, stores three runs and one
+// comparison, and writes the scatter and the traces. (How close the prediction is depends on
+// the machine's load; that is measured and reported, not asserted: see traces/data/README.md.)
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "models/calibrated_cost.h"
+#include "tests/tools/run_command.h"
+#include "traces/result_store.h"
+
+namespace terasim {
+namespace {
+
+TEST_CASE("terasim calibrate writes a table and validate compares, stores and plots",
+          "[tools][validate]") {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("terasim_validate_cli_" + std::to_string(getpid())))
+                              .string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string calib = dir + "/calib.json";
+  std::string out;
+  int status = testing::RunCommand(std::string(TERASIM_BINARY) +
+                                       " calibrate --model tiny --tokens 1,8,16,32 --contexts "
+                                       "0,8,16 --repetitions 1 -o " +
+                                       calib + " --json 2>/dev/null",
+                                   &out);
+  REQUIRE(status == 0);
+  const nlohmann::json fit = nlohmann::json::parse(out);
+  // Forward and backward of rows 1, and the optimizer.
+  CHECK(fit.at("fits").size() == 3);
+  const CalibrationTable table = LoadCalibrationTable(calib);
+  CHECK(table.model == "tiny");
+  CHECK(table.device == "local-cpu");
+  REQUIRE(table.tables.size() == 3);
+  // 4 lengths in the base curve; lengths 1, 8 and 16 after contexts 8 and 16 fit the 32-token
+  // sequence (32 does not): 3 x 2 context points.
+  CHECK(table.tables[0].curves.at(0).tokens.size() == 4);
+  CHECK(table.tables[0].curves.at(0).context.points == 6);
+
+  out.clear();
+  const std::string golden = std::string(TERASIM_TEST_DATA) + "/../golden/gpipe_p2_m2.pir";
+  status = testing::RunCommand(std::string(TERASIM_BINARY) + " validate " + golden + " --calib " +
+                                   calib + " --iterations 2 --warmup 1 --db " + dir +
+                                   "/v.db --out " + dir + "/out --json 2>/dev/null",
+                               &out);
+  REQUIRE(status == 0);
+  const nlohmann::json v = nlohmann::json::parse(out);
+  // The simulated machine is local:2 (the schedule's 2 devices).
+  CHECK(v.at("cluster") == "local:2");
+  CHECK(v.at("measured_iteration_times_s").size() == 2);
+  for (const char* part : {"calibrated_model", "replay"}) {
+    const nlohmann::json& c = v.at(part);
+    CHECK(c.at("measured").at("iteration_time_s").get<double>() > 0);
+    CHECK(c.at("predicted").at("iteration_time_s").get<double>() > 0);
+    CHECK(c.at("critical_path_agreement").get<double>() >= 0);
+    CHECK(c.at("critical_path_agreement").get<double>() <= 1);
+    // FWD, BWD (one length, context 0), OPTIMIZER, SEND and RECV groups at least.
+    CHECK(c.at("groups").size() >= 5);
+  }
+  // Exec run, calibrated simulation, replay, and one comparison of the three.
+  ResultStore store = ResultStore::OpenExisting(dir + "/v.db");
+  const std::vector<StoredRun> runs = store.ListRuns();
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0].record.kind == "exec");
+  CHECK(runs[1].record.kind == "sim");
+  // The measured and the calibrated run share a configuration key (README's sim-vs-exec query).
+  CHECK(runs[0].record.config_key == runs[1].record.config_key);
+  CHECK(store.ComparisonRuns(v.at("stored").at("comparison").get<int64_t>()) ==
+        std::vector<int64_t>{runs[0].id, runs[1].id, runs[2].id});
+  for (const char* file : {"scatter.svg", "measured.json", "predicted.json", "replay.json"}) {
+    CHECK(std::filesystem::exists(dir + "/out/" + file));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("terasim validate requires a calibration table", "[tools][validate]") {
+  std::string out;
+  const std::string golden = std::string(TERASIM_TEST_DATA) + "/../golden/gpipe_p2_m2.pir";
+  const int status =
+      testing::RunCommand(std::string(TERASIM_BINARY) + " validate " + golden + " 2>&1", &out);
+  // Exit 1, naming the flag.
+  CHECK(status == 1);
+  CHECK_THAT(out, Catch::Matchers::Contains("--calib is required"));
+}
+
+}  // namespace
+}  // namespace terasim

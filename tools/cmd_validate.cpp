@@ -1,0 +1,316 @@
+// terasim validate: runs a schedule for real (exec), simulates it with a calibrated compute
+// model on the `local` topology (topologies/data/local.json, one device per core), and reports
+// how well the prediction matches: the iteration time error, per-op-kind duration errors by
+// slice length and context, the bubble fraction of each, and how much the two critical paths
+// agree (traces/validation.h). It also replays the schedule with each compute op's measured
+// duration (sim/trace_durations.h), so that the schedule / network model's error shows apart
+// from the compute model's. Optionally stores the runs and the comparison in the results
+// store and writes a predicted-vs-measured scatter (SVG) and the three traces to a folder.
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "exec/executor.h"
+#include "exec/profiler.h"
+#include "models/calibrated_cost.h"
+#include "models/device_spec.h"
+#include "models/errors.h"
+#include "models/model_card.h"
+#include "models/roofline_cost.h"
+#include "schedule/checker.h"
+#include "schedule/pir_format.h"
+#include "sim/simulator.h"
+#include "sim/trace_durations.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "topologies/topology.h"
+#include "traces/svg_scatter.h"
+#include "traces/traces.h"
+#include "traces/validation.h"
+
+namespace terasim::cli {
+namespace {
+
+nlohmann::json SummaryJson(const TraceSummary& s) {
+  return {{"iteration_time_s", NsToSeconds(s.iteration_ns)},
+          {"bubble_fraction", s.bubble_fraction},
+          {"device_bubble", s.device_bubble},
+          {"critical_path_ops", s.critical_path.size()}};
+}
+
+nlohmann::json ComparisonJson(const TraceComparison& c) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const DurationGroup& g : c.groups) {
+    groups.push_back({{"kind", std::string(OpKindName(g.kind))},
+                      {"tokens", g.tokens},
+                      {"context", g.context},
+                      {"count", g.count},
+                      {"measured_s", g.measured_ns / 1e9},
+                      {"predicted_s", g.predicted_ns / 1e9},
+                      {"rel_error", g.rel_error}});
+  }
+  return {{"iteration_error", c.iteration_error},
+          {"bubble_error", c.bubble_error},
+          {"critical_path_agreement", c.critical_path_agreement},
+          {"compute_mean_abs_rel_error", c.compute_mean_abs_rel_error},
+          {"measured", SummaryJson(c.measured)},
+          {"predicted", SummaryJson(c.predicted)},
+          {"groups", groups}};
+}
+
+// Rows of `trace` whose iteration is in [first, ...), for the store.
+std::vector<TraceRow> RowsFrom(const Trace& trace, int first) {
+  std::vector<TraceRow> rows;
+  for (const TraceRow& r : trace.rows) {
+    if (r.iteration >= first) rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace
+
+int RunValidate(const Args& args) {
+  po::options_description options("terasim validate");
+  // clang-format off
+  options.add_options()
+      ("pir", po::value<std::string>()->default_value(""), "schedule file (.pir)")
+      ("model", po::value<std::string>()->default_value("", "the schedule's"),
+       "model card name or path")
+      ("backend", po::value<std::string>()->default_value("cpu"), "executor back end: cpu | cuda")
+      ("calib", po::value<std::string>()->default_value(""),
+       "calibration table of this back end and model (terasim calibrate; required)")
+      ("cluster", po::value<std::string>()->default_value("local", "local:DEVICES"),
+       "instance type of the simulated machine, one device per node")
+      ("network", po::value<std::string>()->default_value("flow"), "flow | analytic")
+      ("collectives", po::value<std::string>()->default_value("sim/data/collectives.json"),
+       "collective algorithm parameters (relative paths: under the data root)")
+      ("iterations", po::value<int>()->default_value(5), "measured iterations (after warm-up)")
+      ("warmup", po::value<int>()->default_value(1), "untimed warm-up iterations")
+      ("blas-threads", po::value<int>()->default_value(1),
+       "OpenBLAS threads per call (1: a device is one core)")
+      ("seed", po::value<uint64_t>()->default_value(1), "seed of the weights and the data")
+      ("db", po::value<std::string>()->default_value(""),
+       "store the measured and simulated runs and their comparison in this results store")
+      ("out", po::value<std::string>()->default_value(""),
+       "write scatter.svg and the measured / predicted / replay traces (JSON) to this folder")
+      ("json", po::bool_switch(), "print JSON");
+  // clang-format on
+  po::positional_options_description positional;
+  positional.add("pir", 1);
+  po::variables_map vm;
+  if (!Parse("validate",
+             "FILE.pir --calib CALIB.json [--model M] [--backend cpu] [--db FILE] [--out DIR] "
+             "[--json]",
+             options, positional, args, vm)) {
+    return 0;
+  }
+  const std::string pir = vm["pir"].as<std::string>();
+  const std::string calib_path = vm["calib"].as<std::string>();
+  if (pir.empty()) ThrowInput("terasim validate: a schedule FILE.pir is required");
+  if (calib_path.empty()) ThrowInput("terasim validate: --calib is required");
+  const std::string backend = vm["backend"].as<std::string>();
+  const int iterations = vm["iterations"].as<int>();
+  const int warmup = vm["warmup"].as<int>();
+  if (iterations < 1) ThrowInput("--iterations: must be >= 1");
+  if (warmup < 0) ThrowInput("--warmup: must be >= 0");
+  const int blas_threads = vm["blas-threads"].as<int>();
+  if (blas_threads < 1) ThrowInput("--blas-threads: must be >= 1");
+
+  Schedule schedule = ReadPirFile(pir);
+  RequireValidSchedule(schedule);
+  const std::string model_name =
+      vm["model"].as<std::string>().empty() ? schedule.model : vm["model"].as<std::string>();
+  const ModelCard card = LoadModelCard(model_name);
+  const CalibrationTable table = LoadCalibrationTable(calib_path);
+  if (table.model != card.name) {
+    std::cerr << fmt::format("terasim validate: warning: {} was measured with {}, not {}\n",
+                             calib_path, table.model, card.name);
+  }
+  const std::string instance = vm["cluster"].as<std::string>();
+  if (instance.find(':') != std::string::npos) {
+    ThrowInput(
+        "--cluster: '{}': give the instance type only; the count is the schedule's {} "
+        "devices",
+        instance, schedule.devices);
+  }
+  const std::string cluster_spec = fmt::format("{}:{}", instance, schedule.devices);
+  const Cluster cluster = BuildCluster(cluster_spec);
+  const ClusterTopology topology(cluster);
+
+  // 1. Run it for real.
+  const uint64_t seed = vm["seed"].as<uint64_t>();
+  MakeBackendFactory(backend, ModelCard{}, seed);  // an unknown back end fails first
+  if (backend == "cpu") SetBlasThreads(blas_threads);
+  ExecOptions exec;
+  exec.iterations = warmup + iterations;
+  exec.seed = seed;
+  std::cerr << fmt::format("validate: running {} for {} iterations on {}\n", pir, exec.iterations,
+                           backend);
+  ExecResult measured = ExecuteInProcess(schedule, card, exec, backend);
+  measured.trace.label = fmt::format("{} on {} ({})", pir, card.name, backend);
+  // The representative iteration: the median span among the measured ones.
+  std::vector<std::pair<TimeNs, int>> spans;
+  for (int it = warmup; it < exec.iterations; ++it) {
+    spans.push_back({SummarizeTrace(schedule, measured.trace, it).iteration_ns, it});
+  }
+  std::sort(spans.begin(), spans.end());
+  const int median_iteration = spans[(spans.size() - 1) / 2].second;
+  Trace measured_steady;  // the measured iterations only, for the durations
+  measured_steady.rows = RowsFrom(measured.trace, warmup);
+
+  // 2. Simulate with the calibrated compute model; 3. replay with the measured durations.
+  const DeviceSpec device = LoadDeviceSpec(cluster.Instance().device);
+  const RooflineCostModel roofline(card, device);
+  const CalibratedCostModel calibrated(table, &roofline);
+  std::string collectives_path = vm["collectives"].as<std::string>();
+  if (!collectives_path.empty() && collectives_path[0] != '/') {
+    collectives_path = DataRoot() + "/" + collectives_path;
+  }
+  SimOptions sim;
+  sim.network = ParseNetworkMode(vm["network"].as<std::string>());
+  sim.collectives = LoadCollectiveOptions(collectives_path);
+  sim.model = &card;
+  const SimResult predicted = Simulate(schedule, topology, calibrated, sim);
+  SimOptions replay_options = sim;
+  replay_options.compute_ns = TraceComputeDurations(schedule, measured_steady, "measured trace");
+  SimResult replay = Simulate(schedule, topology, calibrated, replay_options);
+  replay.trace.metadata["cost_model"] = "measured durations (median per op)";
+
+  const TraceComparison vs_model =
+      CompareTraces(schedule, measured.trace, median_iteration, predicted.trace);
+  const TraceComparison vs_replay =
+      CompareTraces(schedule, measured.trace, median_iteration, replay.trace);
+
+  // 4. Outputs: folder, store, report.
+  const std::string out_dir = vm["out"].as<std::string>();
+  if (!out_dir.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(out_dir, error);
+    if (error) ThrowInput("--out: {}: {}", out_dir, error.message());
+    std::map<std::string, ScatterSeries> by_kind;
+    for (const OpPair& p : vs_model.ops) {
+      if (!IsCompute(p.kind)) continue;
+      ScatterSeries& s = by_kind[std::string(OpKindName(p.kind))];
+      s.name = std::string(OpKindName(p.kind));
+      s.measured.push_back(p.measured_ns);
+      s.predicted.push_back(p.predicted_ns);
+    }
+    std::vector<ScatterSeries> series;
+    for (auto& [kind, s] : by_kind) series.push_back(std::move(s));
+    ScatterOptions scatter;
+    scatter.title = fmt::format("{}: compute op times, calibrated model vs measured", pir);
+    WriteScatterSvg(out_dir + "/scatter.svg", series, scatter);
+    WriteChromeTraceFile(out_dir + "/measured.json", measured.trace);
+    WriteChromeTraceFile(out_dir + "/predicted.json", predicted.trace);
+    WriteChromeTraceFile(out_dir + "/replay.json", replay.trace);
+  }
+
+  const nlohmann::json config = {{"schedule", pir},
+                                 {"model", card.name},
+                                 {"backend", backend},
+                                 {"calib", calib_path},
+                                 {"cluster", cluster_spec},
+                                 {"network", NetworkModeName(sim.network)},
+                                 {"iterations", iterations},
+                                 {"warmup", warmup},
+                                 {"blas_threads", blas_threads}};
+  const std::string config_key = "validate " + config.dump();
+  nlohmann::json stored = nullptr;
+  const std::string db_path = vm["db"].as<std::string>();
+  if (!db_path.empty()) {
+    ResultStore store = ResultStore::OpenOrCreate(db_path);
+    auto record = [&](const std::string& kind, const std::string& label, const std::string& key) {
+      RunRecord r;
+      r.kind = kind;
+      r.model = card.name;
+      r.cluster = cluster_spec;
+      r.strategy = schedule.shape.strategy;
+      r.dp = schedule.shape.dp;
+      r.pp = schedule.shape.pp;
+      r.tp = schedule.shape.tp;
+      r.config = config;
+      r.config["run"] = label;
+      r.config_key = key;
+      r.seed = static_cast<int64_t>(seed);
+      r.label = fmt::format("validate {}: {}", pir, label);
+      return r;
+    };
+    RunRecord exec_run = record("exec", "measured", config_key);
+    exec_run.metrics = {{"iteration_time_s", NsToSeconds(vs_model.measured.iteration_ns)},
+                        {"bubble_fraction", vs_model.measured.bubble_fraction}};
+    const int64_t exec_id = store.WriteRun(exec_run, RowsFrom(measured.trace, warmup));
+    RunRecord sim_run = record("sim", "calibrated model", config_key);
+    sim_run.metrics = {{"iteration_time_s", NsToSeconds(vs_model.predicted.iteration_ns)},
+                       {"bubble_fraction", vs_model.predicted.bubble_fraction},
+                       {"iteration_error", vs_model.iteration_error},
+                       {"critical_path_agreement", vs_model.critical_path_agreement},
+                       {"compute_mean_abs_rel_error", vs_model.compute_mean_abs_rel_error}};
+    const int64_t sim_id = store.WriteRun(sim_run, predicted.trace.rows);
+    RunRecord replay_run = record("sim", "measured durations", config_key + " replay");
+    replay_run.metrics = {{"iteration_time_s", NsToSeconds(vs_replay.predicted.iteration_ns)},
+                          {"bubble_fraction", vs_replay.predicted.bubble_fraction},
+                          {"iteration_error", vs_replay.iteration_error},
+                          {"critical_path_agreement", vs_replay.critical_path_agreement}};
+    const int64_t replay_id = store.WriteRun(replay_run, replay.trace.rows);
+    nlohmann::json comparison = config;
+    comparison["calibrated_model"] = ComparisonJson(vs_model);
+    comparison["replay"] = ComparisonJson(vs_replay);
+    const int64_t comparison_id = store.WriteComparison(fmt::format("validate {}", pir), comparison,
+                                                        {exec_id, sim_id, replay_id});
+    stored = {{"db", db_path},
+              {"exec_run", exec_id},
+              {"sim_run", sim_id},
+              {"replay_run", replay_id},
+              {"comparison", comparison_id}};
+  }
+
+  if (vm["json"].as<bool>()) {
+    nlohmann::json out = config;
+    out["measured_iteration"] = median_iteration;
+    out["measured_iteration_times_s"] = nlohmann::json::array();
+    for (int it = warmup; it < exec.iterations; ++it) {
+      out["measured_iteration_times_s"].push_back(
+          NsToSeconds(SummarizeTrace(schedule, measured.trace, it).iteration_ns));
+    }
+    out["loss"] = measured.losses.front();
+    out["iteration_error"] = vs_model.iteration_error;
+    out["replay_iteration_error"] = vs_replay.iteration_error;
+    out["calibrated_model"] = ComparisonJson(vs_model);
+    out["replay"] = ComparisonJson(vs_replay);
+    out["stored"] = stored;
+    PrintJson(out);
+    return 0;
+  }
+  std::cout << fmt::format(
+      "{}: {} on {} ({} devices), {} measured iterations, median #{}\n"
+      "  iteration    measured {:.4f} s   calibrated model {:.4f} s ({:+.1f} %)   replay of "
+      "measured durations {:.4f} s ({:+.1f} %)\n"
+      "  bubble       measured {:.1f} %   model {:.1f} %   replay {:.1f} %\n"
+      "  critical     path agreement: model {:.2f}, replay {:.2f} ({} measured ops)\n"
+      "  compute ops  mean |error| {:.1f} % (calibrated model)\n",
+      pir, card.name, backend, schedule.devices, iterations, median_iteration,
+      NsToSeconds(vs_model.measured.iteration_ns), NsToSeconds(vs_model.predicted.iteration_ns),
+      100 * vs_model.iteration_error, NsToSeconds(vs_replay.predicted.iteration_ns),
+      100 * vs_replay.iteration_error, 100 * vs_model.measured.bubble_fraction,
+      100 * vs_model.predicted.bubble_fraction, 100 * vs_replay.predicted.bubble_fraction,
+      vs_model.critical_path_agreement, vs_replay.critical_path_agreement,
+      vs_model.measured.critical_path.size(), 100 * vs_model.compute_mean_abs_rel_error);
+  std::cout << "  kind        tokens  context  ops   measured ms  model ms   error\n";
+  for (const DurationGroup& g : vs_model.groups) {
+    if (!IsCompute(g.kind)) continue;
+    std::cout << fmt::format("  {:<10} {:>7} {:>8} {:>4} {:>13.3f} {:>9.3f} {:>+7.1f} %\n",
+                             OpKindName(g.kind), g.tokens, g.context, g.count, g.measured_ns / 1e6,
+                             g.predicted_ns / 1e6, 100 * g.rel_error);
+  }
+  if (!stored.is_null()) {
+    std::cout << fmt::format("  stored       runs {}, {}, {} and comparison {} in {}\n",
+                             stored["exec_run"].get<int64_t>(), stored["sim_run"].get<int64_t>(),
+                             stored["replay_run"].get<int64_t>(),
+                             stored["comparison"].get<int64_t>(), db_path);
+  }
+  return 0;
+}
+
+}  // namespace terasim::cli

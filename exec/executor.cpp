@@ -60,7 +60,7 @@ class ByteWriter {
     const char* p = reinterpret_cast<const char*>(v.data());
     bytes_.insert(bytes_.end(), p, p + v.size() * sizeof(T));
   }
-  const std::vector<char>& bytes() const { return bytes_; }
+  const std::vector<char>& Data() const { return bytes_; }
 
  private:
   std::vector<char> bytes_;
@@ -120,7 +120,7 @@ std::vector<char> EncodeRankResult(const ExecResult& r) {
     w.Put(row.bytes);
     w.Put(row.flops);
   }
-  return w.bytes();
+  return w.Data();
 }
 
 ExecResult DecodeRankResult(const std::vector<char>& bytes) {
@@ -198,11 +198,11 @@ std::optional<ExecResult> ExecuteMpi(const Schedule& schedule, const ModelCard& 
 #if TERASIM_HAVE_MPI
   BackendFactory factory = MakeBackendFactory(backend, card, options.seed);
   MpiSession session;
-  if (session.size() != schedule.devices) {
+  if (session.Size() != schedule.devices) {
     ThrowInput(
         "exec: --transport mpi: {} MPI processes but schedule {} has {} devices (run mpirun -np "
         "{})",
-        session.size(), schedule.source.empty() ? "schedule" : schedule.source, schedule.devices,
+        session.Size(), schedule.source.empty() ? "schedule" : schedule.source, schedule.devices,
         schedule.devices);
   }
   std::vector<std::vector<char>> ranks;
@@ -215,15 +215,15 @@ std::optional<ExecResult> ExecuteMpi(const Schedule& schedule, const ModelCard& 
     transport = std::make_unique<MpiTransport>(
         schedule, std::chrono::milliseconds(static_cast<int64_t>(options.stall_timeout_s * 1000)));
     transport->Barrier();  // the ranks' clocks start together
-    own = RunSchedule(schedule, card, options, factory, *transport, {session.rank()});
+    own = RunSchedule(schedule, card, options, factory, *transport, {session.Rank()});
     transport->Flush();
     ranks = transport->GatherToRoot(EncodeRankResult(own));
   } catch (const std::exception& e) {
-    std::cerr << "terasim: rank " << session.rank() << ": " << e.what() << std::endl;
+    std::cerr << "terasim: rank " << session.Rank() << ": " << e.what() << std::endl;
     session.Abort(1);
   }
   transport.reset();  // frees the communicators before MPI_Finalize
-  if (session.rank() != 0) return std::nullopt;
+  if (session.Rank() != 0) return std::nullopt;
   return CombineRankResults(ranks, std::move(own));
 #else
   (void)schedule;

@@ -57,8 +57,8 @@ class MpiSession {
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int Rank() const { return rank_; }
+  int Size() const { return size_; }
   // Ends every process of the job (MPI_Abort) with exit code `code`.
   [[noreturn]] void Abort(int code) const;
 
@@ -79,8 +79,8 @@ class MpiTransport : public Transport {
   MpiTransport(const MpiTransport&) = delete;
   MpiTransport& operator=(const MpiTransport&) = delete;
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int Rank() const { return rank_; }
+  int Size() const { return size_; }
 
   void Send(int from, int to, const std::string& tensor, std::span<const float> data) override;
   std::vector<float> Recv(int to, int from, const std::string& tensor) override;

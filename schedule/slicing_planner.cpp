@@ -257,6 +257,13 @@ SlicingPlan PlanSlicing(const SlicingRequest& req, const SliceCostFn& cost) {
       continue;
     }
     totals[e.size_index] = dps[e.size_index].Total();
+    // The knapsack is at least the batch at the cheapest per-row total (its fractional
+    // relaxation); skip solving it when even that cannot beat the best plan.
+    if (plan.latency < kInf) {
+      double per_row = kInf;
+      for (size_t s = 0; s < sizes.size(); ++s) per_row = std::min(per_row, totals[s] / sizes[s]);
+      if (per_row * req.batch + k_minus_1 * e.cost >= plan.latency) continue;
+    }
     double sum = objective(totals, nullptr);
     if (sum == kInf) continue;
     double latency = sum + k_minus_1 * e.cost;

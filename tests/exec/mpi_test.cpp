@@ -47,7 +47,7 @@ class TempFile {
       : path_(std::filesystem::temp_directory_path() /
               ("terasim-mpi-" + std::to_string(getpid()) + "-" + name)) {}
   ~TempFile() { std::filesystem::remove(path_); }
-  std::string str() const { return path_.string(); }
+  std::string Path() const { return path_.string(); }
 
  private:
   std::filesystem::path path_;
@@ -64,7 +64,7 @@ Result MpirunExec(int ranks, const std::string& pir, const std::string& args) {
   TempFile err("stderr.txt");
   const std::string command =
       fmt::format("mpirun --allow-run-as-root --oversubscribe -np {} {} exec {} {} 2>{}", ranks,
-                  TERASIM_BINARY, pir, args, err.str());
+                  TERASIM_BINARY, pir, args, err.Path());
   Result r;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -73,7 +73,7 @@ Result MpirunExec(int ranks, const std::string& pir, const std::string& args) {
   while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
   const int status = pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err.str());
+  std::ifstream in(err.Path());
   r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return r;
 }
@@ -84,7 +84,7 @@ void CheckMpiMatchesInProcess(const GenerateOptions& o, int iterations, const st
   Schedule s = Generate(o);
   RequireValidSchedule(s);
   TempFile pir(name + ".pir");
-  WritePirFile(s, pir.str());
+  WritePirFile(s, pir.Path());
   ExecOptions options;
   options.iterations = iterations;
   options.seed = kSeed;
@@ -92,7 +92,7 @@ void CheckMpiMatchesInProcess(const GenerateOptions& o, int iterations, const st
   const ExecResult want = ExecuteInProcess(s, o.model, options);
 
   const Result got = MpirunExec(
-      s.devices, pir.str(),
+      s.devices, pir.Path(),
       fmt::format("--model {} --seed {} --iterations {} --json", o.model.name, kSeed, iterations));
   INFO("stdout: " << got.out);
   INFO("stderr: " << got.err);
@@ -134,8 +134,8 @@ TEST_CASE("mpirun -np 4 runs pp 2 x tp 2 with broadcast boundaries for two itera
 TEST_CASE("mpirun with fewer processes than devices fails with a clear error", "[exec][mpi]") {
   Schedule s = Generate(Options("tiny", Strategy::kOneFOneB, 1, 4, 1, 4));
   TempFile pir("pp4.pir");
-  WritePirFile(s, pir.str());
-  const Result got = MpirunExec(2, pir.str(), "--model tiny --json");
+  WritePirFile(s, pir.Path());
+  const Result got = MpirunExec(2, pir.Path(), "--model tiny --json");
   INFO("stderr: " << got.err);
   // Every rank stops with an input error naming both counts; nothing is printed on stdout.
   CHECK(got.exit_code != 0);

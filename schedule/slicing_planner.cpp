@@ -112,6 +112,18 @@ double Knapsack(int batch, const std::vector<int>& sizes, const std::vector<doub
 
 }  // namespace
 
+std::vector<MicrobatchSlicing> FoldPlan(const std::vector<MicrobatchPlan>& microbatches) {
+  std::vector<MicrobatchSlicing> groups;
+  for (const auto& mb : microbatches) {
+    if (!groups.empty() && groups.back().rows == mb.rows && groups.back().slices == mb.slices) {
+      ++groups.back().count;
+    } else {
+      groups.push_back({mb.rows, mb.slices, 1});
+    }
+  }
+  return groups;
+}
+
 std::vector<int> UniformSlices(int sequence, int n) {
   if (n < 1 || n > sequence) ThrowInput("--slices {}: must be between 1 and {}", n, sequence);
   std::vector<int> slices(n, sequence / n);

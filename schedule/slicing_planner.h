@@ -22,6 +22,8 @@
 #include <functional>
 #include <vector>
 
+#include "schedule/slicing_spec.h"
+
 namespace terasim {
 
 // Per-stage time of one unit, in ns (any consistent unit works); must be > 0.
@@ -62,6 +64,10 @@ SlicingPlan PlanSlicing(const SlicingRequest& request, const SliceCostFn& cost);
 // The latency T = sum + (K - 1) * max of a given plan under `cost` (for checks and reports).
 double PlanLatency(const std::vector<MicrobatchPlan>& microbatches, int stages,
                    const SliceCostFn& cost);
+
+// The plan's micro-batches with consecutive equal ones folded into slicing-spec groups
+// ("ROWS:[...]xCOUNT"), as the generators take them.
+std::vector<MicrobatchSlicing> FoldPlan(const std::vector<MicrobatchPlan>& microbatches);
 
 // N slices as equal as possible (the first L mod N one token longer).
 std::vector<int> UniformSlices(int sequence, int n);

@@ -21,19 +21,6 @@ std::vector<int> Divisors(int n) {
   return out;
 }
 
-// Consecutive equal micro-batches folded into "ROWS:[...]xCOUNT" groups.
-std::vector<MicrobatchSlicing> FoldSlicing(const std::vector<MicrobatchPlan>& plan) {
-  std::vector<MicrobatchSlicing> groups;
-  for (const auto& mb : plan) {
-    if (!groups.empty() && groups.back().rows == mb.rows && groups.back().slices == mb.slices) {
-      ++groups.back().count;
-    } else {
-      groups.push_back({mb.rows, mb.slices, 1});
-    }
-  }
-  return groups;
-}
-
 }  // namespace
 
 std::string FamilyName(Family family) {
@@ -80,7 +67,7 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
     const int replica_batch = request.batch / o.dp;
     SlicingRequest req{L, o.pp, replica_batch, request.granularity, {}, false};
     SlicingPlan plan = PlanSlicing(req, stage.AsSliceCost());
-    c.options.slicing = FoldSlicing(plan.microbatches);
+    c.options.slicing = FoldPlan(plan.microbatches);
     c.slicing = FormatSlicingSpec(c.options.slicing);
     c.units = 0;
     for (const auto& mb : plan.microbatches) c.units += static_cast<int>(mb.slices.size());

@@ -61,19 +61,6 @@ void WriteTextFile(const std::string& path, const std::string& text) {
   if (!out || !(out << text) || !out.flush()) ThrowInput("{}: cannot write", path);
 }
 
-// Micro-batches of a plan folded into slicing-spec groups.
-std::vector<MicrobatchSlicing> Fold(const std::vector<MicrobatchPlan>& plan) {
-  std::vector<MicrobatchSlicing> groups;
-  for (const auto& mb : plan) {
-    if (!groups.empty() && groups.back().rows == mb.rows && groups.back().slices == mb.slices) {
-      ++groups.back().count;
-    } else {
-      groups.push_back({mb.rows, mb.slices, 1});
-    }
-  }
-  return groups;
-}
-
 int RunPaper(const po::variables_map& vm) {
   const std::string path = DataRoot() + "/tools/data/paper_settings.json";
   nlohmann::json doc = ParseJson(ReadTextFile(path), path);
@@ -126,7 +113,7 @@ int RunPaper(const po::variables_map& vm) {
     SlicingPlan plan = PlanSlicing(request, stage.AsSliceCost());
     GenerateOptions with = base;
     with.strategy = Strategy::kTeraPipe;
-    with.slicing = Fold(plan.microbatches);
+    with.slicing = FoldPlan(plan.microbatches);
     Schedule with_schedule = Generate(with);
     MemoryEstimate with_memory = EstimateMemory(with_schedule, context.model(), context.device());
     const double with_s =

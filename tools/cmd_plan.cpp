@@ -89,15 +89,7 @@ int RunPlan(const Args& args) {
         PlanSlicing({context.model().sequence, shape.pp, batch / dp, granularity, {}, false},
                     stage.AsSliceCost());
     const double plan_time = SecondsSince(plan_start);
-    std::vector<MicrobatchSlicing> groups;
-    for (const auto& mb : plan.microbatches) {
-      if (!groups.empty() && groups.back().rows == mb.rows && groups.back().slices == mb.slices) {
-        ++groups.back().count;
-      } else {
-        groups.push_back({mb.rows, mb.slices, 1});
-      }
-    }
-    const std::string spec = FormatSlicingSpec(groups);
+    const std::string spec = FormatSlicingSpec(FoldPlan(plan.microbatches));
     if (json) {
       PrintJson({{"model", context.model().name},
                  {"cluster", context.cluster().Spec()},

@@ -5,31 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "traces/xml_escape.h"
+
 namespace terasim {
 namespace {
-
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 // A "nice" axis step (1, 2 or 5 x 10^k) giving about five ticks up to `max`.
 double TickStep(double max) {
@@ -64,7 +43,7 @@ std::string SvgBarChart(const std::string& title, const std::string& unit,
       width, height);
   svg += fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"white\"/>\n", width, height);
   svg += fmt::format("<text x=\"{}\" y=\"28\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
-                     10, Escape(title));
+                     10, XmlEscape(title));
   svg +=
       "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
       "<path d=\"M0,6 L6,0\" stroke=\"#999\"/></pattern></defs>\n";
@@ -80,7 +59,7 @@ std::string SvgBarChart(const std::string& title, const std::string& unit,
     const Bar& b = bars[i];
     const int y = top + static_cast<int>(i) * (bar_h + gap);
     svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n", label_w - 8,
-                       y + bar_h / 2 + 5, Escape(b.label));
+                       y + bar_h / 2 + 5, XmlEscape(b.label));
     if (b.missing) {
       svg += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#hatch)\" "
@@ -93,10 +72,10 @@ std::string SvgBarChart(const std::string& title, const std::string& unit,
     }
     const double note_x = b.missing ? label_w + plot_w / 4 + 6 : x_of(b.value) + 6;
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{}</text>\n", note_x, y + bar_h / 2 + 5,
-                       Escape(b.annotation));
+                       XmlEscape(b.annotation));
   }
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#333\">{}</text>\n",
-                     label_w + plot_w / 2, top + plot_h + 42, Escape(unit));
+                     label_w + plot_w / 2, top + plot_h + 42, XmlEscape(unit));
   svg += "</svg>\n";
   return svg;
 }

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "traces/xml_escape.h"
+
 #include "models/errors.h"
 
 namespace terasim {
@@ -14,29 +16,6 @@ namespace {
 
 const char* const kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                 "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-
-std::string Escape(const std::string& text) {
-  std::string out;
-  for (char ch : text) {
-    switch (ch) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += ch;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -72,7 +51,7 @@ std::string ScatterSvg(const std::vector<ScatterSeries>& series, const ScatterOp
       "{1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">{3}</text>\n",
-      w, h, w / 2, Escape(options.title));
+      w, h, w / 2, XmlEscape(options.title));
   svg += fmt::format(
       "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"black\"/>\n",
       margin, margin, plot_w, plot_h);
@@ -103,7 +82,7 @@ std::string ScatterSvg(const std::vector<ScatterSeries>& series, const ScatterOp
       "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">measured ({})</text>\n"
       "<text x=\"18\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 18 {})\">predicted "
       "({})</text>\n",
-      w / 2, h - 20, Escape(options.unit), h / 2, h / 2, Escape(options.unit));
+      w / 2, h - 20, XmlEscape(options.unit), h / 2, h / 2, XmlEscape(options.unit));
   for (size_t k = 0; k < series.size(); ++k) {
     const ScatterSeries& s = series[k];
     const char* colour = kColours[k % (sizeof kColours / sizeof kColours[0])];
@@ -117,7 +96,7 @@ std::string ScatterSvg(const std::vector<ScatterSeries>& series, const ScatterOp
         "<circle cx=\"{}\" cy=\"{}\" r=\"4\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" "
         "dominant-baseline=\"middle\">{}</text>\n",
         margin + 14, margin + 16 + 18 * k, colour, margin + 24, margin + 16 + 18 * k,
-        Escape(s.name));
+        XmlEscape(s.name));
   }
   svg += "</svg>\n";
   return svg;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <numeric>
 #include <queue>
@@ -235,8 +236,10 @@ SlicingPlan PlanSlicing(const SlicingRequest& req, const SliceCostFn& cost) {
   // kept are stored (row i of size s starts at row_offset[s][i] in costs[s]).
   std::vector<std::vector<double>> costs(sizes.size());
   std::vector<std::vector<size_t>> row_offset(sizes.size(), std::vector<size_t>(positions + 1));
-  std::vector<Event> events;
-  for (size_t s = 0; s < sizes.size(); ++s) {
+  // Sizes are independent: generate them on up to two threads (this is the costly part: one
+  // cost evaluation per edge), then merge in size order.
+  std::vector<std::vector<Event>> size_events(sizes.size());
+  auto generate = [&](size_t s) {
     for (int i = 0; i < positions; ++i) {
       row_offset[s][i] = costs[s].size();
       for (int k = 1; i + k <= positions; ++k) {
@@ -244,11 +247,25 @@ SlicingPlan PlanSlicing(const SlicingRequest& req, const SliceCostFn& cost) {
         if (!(c > 0)) ThrowInput("planner: slice cost must be > 0 (got {})", c);
         if (c > edge_limit) break;
         costs[s].push_back(c);
-        events.push_back(
+        size_events[s].push_back(
             {c, static_cast<uint32_t>(s), static_cast<uint32_t>(i), static_cast<uint32_t>(k)});
       }
     }
     row_offset[s][positions] = costs[s].size();
+  };
+  const size_t workers = sizes.size() > 1 ? 2 : 1;
+  std::vector<std::future<void>> tasks;
+  for (size_t w = 1; w < workers; ++w) {
+    tasks.push_back(std::async(std::launch::async, [&, w] {
+      for (size_t s = w; s < sizes.size(); s += workers) generate(s);
+    }));
+  }
+  for (size_t s = 0; s < sizes.size(); s += workers) generate(s);
+  for (auto& t : tasks) t.get();  // rethrows a worker's error
+  std::vector<Event> events;
+  for (auto& e : size_events) {
+    events.insert(events.end(), e.begin(), e.end());
+    std::vector<Event>().swap(e);
   }
   std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
     if (a.cost != b.cost) return a.cost < b.cost;

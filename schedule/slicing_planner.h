@@ -16,7 +16,8 @@
 // S_b(L) changed. Enumeration stops once (K - 1) * t_max plus the unbounded optimum cannot beat
 // the best found. The result is exact at the requested granularity.
 //
-// Thread safety: PlanSlicing is a pure function of its arguments (the cost callback must be).
+// Thread safety: PlanSlicing is a pure function of its arguments. It calls the cost callback
+// from up to two threads at once, so the callback must be thread-safe (a pure function).
 #pragma once
 
 #include <functional>

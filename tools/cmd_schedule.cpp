@@ -9,6 +9,7 @@
 #include "schedule/pir_format.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/schedule_flags.h"
 
 namespace terasim::cli {
 
@@ -44,31 +45,7 @@ int RunSchedule(const Args& args) {
 
   const std::string output = vm["output"].as<std::string>();
   if (output.empty()) ThrowInput("terasim schedule: -o/--output FILE is required (- for stdout)");
-  GenerateOptions o;
-  o.model = LoadModelCard(vm["model"].as<std::string>());
-  o.strategy = ParseStrategy(vm["strategy"].as<std::string>());
-  o.dp = vm["dp"].as<int>();
-  o.pp = vm["pp"].as<int>();
-  o.tp = vm["tp"].as<int>();
-  o.microbatches = vm["microbatches"].defaulted() ? o.pp : vm["microbatches"].as<int>();
-  o.microbatch_size = vm["microbatch-size"].as<int>();
-  o.virtual_stages = vm["virtual-stages"].as<int>();
-  o.order = ParseSliceOrder(vm["order"].as<std::string>());
-  o.boundary = ParseBoundary(vm["boundary"].as<std::string>());
-  o.optimizer = !vm["no-optimizer"].as<bool>();
-  o.uniform_slices = vm["slices"].as<int>();
-  if (!vm["slicing"].defaulted()) o.slicing = ParseSlicingSpec(vm["slicing"].as<std::string>());
-  const bool terapipe = o.strategy == Strategy::kTeraPipe;
-  if (!terapipe && !vm["order"].defaulted()) {
-    ThrowInput("--order is only for --strategy terapipe (not {})", StrategyName(o.strategy));
-  }
-  if (!o.slicing.empty() &&
-      (!vm["microbatches"].defaulted() || !vm["microbatch-size"].defaulted())) {
-    ThrowInput(
-        "--slicing gives the micro-batches and their rows: leave out --microbatches and "
-        "--microbatch-size");
-  }
-
+  GenerateOptions o = ScheduleOptionsFromFlags(vm, LoadModelCard(vm["model"].as<std::string>()));
   Schedule schedule = Generate(o);
   if (output == "-") {
     std::cout << WritePir(schedule);

@@ -21,6 +21,7 @@
 #include "sim/trace_durations.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/schedule_flags.h"
 #include "tools/sim_run_record.h"
 #include "topologies/topology.h"
 #include "traces/traces.h"
@@ -30,27 +31,7 @@ namespace {
 
 // The schedule from --strategy and the schedule options (as `terasim schedule` reads them).
 Schedule GenerateFromFlags(const po::variables_map& vm, const ModelCard& model) {
-  GenerateOptions o;
-  o.model = model;
-  o.strategy = ParseStrategy(vm["strategy"].as<std::string>());
-  o.dp = vm["dp"].as<int>();
-  o.pp = vm["pp"].as<int>();
-  o.tp = vm["tp"].as<int>();
-  o.microbatches = vm["microbatches"].defaulted() ? o.pp : vm["microbatches"].as<int>();
-  o.microbatch_size = vm["microbatch-size"].as<int>();
-  o.virtual_stages = vm["virtual-stages"].as<int>();
-  o.order = ParseSliceOrder(vm["order"].as<std::string>());
-  o.boundary = ParseBoundary(vm["boundary"].as<std::string>());
-  o.optimizer = !vm["no-optimizer"].as<bool>();
-  o.uniform_slices = vm["slices"].as<int>();
-  if (!vm["slicing"].defaulted()) o.slicing = ParseSlicingSpec(vm["slicing"].as<std::string>());
-  if (!o.slicing.empty() &&
-      (!vm["microbatches"].defaulted() || !vm["microbatch-size"].defaulted())) {
-    ThrowInput(
-        "--slicing gives the micro-batches and their rows: leave out --microbatches and "
-        "--microbatch-size");
-  }
-  return Generate(o);
+  return Generate(ScheduleOptionsFromFlags(vm, model));
 }
 
 // Link utilization counter tracks for the trace: one per link that carried bytes.

@@ -29,7 +29,8 @@ Precision ParsePrecision(const JsonReader& r, const std::string& key) {
 
 ComputeModelParams ParseComputeModel(const JsonReader& r) {
   r.RejectUnknown({"precision", "efficiency_max", "saturation_flops", "sharpness",
-                   "kernel_overhead_ns_per_layer", "memory_efficiency", "note"});
+                   "kernel_overhead_ns_per_layer", "memory_efficiency", "weight_gradient_passes",
+                   "note"});
   ComputeModelParams p;
   p.precision = ParsePrecision(r, "precision");
   p.efficiency_max = r.RequirePositive("efficiency_max");
@@ -42,6 +43,11 @@ ComputeModelParams ParseComputeModel(const JsonReader& r) {
   p.memory_efficiency = r.RequirePositive("memory_efficiency");
   if (p.memory_efficiency > 1) {
     ThrowInput("{}: memory_efficiency: must be <= 1 (got {})", r.where(), p.memory_efficiency);
+  }
+  p.weight_gradient_passes = static_cast<int>(r.OptionalInt("weight_gradient_passes", 1, 1));
+  if (p.weight_gradient_passes > 16) {
+    ThrowInput("{}: weight_gradient_passes: must be <= 16 (got {})", r.where(),
+               p.weight_gradient_passes);
   }
   p.note = r.RequireString("note");
   return p;

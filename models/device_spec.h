@@ -32,7 +32,12 @@ struct ComputeModelParams {
   double sharpness = 4;                     // k >= 1: how sharp the knee between floor and slope is
   TimeNs kernel_overhead_ns_per_layer = 0;  // forward of one whole layer; backward pays it twice
   double memory_efficiency = 0;             // fraction of the memory bandwidth reached, (0, 1]
-  std::string note;                         // the fit rationale
+  // Weight-sized gradient tensors one backward-weight pass moves through memory: 1 when the GEMM
+  // writes the gradient once; 4 under PyTorch autograd's accumulation across micro-batches or
+  // slices (the GEMM writes a new dW; AccumulateGrad reads it and the running .grad and writes
+  // the sum). It is what makes small slices of very large layers memory-bound.
+  int weight_gradient_passes = 1;
+  std::string note;  // the fit rationale
 };
 
 struct DeviceSpec {

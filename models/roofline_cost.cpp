@@ -5,11 +5,16 @@
 
 #include "models/errors.h"
 #include "models/layer_flops.h"
+#include "models/memory_model.h"
 
 namespace terasim {
 
 RooflineCostModel::RooflineCostModel(ModelCard model, DeviceSpec device)
-    : model_(std::move(model)), device_(std::move(device)) {}
+    : model_(std::move(model)), device_(std::move(device)) {
+  for (int i = 1; i <= 6; ++i) {
+    if (device_.compute.sharpness == static_cast<double>(1 << i)) sharpness_log2_ = i;
+  }
+}
 
 std::string RooflineCostModel::Name() const {
   return "roofline " + device_.name + " " + model_.name;
@@ -35,19 +40,26 @@ double RooflineCostModel::LayerSeconds(const SliceWork& work) const {
   const double saturation = p.saturation_flops * share;
   const double flops = LayerPassFlops(model_, work);
   const double rate = device_.PeakFlops() * p.efficiency_max;
-  // (1 + x^k)^(1/k); the fitted k = 4 takes two square roots instead of two pow calls (the
-  // slicing planner evaluates this millions of times).
+  // (1 + x^k)^(1/k). For k a power of two (the fitted values) it is squarings and square roots
+  // instead of two pow calls: the slicing planner evaluates this millions of times.
   const double x = flops / saturation;
   double knee;
-  if (p.sharpness == 4.0) {
-    const double x2 = x * x;
-    knee = std::sqrt(std::sqrt(1.0 + x2 * x2));
+  if (sharpness_log2_ > 0) {
+    double xk = x;
+    for (int i = 0; i < sharpness_log2_; ++i) xk *= xk;
+    knee = 1.0 + xk;
+    for (int i = 0; i < sharpness_log2_; ++i) knee = std::sqrt(knee);
   } else {
     knee = std::pow(1.0 + std::pow(x, p.sharpness), 1.0 / p.sharpness);
   }
   const double compute_s = saturation * knee / rate;
-  const double memory_s = static_cast<double>(LayerBytes(model_, work)) /
-                          (device_.memory_bw_bytes_per_s * p.memory_efficiency);
+  double bytes = static_cast<double>(LayerBytes(model_, work));
+  if (work.pass == Pass::kBackwardWeight && p.weight_gradient_passes > 1) {
+    // LayerBytes counts the gradient written once; accumulation moves it again.
+    bytes += (p.weight_gradient_passes - 1) * 2.0 *
+             static_cast<double>(LayerShardParams(model_, work.tp, work.block));
+  }
+  const double memory_s = bytes / (device_.memory_bw_bytes_per_s * p.memory_efficiency);
   const double overhead_s = NsToSeconds(p.kernel_overhead_ns_per_layer) * share;
   return overhead_s + std::max(compute_s, memory_s);
 }

@@ -5,6 +5,8 @@
 //     overhead + max(compute, memory)
 //     compute  = s (1 + (F / s)^k)^(1/k) / (peak * efficiency_max)
 //     memory   = LayerBytes / (memory bandwidth * memory_efficiency)
+// (a backward-weight pass adds weight_gradient_passes - 1 more fp16 weight-sized gradient
+// tensors: accumulation across micro-batches or slices)
 // where F is the pass's FLOPs on this rank (models/layer_flops.h), s the saturation FLOPs and
 // k the sharpness. Small ops cannot fill the GPU and take about s / (peak * efficiency_max)
 // whatever their size (the small-slice floor of FACTS.md's calibration points); large ones
@@ -48,6 +50,7 @@ class RooflineCostModel : public ComputeCostModel {
 
   ModelCard model_;
   DeviceSpec device_;
+  int sharpness_log2_ = 0;  // log2(k) when the sharpness k is 2, 4, ..., 64; else 0 (pow)
 };
 
 }  // namespace terasim

@@ -277,10 +277,10 @@ void Validate(const GenerateOptions& o) {
     if (o.virtual_stages > 1 && o.pp < 2) {
       ThrowInput("--virtual-stages {} needs --pp >= 2 (interleaved 1F1B)", o.virtual_stages);
     }
-    if (o.microbatches % o.pp != 0) {
+    if (o.microbatches > o.pp && o.microbatches % o.pp != 0) {
       ThrowInput(
           "--microbatches {} is not a multiple of --pp {} (interleaved 1F1B runs groups "
-          "of P micro-batches)",
+          "of P micro-batches, or one group when there are fewer than P)",
           o.microbatches, o.pp);
     }
   }

@@ -83,7 +83,8 @@ std::vector<Range> StageLayers(int layers, int pp, int virtual_stages);
 
 // The whole iteration. Throws InputError naming the flag on inconsistent options, e.g.
 // "--tp 3 does not divide 4 heads", "--pp 8 x --virtual-stages 1 = 8 stages exceed 4 layers",
-// "--microbatches 6 is not a multiple of --pp 4 (interleaved 1F1B)".
+// "--microbatches 6 is not a multiple of --pp 4 (interleaved 1F1B ...)" (interleaving takes M
+// a multiple of P, or M < P).
 Schedule Generate(const GenerateOptions& options);
 
 }  // namespace terasim

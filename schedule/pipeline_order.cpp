@@ -28,13 +28,14 @@ std::vector<Unit> BackwardUnits(const std::vector<int>& slices_per_microbatch) {
   return units;
 }
 
-// Megatron-LM's step k (forward or backward) of the interleaved schedule.
-PipelineStep InterleavedStep(int pp, int virtual_stages, int k, bool forward) {
-  const int group = pp * virtual_stages;
-  const int in_group = k % group;
-  int chunk = in_group / pp;
+// Megatron-LM's step k (forward or backward) of the interleaved schedule with micro-batch
+// groups of `group` (G in pipeline_order.h).
+PipelineStep InterleavedStep(int group, int virtual_stages, int k, bool forward) {
+  const int span = group * virtual_stages;  // steps per group: G micro-batches x V chunks
+  const int in_group = k % span;
+  int chunk = in_group / group;
   if (!forward) chunk = virtual_stages - 1 - chunk;
-  return {forward, (k / group) * pp + k % pp, 0, chunk};
+  return {forward, (k / span) * group + k % group, 0, chunk};
 }
 
 }  // namespace
@@ -49,9 +50,11 @@ int OneFOneBWarmup(int pp, int rank, const std::vector<int>& slices_per_microbat
   return std::min(pp - rank - 1 + max_slices - 1, units);
 }
 
+int InterleavedGroup(int pp, int microbatches) { return microbatches < pp ? microbatches : pp; }
+
 int InterleavedWarmup(int pp, int virtual_stages, int rank, int microbatches) {
   const int total = microbatches * virtual_stages;
-  if (microbatches == pp) return total;
+  if (microbatches <= pp) return total;
   return std::min((pp - rank - 1) * 2 + (virtual_stages - 1) * pp, total);
 }
 
@@ -87,14 +90,15 @@ std::vector<PipelineStep> OneFOneBOrder(int pp, int rank,
 std::vector<PipelineStep> InterleavedOrder(int pp, int virtual_stages, int rank, int microbatches) {
   const int total = microbatches * virtual_stages;
   const int warmup = InterleavedWarmup(pp, virtual_stages, rank, microbatches);
+  const int group = InterleavedGroup(pp, microbatches);
   std::vector<PipelineStep> steps;
-  for (int k = 0; k < warmup; ++k) steps.push_back(InterleavedStep(pp, virtual_stages, k, true));
+  for (int k = 0; k < warmup; ++k) steps.push_back(InterleavedStep(group, virtual_stages, k, true));
   for (int k = 0; k < total - warmup; ++k) {
-    steps.push_back(InterleavedStep(pp, virtual_stages, warmup + k, true));
-    steps.push_back(InterleavedStep(pp, virtual_stages, k, false));
+    steps.push_back(InterleavedStep(group, virtual_stages, warmup + k, true));
+    steps.push_back(InterleavedStep(group, virtual_stages, k, false));
   }
   for (int k = total - warmup; k < total; ++k) {
-    steps.push_back(InterleavedStep(pp, virtual_stages, k, false));
+    steps.push_back(InterleavedStep(group, virtual_stages, k, false));
   }
   return steps;
 }

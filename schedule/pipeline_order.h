@@ -22,10 +22,16 @@
 //     keeps the pipeline full). With one slice per micro-batch this is PipeDream-Flush's
 //     min(P - r - 1, M).
 //   interleaved (Megatron-LM's interleaved 1F1B): V model chunks per rank; virtual stage
-//     chunk * P + r. Forward step k runs micro-batch (k / (P V)) * P + k mod P on chunk
-//     (k mod (P V)) / P; backward step k the same micro-batch on chunk V - 1 - that. Warm-up
-//     (P - r - 1) * 2 + (V - 1) * P forward steps (capped at M V; all of them when M == P),
-//     then 1F1B, then the cool-down. Needs M to be a multiple of P, as Megatron-LM does.
+//     chunk * P + r. Micro-batches run in groups of G: G = P when M is a multiple of P
+//     (Megatron-LM's order), G = M when M < P (one group). Forward step k runs micro-batch
+//     (k / (G V)) * G + k mod G on chunk (k mod (G V)) / G; backward step k the same
+//     micro-batch on chunk V - 1 - that. Warm-up (P - r - 1) * 2 + (V - 1) * P forward steps
+//     (capped at M V), then 1F1B, then the cool-down. When M <= P the warm-up is every
+//     forward: M == P is Megatron-LM's all-warm-up case; M < P (our extension: Megatron-LM
+//     asks for M >= P) is one group, so each rank runs chunk 0 of every micro-batch, then
+//     chunk 1, ..., then the backwards of chunk V - 1 down to chunk 0, micro-batches
+//     ascending in each: a flush schedule (GPipe) over the P V virtual stages. Any other M
+//     (M > P and not a multiple of P) is rejected, as Megatron-LM does.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -46,13 +52,18 @@ struct PipelineStep {
 // `slices_per_microbatch[m]` is micro-batch m's slice count (each >= 1). See above.
 int OneFOneBWarmup(int pp, int rank, const std::vector<int>& slices_per_microbatch);
 
+// The interleaved schedule's micro-batch group size G (see above): `pp` when `microbatches`
+// is a multiple of it, `microbatches` when fewer. Precondition: interleaving supports the
+// pair, i.e. microbatches < pp or microbatches % pp == 0 (the generator checks).
+int InterleavedGroup(int pp, int microbatches);
+
 // Megatron-LM's warm-up forward steps of `rank` with `virtual_stages` chunks and
-// `microbatches` micro-batches (see above).
+// `microbatches` micro-batches: every one of the M V forwards when M <= P (see above).
 int InterleavedWarmup(int pp, int virtual_stages, int rank, int microbatches);
 
 // Every step of one rank, in run order. Each returns 2 * units steps (2 * M * V for
 // interleaved). Preconditions (checked by the generator): pp >= 1, 0 <= rank < pp, every
-// slice count >= 1; for InterleavedOrder microbatches % pp == 0.
+// slice count >= 1; for InterleavedOrder microbatches < pp or microbatches % pp == 0.
 std::vector<PipelineStep> FlushOrder(const std::vector<int>& slices_per_microbatch);
 std::vector<PipelineStep> OneFOneBOrder(int pp, int rank,
                                         const std::vector<int>& slices_per_microbatch);

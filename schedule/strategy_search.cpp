@@ -128,7 +128,10 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
         std::vector<int> vs = {1};
         if (family == Family::kInterleaved) {
           vs.clear();
-          if (p < 2 || m % p != 0) continue;  // Megatron's constraints
+          // Megatron's groups of P micro-batches, or one group of fewer than P
+          // (schedule/pipeline_order.h); chunks need P >= 2. M = 1 (b = the replica's rows)
+          // always qualifies, so only P rules a (D, P, T) out.
+          if (p < 2 || (m > p && m % p != 0)) continue;
           for (int v = 2; v * p <= model_.layers; ++v) vs.push_back(v);
         }
         for (int v : vs) {
@@ -219,9 +222,8 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
       if (candidates.empty()) {
         result.reason = family == Family::kInterleaved
                             ? fmt::format(
-                                  "no configuration: interleaving needs the micro-batches "
-                                  "per replica to be a multiple of the pipeline degree "
-                                  "(batch {})",
+                                  "no configuration: interleaving needs every GPU used with "
+                                  "a pipeline degree P >= 2 and at least 2 P layers (batch {})",
                                   request.batch)
                             : "no configuration of the degrees uses every GPU";
       } else {

@@ -5,7 +5,8 @@
 // batch; T is a power of two up to the GPUs of one node that divides the heads):
 //   gpipe        GPipe flush over micro-batches of b rows (any D, P, T, b)
 //   1f1b         PipeDream-Flush over micro-batches (any D, P, T, b)
-//   interleaved  Megatron's interleaved 1F1B, V >= 2 chunks per device (M a multiple of P)
+//   interleaved  Megatron's interleaved 1F1B, V >= 2 chunks per device (P >= 2; M a multiple
+//                of P, or M < P: one group, see schedule/pipeline_order.h)
 //   megatron     Megatron-LM's recipe: operator parallelism over the whole node (T = GPUs per
 //                node), pipelining across nodes with 1F1B, data parallel over the rest
 //   terapipe     token-level pipelining: the slicing planner's micro-batches and token slices

@@ -131,6 +131,29 @@ int RunPaper(const po::variables_map& vm) {
                           {"speedup", without_s / with_s},
                           {"slicing", slicing},
                           {"fits", without_memory.fits && with_memory.fits}};
+    // The uniform-slicing curve where the paper measured one: each sequence in n equal slices.
+    std::string curve_text;
+    if (s.Has("published_uniform")) {
+      nlohmann::json curve = nlohmann::json::array();
+      const nlohmann::json& points = s.RequireArray("published_uniform");
+      for (size_t j = 0; j < points.size(); ++j) {
+        JsonReader point = JsonReader::Element(points, j, path, "published_uniform");
+        GenerateOptions uniform = base;
+        uniform.strategy = Strategy::kTeraPipe;
+        uniform.microbatches = replica;
+        uniform.uniform_slices = static_cast<int>(point.RequireInt("slices", 1));
+        Schedule uniform_schedule = Generate(uniform);
+        const double predicted_s =
+            NsToSeconds(context.Evaluate(uniform_schedule).iteration_time_ns);
+        const double published_s = point.RequireDouble("published_s");
+        curve.push_back({{"slices", uniform.uniform_slices},
+                         {"predicted_s", predicted_s},
+                         {"published_s", published_s}});
+        curve_text += fmt::format("{}{}: {:.3f} ({:.3f})", curve_text.empty() ? "" : ", ",
+                                  uniform.uniform_slices, predicted_s, published_s);
+      }
+      row["uniform"] = curve;
+    }
     std::string published = "";
     if (s.Has("published_without_s")) {
       row["published_without_s"] = s.RequireDouble("published_without_s");
@@ -144,6 +167,10 @@ int RunPaper(const po::variables_map& vm) {
           "{:<9} {:<14} {:>4} {:>9} {:>10.3f} {:>10.3f} {:>7.2f}x {:>12}  {}\n", name,
           context.model().name, batch, fmt::format("{}x{}x{}", base.dp, base.pp, base.tp),
           without_s, with_s, without_s / with_s, published, slicing);
+      if (!curve_text.empty()) {
+        std::cout << fmt::format("{:<9} uniform slicing, slices: predicted s (published): {}\n", "",
+                                 curve_text);
+      }
       std::cout.flush();
     }
   }

@@ -116,6 +116,13 @@ TEST_CASE("Interleaved 1F1B matches one device", "[exec]") {
   CheckSameAsReference("tiny-lm", o);
 }
 
+TEST_CASE("Interleaved with fewer micro-batches than stages matches one device", "[exec]") {
+  // pp 2, v 2, M 1 < P: one group; each rank runs its chunks' forwards, then the backwards.
+  GenerateOptions o = Options("tiny-lm", Strategy::kInterleaved, 1, 2, 1, 1);
+  o.virtual_stages = 2;
+  CheckSameAsReference("tiny-lm", o);
+}
+
 TEST_CASE("TeraPipe token slicing matches one device in flush and 1F1B order", "[exec]") {
   for (SliceOrder order : {SliceOrder::kFlush, SliceOrder::kOneFOneB}) {
     INFO(SliceOrderName(order));

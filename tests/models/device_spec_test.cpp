@@ -90,6 +90,14 @@ TEST_CASE("malformed device specs name the file and the field", "[models][device
         "bad.json: compute_model: precision: the device has no bf16 peak");
   CHECK(ErrorOf(Replace(kGoodSpec, "\"precision\": \"fp16\"", "\"precision\": \"int8\"")) ==
         "bad.json: compute_model: precision: 'int8' must be one of fp16, bf16, fp32");
+  CHECK(ErrorOf(Replace(kGoodSpec, "\"memory_efficiency\": 0.8",
+                        "\"memory_efficiency\": 0.8, \"weight_gradient_passes\": 0")) ==
+        "bad.json: compute_model: weight_gradient_passes: must be >= 1 (got 0)");
+  CHECK(ErrorOf(Replace(kGoodSpec, "\"memory_efficiency\": 0.8",
+                        "\"memory_efficiency\": 0.8, \"weight_gradient_passes\": 17")) ==
+        "bad.json: compute_model: weight_gradient_passes: must be <= 16 (got 17)");
+  // Left out, a backward-weight pass writes its gradient once.
+  CHECK(ParseDeviceSpec(kGoodSpec, "good.json").compute.weight_gradient_passes == 1);
   CHECK(ErrorOf(Replace(kGoodSpec, "\"sm_count\"", "\"sm_cnt\"")) ==
         "bad.json: sm_cnt: unknown field");
   CHECK(ErrorOf("{\"name\": \"x\",\n  \"product\": }").find("bad.json: line 2") == 0);

@@ -120,3 +120,28 @@ TEST_CASE("faster devices are faster on large slices", "[models][roofline]") {
   CHECK(a100.Time(w) < v100.Time(w));
   CHECK(h100.Time(w) < a100.Time(w));
 }
+
+TEST_CASE("weight-gradient accumulation adds weight-sized traffic to the backward-weight pass",
+          "[models][roofline]") {
+  ModelCard m = LoadModelCard("gpt3-175b");
+  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
+  // A device whose compute is negligible, so that every pass is memory-bound.
+  device.compute.efficiency_max = 1.0;
+  device.compute.saturation_flops = 1.0;
+  device.compute.weight_gradient_passes = 1;
+  RooflineCostModel once(m, device);
+  device.compute.weight_gradient_passes = 4;
+  RooflineCostModel accumulated(m, device);
+  const SliceWork weight = Work(Pass::kBackwardWeight, 16, 0, 4, Block::kMlp);
+  // Three more fp16 copies of the tp-4 MLP shard's weights over the memory bandwidth:
+  // 3 x 2 bytes x params / (900 GB/s x memory efficiency).
+  const double extra_ns = 3 * 2.0 * static_cast<double>(LayerShardParams(m, 4, Block::kMlp)) /
+                          (device.memory_bw_bytes_per_s * device.compute.memory_efficiency) * 1e9;
+  CHECK(static_cast<double>(accumulated.Time(weight) - once.Time(weight)) ==
+        Approx(extra_ns).margin(2));
+  // The forward and the backward-input pass move no gradient: unchanged.
+  for (Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
+    const SliceWork w = Work(pass, 16, 0, 4, Block::kMlp);
+    CHECK(accumulated.Time(w) == once.Time(w));
+  }
+}

@@ -95,3 +95,69 @@ TEST_CASE("terasim compare --paper rejects an unknown setting", "[tools][cli]") 
   CHECK(RunCommand(std::string(TERASIM_BINARY) + " compare --paper --setting 99 2>&1", &out) == 1);
   CHECK(out.find("--setting 99: no such setting") != std::string::npos);
 }
+
+namespace {
+
+// `terasim compare --paper --setting S --json`'s one row (analytic network: the test is about
+// the calibration, and the flow model agrees with it on these point-to-point pipelines).
+nlohmann::json PaperRow(const std::string& setting) {
+  std::string out;
+  const int rc = RunCommand(std::string(TERASIM_BINARY) + " compare --paper --setting " + setting +
+                                " --network analytic --json 2>/dev/null",
+                            &out);
+  REQUIRE(rc == 0);
+  const nlohmann::json rows = nlohmann::json::parse(out);
+  REQUIRE(rows.size() == 1);
+  return rows[0];
+}
+
+// FACTS.md's calibration points were measured on the paper's cluster; the V100 and
+// p3.16xlarge network parameters were fitted once to them (tools/fit/fit_p3.py), so the
+// paper's own settings must come back within 10 %.
+void CheckCalibrationPoints(const nlohmann::json& row) {
+  CHECK(row.at("fits").get<bool>());
+  const double without_s = row.at("without_s").get<double>();
+  const double with_s = row.at("with_s").get<double>();
+  CHECK(without_s == Approx(row.at("published_without_s").get<double>()).epsilon(0.10));
+  CHECK(with_s == Approx(row.at("published_with_s").get<double>()).epsilon(0.10));
+  // The planner's slicing beats no slicing.
+  CHECK(with_s < without_s);
+}
+
+}  // namespace
+
+TEST_CASE("terasim compare --paper reproduces setting 5's calibration points",
+          "[tools][cli][paper]") {
+  const nlohmann::json row = PaperRow("5");
+  // FACTS.md: 1.863 s without token slicing, 1.328 s with [704, 688, 656] per sequence.
+  CHECK(row.at("published_without_s").get<double>() == 1.863);
+  CheckCalibrationPoints(row);
+}
+
+TEST_CASE("terasim compare --paper reproduces setting 9 and its uniform-slicing curve",
+          "[tools][cli][paper]") {
+  const nlohmann::json row = PaperRow("9");
+  // FACTS.md: 9.990 s without, 1.481 s with the published slicing.
+  CHECK(row.at("published_with_s").get<double>() == 1.481);
+  CheckCalibrationPoints(row);
+  const nlohmann::json& curve = row.at("uniform");
+  // FACTS.md: n = 1, 4, 8, 16, 32, 64, 128 slices per sequence; the measured minimum is at 16
+  // (1.547 s), with 8 and 32 close, and too many slices hurt (3.252 s at 128).
+  REQUIRE(curve.size() == 7);
+  int best_slices = 0;
+  double best_s = 1e300;
+  for (const nlohmann::json& point : curve) {
+    const double predicted_s = point.at("predicted_s").get<double>();
+    INFO("slices " << point.at("slices") << ": " << predicted_s << " s");
+    // Every point of the measured curve within 15 %.
+    CHECK(predicted_s == Approx(point.at("published_s").get<double>()).epsilon(0.15));
+    if (predicted_s < best_s) {
+      best_s = predicted_s;
+      best_slices = point.at("slices").get<int>();
+    }
+  }
+  CHECK(best_slices >= 8);
+  CHECK(best_slices <= 32);
+  // Too many slices hurt: 128 slices are slower than the best by more than half.
+  CHECK(curve.back().at("predicted_s").get<double>() > 1.5 * best_s);
+}

@@ -73,14 +73,16 @@ TEST_CASE("p3.16xlarge carries FACTS.md's numbers", "[topologies]") {
     }
   }
   // one 25 Gbps NIC = 3.125 GB/s each way, TCP, no GPUDirect, NCCL-over-TCP efficiency in
-  // [0.45, 0.75], one way = half of the ~0.1 ms round trip
+  // [0.45, 0.75]; the one-way latency (fitted, tools/fit/fit_p3.py) at least half of the
+  // ~0.1 ms wire round trip, and below a millisecond
   CHECK(p3.NumNics() == 1);
   CHECK(p3.network.nic_raw_bw_bytes_per_s == Approx(3.125e9));
   CHECK(p3.network.transport == "tcp");
   CHECK_FALSE(p3.network.gpudirect);
   CHECK(p3.network.efficiency >= 0.45);
   CHECK(p3.network.efficiency <= 0.75);
-  CHECK(p3.network.latency_ns == 50 * kNsPerUs);
+  CHECK(p3.network.latency_ns >= 50 * kNsPerUs);
+  CHECK(p3.network.latency_ns < 1000 * kNsPerUs);
   // the two cube-mesh rings of FACTS.md
   REQUIRE(p3.rings.size() == 2);
   CHECK(p3.rings[0] == std::vector<int>{0, 3, 2, 1, 5, 6, 7, 4});

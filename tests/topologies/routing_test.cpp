@@ -74,8 +74,8 @@ TEST_CASE(
                                                          "n1.cpu0", "n1.pcie0", "n1.gpu0"});
   // the NIC (3.125 GB/s line rate at the file's efficiency) is the bottleneck
   CHECK(c.RouteBottleneckBytesPerS(0, 8) == Approx(3.125e9 * c.Instance().network.efficiency));
-  // one-way latency 50 us (half the 0.1 ms round trip) + six PCIe hops of 1425 ns
-  CHECK(c.RouteLatencyNs(0, 8) == 50000 + 6 * 1425);
+  // the network's one-way latency + six PCIe hops of 1425 ns
+  CHECK(c.RouteLatencyNs(0, 8) == c.Instance().network.latency_ns + 6 * 1425);
   // GPU 5 (socket 1) reaches the NIC on socket 0 over QPI
   CHECK(VertexNames(c, 5, 13) == std::vector<std::string>{"n0.gpu5", "n0.pcie2", "n0.cpu1",
                                                           "n0.cpu0", "n0.nic0", "fabric.switch",

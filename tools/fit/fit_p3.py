@@ -212,7 +212,7 @@ def main():
     parser.add_argument("--evaluations", type=int, default=150)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--network", default="analytic", choices=["analytic", "flow"])
-    parser.add_argument("--weight-gradient-passes", type=int, default=4)
+    parser.add_argument("--weight-gradient-passes", type=int, default=2)
     parser.add_argument("--start", nargs="*", default=[], metavar="NAME=VALUE",
                         help="starting values (default: the data files' current values)")
     parser.add_argument("--fix", nargs="*", default=[], metavar="NAME=VALUE",

@@ -1,16 +1,21 @@
 // `terasim sweep` end to end: a small grid stored, skipped on a second run, and resumed after
-// the process is killed with SIGKILL part-way.
+// the process is killed with SIGKILL part-way; and the message that carries a point's result
+// to rank 0 under mpirun (tools/sweep_mpi.h; the mpirun cases are in sweep_mpi_test.cpp).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "models/errors.h"
 #include "tests/tools/run_command.h"
+#include "tools/sweep_mpi.h"
 #include "traces/result_store.h"
 
 namespace terasim {
@@ -18,7 +23,7 @@ namespace {
 
 // 2 batches x 3 strategies on one p3.16xlarge = 6 points, plus one strategy that needs more
 // GPUs than the node has (left out of the grid) for each batch.
-const char* kSpec = R"({
+constexpr const char* kSpec = R"({
   "models": ["tiny"],
   "instances": ["p3.16xlarge"],
   "counts": [1],
@@ -123,6 +128,74 @@ TEST_CASE("terasim sweep names a bad spec field", "[tools][sweep]") {
   // Exit 1 and the field's place.
   CHECK(status == 1);
   CHECK_THAT(out, Catch::Matchers::Contains("strategies[0]") && Catch::Matchers::Contains("pipes"));
+}
+
+TEST_CASE("a sweep result comes out of its MPI message as it went in", "[tools][sweep]") {
+  cli::SweepResult sent;
+  sent.job = 41;
+  sent.rank = 2;
+  RunRecord r;
+  r.model = "tiny";
+  r.cluster = "p3.16xlarge:1";
+  r.strategy = "terapipe";
+  r.dp = 2;
+  r.pp = 4;
+  r.tp = 1;
+  r.microbatches = 3;
+  r.slicing = "[64,64]";
+  r.config = {{"batch", 8}, {"nic_gbps", 12.5}};
+  r.config_key = "sweep {\"batch\":8}";
+  r.seed = -7;
+  r.label = "sweep spec.json (rank 2 of 3)";
+  r.metrics = {{"iteration_time_s", 0.1 + 0.2}, {"odd", std::nan("")}};
+  sent.record = r;
+  TraceRow row;
+  row.iteration = 1;
+  row.key = "F.s0.m1.t0-64";
+  row.kind = OpKind::kSend;
+  row.device = 3;
+  row.stream = "send";
+  row.start_ns = 1234567890123;
+  row.end_ns = 1234567890999;
+  row.bytes = int64_t{1} << 40;
+  row.flops = 1.0 / 3.0;
+  sent.rows = {row, row};
+  const cli::SweepResult got = cli::DecodeSweepResult(cli::EncodeSweepResult(sent));
+  // Every field as sent, doubles to the last bit; an empty host becomes the sender's.
+  CHECK(got.job == 41);
+  CHECK(got.rank == 2);
+  REQUIRE(got.record);
+  const RunRecord& g = *got.record;
+  CHECK(g.kind == "sim");
+  CHECK(g.model == r.model);
+  CHECK(g.cluster == r.cluster);
+  CHECK(g.strategy == r.strategy);
+  CHECK((g.dp == 2 && g.pp == 4 && g.tp == 1 && g.microbatches == 3));
+  CHECK(g.slicing == r.slicing);
+  CHECK(g.config == r.config);
+  CHECK(g.config_key == r.config_key);
+  CHECK(g.seed == -7);
+  CHECK_FALSE(g.host.empty());
+  CHECK(g.label == r.label);
+  CHECK(g.metrics.at("iteration_time_s") == 0.1 + 0.2);
+  // A NaN metric travels as null and comes back NaN (the store then rejects it).
+  CHECK(std::isnan(g.metrics.at("odd")));
+  REQUIRE(got.rows.size() == 2);
+  const TraceRow& t = got.rows[1];
+  CHECK((t.iteration == 1 && t.key == row.key && t.kind == OpKind::kSend && t.device == 3));
+  CHECK(t.stream == "send");
+  CHECK((t.start_ns == row.start_ns && t.end_ns == row.end_ns && t.bytes == row.bytes));
+  CHECK(t.flops == 1.0 / 3.0);
+
+  cli::SweepResult failed;
+  failed.job = 5;
+  failed.error = "pp 4 does not divide 6 layers";
+  const cli::SweepResult back = cli::DecodeSweepResult(cli::EncodeSweepResult(failed));
+  // A failed point: its error, no record.
+  CHECK_FALSE(back.record);
+  CHECK(back.error == failed.error);
+  // Garbage is an internal error, not a crash.
+  CHECK_THROWS_AS(cli::DecodeSweepResult("{\"job\": 1}"), InternalError);
 }
 
 }  // namespace

@@ -37,11 +37,26 @@ constexpr const char* kSpec = R"({
   "network": "analytic"
 })";
 
+// 5 batches x 4 strategies = 20 points, all on one p3.16xlarge.
+constexpr const char* kTwentyPointSpec = R"({
+  "models": ["tiny"],
+  "instances": ["p3.16xlarge"],
+  "counts": [1],
+  "batches": [4, 8, 12, 16, 20],
+  "strategies": [
+    {"strategy": "gpipe", "pp": 2},
+    {"strategy": "1f1b", "pp": 2, "tp": 2},
+    {"strategy": "terapipe", "pp": 4, "slices": 2},
+    {"strategy": "gpipe", "pp": 4}
+  ],
+  "network": "analytic"
+})";
+
 struct SweepDir {
   std::string dir;
   std::string spec;
   std::string db;
-  explicit SweepDir(const std::string& name) {
+  explicit SweepDir(const std::string& name, const char* spec_text = kSpec) {
     dir = (std::filesystem::temp_directory_path() /
            ("terasim_sweep_" + name + "_" + std::to_string(getpid())))
               .string();
@@ -49,7 +64,7 @@ struct SweepDir {
     std::filesystem::create_directories(dir);
     spec = dir + "/spec.json";
     db = dir + "/sweep.db";
-    std::ofstream(spec) << kSpec;
+    std::ofstream(spec) << spec_text;
   }
   ~SweepDir() { std::filesystem::remove_all(dir); }
   nlohmann::json Run(const std::string& extra, int* status) const {
@@ -86,23 +101,24 @@ TEST_CASE("terasim sweep stores every point once and skips them all on a second 
 }
 
 TEST_CASE("terasim sweep resumes after kill -9 with nothing lost or duplicated", "[tools][sweep]") {
-  const SweepDir d("killed");
+  const SweepDir d("killed", kTwentyPointSpec);
   int status = 0;
-  d.Run("--kill-after 2", &status);
-  // Killed by SIGKILL (9) right after its second result was committed.
+  d.Run("--kill-after 7", &status);
+  // Killed by SIGKILL (9) right after its seventh result was committed.
   CHECK(status == 128 + 9);
-  CHECK(d.Count("SELECT count(*) FROM runs") == 2);
+  CHECK(d.Count("SELECT count(*) FROM runs") == 7);
   const nlohmann::json resumed = d.Run("", &status);
   REQUIRE(status == 0);
-  // The 2 stored points are skipped, the other 4 run.
-  CHECK(resumed.at("skipped") == 2);
-  CHECK(resumed.at("stored") == 4);
-  CHECK(d.Count("SELECT count(*) FROM runs") == 6);
-  CHECK(d.Count("SELECT count(DISTINCT config_key) FROM runs") == 6);
+  // The 7 stored points are skipped, the other 13 run: exactly 20 runs, one per point.
+  CHECK(resumed.at("points") == 20);
+  CHECK(resumed.at("skipped") == 7);
+  CHECK(resumed.at("stored") == 13);
+  CHECK(d.Count("SELECT count(*) FROM runs") == 20);
+  CHECK(d.Count("SELECT count(DISTINCT config_key) FROM runs") == 20);
   // Every stored run has its metrics and its trace.
   CHECK(d.Count("SELECT count(*) FROM runs r WHERE NOT EXISTS (SELECT 1 FROM metrics m WHERE "
                 "m.run_id = r.id AND m.name = 'iteration_time_s')") == 0);
-  CHECK(d.Count("SELECT count(DISTINCT run_id) FROM ops") == 6);
+  CHECK(d.Count("SELECT count(DISTINCT run_id) FROM ops") == 20);
 }
 
 TEST_CASE("terasim sweep shards split the grid without overlap", "[tools][sweep]") {

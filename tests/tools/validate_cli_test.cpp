@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "models/calibrated_cost.h"
+#include "schedule/pir_format.h"
 #include "tests/tools/run_command.h"
 #include "traces/result_store.h"
 
@@ -78,6 +81,21 @@ TEST_CASE("terasim calibrate writes a table and validate compares, stores and pl
   for (const char* file : {"scatter.svg", "measured.json", "predicted.json", "replay.json"}) {
     CHECK(std::filesystem::exists(dir + "/out/" + file));
   }
+  // The trace exec wrote and the one sim wrote for the same schedule: both JSON with a
+  // traceEvents array, and the same op keys (the event names), every op of the schedule.
+  auto keys_of = [&](const std::string& file) {
+    std::ifstream in(dir + "/out/" + file);
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    std::set<std::string> keys;
+    REQUIRE(doc.at("traceEvents").is_array());
+    for (const nlohmann::json& e : doc.at("traceEvents")) {
+      if (e.at("ph") == "X") keys.insert(e.at("name").get<std::string>());
+    }
+    return keys;
+  };
+  const std::set<std::string> exec_keys = keys_of("measured.json");
+  CHECK(exec_keys.size() == ReadPirFile(golden).ops.size());
+  CHECK(exec_keys == keys_of("predicted.json"));
   std::filesystem::remove_all(dir);
 }
 

@@ -1,47 +1,66 @@
 #include "schedule/slicing_planner.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
-#include <future>
 #include <limits>
 #include <numeric>
-#include <queue>
+#include <utility>
 
 #include "models/errors.h"
+#include "schedule/slicing_candidates.h"
 
 namespace terasim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// An edge of one size's prefix DP: from unit position `from` spanning `units` units.
+// An edge to enable once the bound t_max reaches its cost: edge `edge` of size `size_index`.
 struct Event {
   double cost;
   uint32_t size_index;
-  uint32_t from;
-  uint32_t units;
+  uint32_t edge;
 };
 
-// The incremental prefix DP of one micro-batch size under a growing bound.
+// The incremental prefix DP of one micro-batch size under a growing bound t_max: best_[i] is
+// the cheapest sum of enabled slices from token 0 to unit i. Enabled edges are kept per
+// source position in slots sized from the size's candidate edges (no allocation per edge).
 class PrefixDp {
  public:
-  explicit PrefixDp(int positions)
-      : best_(positions + 1, kInf), parent_(positions + 1, 0), out_(positions + 1) {
+  PrefixDp(const SizeCandidates& edges, int positions)
+      : suffix_(edges.suffix),
+        best_(positions + 1, kInf),
+        parent_(positions + 1, 0),
+        slot_begin_(positions + 1, 0),
+        slot_end_(positions + 1, 0),
+        slot_units_(edges.cost.size()),
+        slot_cost_(edges.cost.size()),
+        queued_(positions + 1, 0) {
     best_[0] = 0;
+    // Row i's slots start after every earlier row's edges (edges are in row order).
+    for (size_t e = 0; e < edges.from.size(); ++e) ++slot_begin_[edges.from[e]];
+    uint32_t start = 0;
+    for (auto& begin : slot_begin_) start += std::exchange(begin, start);
+    slot_end_ = slot_begin_;
   }
 
-  // Enables the edge from -> from + units; returns true when best_[last] improved.
-  bool Enable(uint32_t from, uint32_t units, double cost, const std::vector<double>& costs,
-              const std::vector<size_t>& row_offset) {
-    out_[from].push_back(units);
-    const size_t last = best_.size() - 1;
-    const double before = best_[last];
-    if (best_[from] + cost < best_[from + units]) {
-      best_[from + units] = best_[from] + cost;
-      parent_[from + units] = units;
-      Propagate(from + units, costs, row_offset);
+  // Enables the edge from -> from + units of cost `cost`. Improvements are pushed only from
+  // positions that can still finish below `cutoff` (best + suffix bound < cutoff): any other
+  // position lies on no plan that can beat the incumbent, now or at a larger t_max (the
+  // cutoff only falls as t_max grows). Returns true when best_ at the end improved.
+  bool Enable(uint32_t from, uint32_t units, double cost, double cutoff) {
+    const uint32_t slot = slot_end_[from]++;
+    slot_units_[slot] = units;
+    slot_cost_[slot] = cost;
+    const double before = best_.back();
+    const uint32_t to = from + units;
+    const double value = best_[from] + cost;
+    if (value < best_[to]) {
+      best_[to] = value;
+      parent_[to] = units;
+      if (to + 1 < best_.size() && value + suffix_[to] < cutoff) Propagate(to, cutoff);
     }
-    return best_[last] < before;
+    return best_.back() < before;
   }
 
   double Total() const { return best_.back(); }
@@ -57,58 +76,71 @@ class PrefixDp {
   }
 
  private:
-  // Pushes an improvement at `start` forward through the enabled edges. Nodes are settled in
-  // increasing position, so each is expanded after every improvement from earlier nodes.
-  void Propagate(uint32_t start, const std::vector<double>& costs,
-                 const std::vector<size_t>& row_offset) {
-    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> queue;
-    std::vector<uint32_t> queued;
-    queue.push(start);
-    uint32_t last_popped = UINT32_MAX;
-    while (!queue.empty()) {
-      uint32_t node = queue.top();
-      queue.pop();
-      if (node == last_popped) continue;  // duplicates pop consecutively
-      last_popped = node;
-      for (uint32_t units : out_[node]) {
-        double c = costs[row_offset[node] + units - 1];
-        if (best_[node] + c < best_[node + units]) {
-          best_[node + units] = best_[node] + c;
-          parent_[node + units] = units;
-          queue.push(node + units);
+  // Pushes an improvement at `start` forward through the enabled edges, expanding positions
+  // in increasing order (a DAG in token order), each after every improvement reaching it.
+  void Propagate(uint32_t start, double cutoff) {
+    const uint32_t last = static_cast<uint32_t>(best_.size() - 1);
+    heap_.clear();
+    heap_.push_back(start);
+    queued_[start] = 1;
+    while (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+      const uint32_t node = heap_.back();
+      heap_.pop_back();
+      queued_[node] = 0;
+      const double here = best_[node];
+      if (!(here + suffix_[node] < cutoff)) continue;
+      for (uint32_t slot = slot_begin_[node]; slot < slot_end_[node]; ++slot) {
+        const uint32_t to = node + slot_units_[slot];
+        const double value = here + slot_cost_[slot];
+        if (value < best_[to]) {
+          best_[to] = value;
+          parent_[to] = slot_units_[slot];
+          if (to != last && !queued_[to]) {
+            queued_[to] = 1;
+            heap_.push_back(to);
+            std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+          }
         }
       }
     }
   }
 
+  const std::vector<double>& suffix_;
   std::vector<double> best_;
   std::vector<uint32_t> parent_;
-  std::vector<std::vector<uint32_t>> out_;
+  std::vector<uint32_t> slot_begin_, slot_end_;  // enabled edges of row i: [begin, end)
+  std::vector<uint32_t> slot_units_;
+  std::vector<double> slot_cost_;
+  std::vector<uint32_t> heap_;  // Propagate's min-heap of positions to expand
+  std::vector<char> queued_;
 };
 
-// Minimum total of sizes summing exactly to `batch`, each size b costing totals[b]; returns
-// the multiset of size indices (empty and kInf when impossible).
-double Knapsack(int batch, const std::vector<int>& sizes, const std::vector<double>& totals,
-                std::vector<int>* chosen) {
-  std::vector<double> f(batch + 1, kInf);
-  std::vector<int> pick(batch + 1, -1);
-  f[0] = 0;
-  for (int n = 1; n <= batch; ++n) {
-    for (size_t s = 0; s < sizes.size(); ++s) {
-      if (sizes[s] <= n && f[n - sizes[s]] + totals[s] < f[n]) {
-        f[n] = f[n - sizes[s]] + totals[s];
-        pick[n] = static_cast<int>(s);
-      }
-    }
+// Sorts events by cost, ascending, keeping the order of equal costs (a stable LSD radix sort
+// on the bits of the cost, which order like the values since every cost is > 0; digits that
+// every key shares are skipped).
+void SortByCost(std::vector<Event>* events) {
+  if (events->size() < (size_t{1} << 16)) {  // too few to pay for the histograms
+    std::stable_sort(events->begin(), events->end(),
+                     [](const Event& a, const Event& b) { return a.cost < b.cost; });
+    return;
   }
-  if (chosen != nullptr && f[batch] < kInf) {
-    chosen->clear();
-    for (int n = batch; n > 0; n -= sizes[pick[n]]) chosen->push_back(pick[n]);
-    // Larger micro-batches first, then by index: a canonical order.
-    std::sort(chosen->begin(), chosen->end(),
-              [&](int a, int b) { return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : a < b; });
+  constexpr int kDigitBits = 16;
+  constexpr size_t kBuckets = size_t{1} << kDigitBits;
+  std::vector<Event> buffer(events->size());
+  std::vector<uint32_t> count(kBuckets);
+  for (int shift = 0; shift < 64; shift += kDigitBits) {
+    auto digit = [&](const Event& e) {
+      return static_cast<size_t>((std::bit_cast<uint64_t>(e.cost) >> shift) & (kBuckets - 1));
+    };
+    std::fill(count.begin(), count.end(), 0);
+    for (const Event& e : *events) ++count[digit(e)];
+    if (!events->empty() && count[digit(events->front())] == events->size()) continue;
+    uint32_t start = 0;
+    for (auto& c : count) start += std::exchange(c, start);
+    for (const Event& e : *events) buffer[count[digit(e)]++] = e;
+    events->swap(buffer);
   }
-  return f[batch];
 }
 
 }  // namespace
@@ -152,7 +184,11 @@ SlicingPlan PlanSlicing(const SlicingRequest& req, const SliceCostFn& cost) {
   if (req.stages < 1) ThrowInput("planner: stages must be >= 1");
   if (req.batch < 1) ThrowInput("planner: batch must be >= 1");
   if (req.granularity < 1) ThrowInput("--granularity {}: must be >= 1", req.granularity);
-  std::vector<int> sizes = req.microbatch_sizes;
+  SlicingProblem problem;
+  problem.request = &req;
+  problem.cost = &cost;
+  std::vector<int>& sizes = problem.sizes;
+  sizes = req.microbatch_sizes;
   if (sizes.empty()) {
     sizes.resize(req.batch);
     std::iota(sizes.begin(), sizes.end(), 1);
@@ -168,152 +204,109 @@ SlicingPlan PlanSlicing(const SlicingRequest& req, const SliceCostFn& cost) {
     std::erase_if(sizes, [&](int b) { return req.batch % b != 0; });
     if (sizes.empty()) ThrowInput("planner: no micro-batch size divides the batch {}", req.batch);
   }
-
   const int g = req.granularity;
   const int positions = (req.sequence + g - 1) / g;  // U: unit positions 1..U
-  auto token_at = [&](int unit) { return std::min(unit * g, req.sequence); };
+  problem.positions = positions;
+  auto token_at = [&](int unit) { return problem.TokenAt(unit); };
   const double k_minus_1 = req.stages - 1;
 
-  // The objective of the current DP totals: knapsack (or shared slicing) + nothing else.
-  auto objective = [&](const std::vector<double>& totals, std::vector<int>* chosen) {
-    if (!req.shared_slicing) return Knapsack(req.batch, sizes, totals, chosen);
-    double best = kInf;
-    for (size_t s = 0; s < sizes.size(); ++s) {
-      double v = (req.batch / sizes[s]) * totals[s];
-      if (v < best) {
-        best = v;
-        if (chosen != nullptr) chosen->assign(req.batch / sizes[s], static_cast<int>(s));
-      }
-    }
-    return best;
-  };
-
-  // A first upper bound, which limits the edges worth generating. A coarser plan is a feasible
-  // fine plan: for long sequences, plan at 8x the granularity first (cheap; close to the
-  // optimum). Otherwise: uniform slicings with one micro-batch size dividing the batch.
-  double best_latency = kInf;
+  // The incumbent: a feasible plan that every candidate edge must be able to beat. A coarser
+  // plan is a feasible fine plan: for long sequences, plan at 8x the granularity first
+  // (cheap; close to the optimum). Otherwise: uniform slicings with one micro-batch size
+  // dividing the batch.
+  Incumbent incumbent;
   if (positions >= 256) {
     SlicingRequest coarse = req;
     coarse.granularity = req.granularity * 8;
-    best_latency = PlanSlicing(coarse, cost).latency;
+    incumbent.microbatches = PlanSlicing(coarse, cost).microbatches;
   } else {
+    double best = kInf;
     for (int b : sizes) {
       if (req.batch % b != 0) continue;
       for (int n = 1; n <= positions; ++n) {
         // n slices of whole units, as equal as possible; batch / b identical micro-batches.
+        MicrobatchPlan mb{b, {}};
         double sum = 0, max = 0;
         for (int i = 0, prev = 0; i < n; ++i) {
           int unit = static_cast<int>((static_cast<int64_t>(positions) * (i + 1)) / n);
-          double c = cost(b, token_at(unit) - token_at(prev), token_at(prev));
+          mb.slices.push_back(token_at(unit) - token_at(prev));
+          double c = cost(b, mb.slices.back(), token_at(prev));
           sum += c;
           max = std::max(max, c);
           prev = unit;
         }
-        best_latency = std::min(best_latency, (req.batch / b) * sum + k_minus_1 * max);
+        const double latency = (req.batch / b) * sum + k_minus_1 * max;
+        if (latency < best) {
+          best = latency;
+          incumbent.microbatches.assign(req.batch / b, mb);
+        }
       }
     }
   }
-  // A lower bound of any plan's sum: every token of the batch costs at least the cheapest
-  // per-token rate of a slice without context (costs are non-decreasing in the context).
-  double min_rate = kInf;
-  for (int b : sizes) {
-    for (int u = 1; u <= positions; ++u) {
-      min_rate =
-          std::min(min_rate, cost(b, token_at(u), 0) / (static_cast<double>(b) * token_at(u)));
-    }
-  }
-  const double sum_bound = min_rate * req.batch * req.sequence;
-  // A plan whose largest unit costs t takes at least sum_bound + (K - 1) t, and K t (its sum
-  // holds that unit).
-  auto latency_bound = [&](double t) {
-    return std::max(sum_bound + k_minus_1 * t, req.stages * t);
-  };
-  double edge_limit = best_latency / req.stages;
-  if (req.stages > 1) edge_limit = std::min(edge_limit, (best_latency - sum_bound) / k_minus_1);
+  incumbent.latency =
+      incumbent.microbatches.empty() ? kInf : PlanLatency(incumbent.microbatches, req.stages, cost);
 
-  // Every edge worth enabling, with its cost. Costs are non-decreasing in the slice length
-  // (a precondition), so each row stops at the first edge over the limit; only the edges
-  // kept are stored (row i of size s starts at row_offset[s][i] in costs[s]).
-  std::vector<std::vector<double>> costs(sizes.size());
-  std::vector<std::vector<size_t>> row_offset(sizes.size(), std::vector<size_t>(positions + 1));
-  // Sizes are independent: generate them on up to two threads (this is the costly part: one
-  // cost evaluation per edge), then merge in size order.
-  std::vector<std::vector<Event>> size_events(sizes.size());
-  auto generate = [&](size_t s) {
-    for (int i = 0; i < positions; ++i) {
-      row_offset[s][i] = costs[s].size();
-      for (int k = 1; i + k <= positions; ++k) {
-        double c = cost(sizes[s], token_at(i + k) - token_at(i), token_at(i));
-        if (!(c > 0)) ThrowInput("planner: slice cost must be > 0 (got {})", c);
-        if (c > edge_limit) break;
-        costs[s].push_back(c);
-        size_events[s].push_back(
-            {c, static_cast<uint32_t>(s), static_cast<uint32_t>(i), static_cast<uint32_t>(k)});
-      }
-    }
-    row_offset[s][positions] = costs[s].size();
-  };
-  const size_t workers = sizes.size() > 1 ? 2 : 1;
-  std::vector<std::future<void>> tasks;
-  for (size_t w = 1; w < workers; ++w) {
-    tasks.push_back(std::async(std::launch::async, [&, w] {
-      for (size_t s = w; s < sizes.size(); s += workers) generate(s);
-    }));
-  }
-  for (size_t s = 0; s < sizes.size(); s += workers) generate(s);
-  for (auto& t : tasks) t.get();  // rethrows a worker's error
+  // Only the edges some plan beating the incumbent may use (schedule/slicing_candidates.h);
+  // the search may also find a better incumbent.
+  Candidates candidates = FindCandidates(problem, &incumbent);
+  const std::vector<SizeCandidates>& edges = candidates.by_size;
+  // The candidate bounds, ascending (ties by size, then row order: the events are built in
+  // that order and the sort is stable).
   std::vector<Event> events;
-  for (auto& e : size_events) {
-    events.insert(events.end(), e.begin(), e.end());
-    std::vector<Event>().swap(e);
-  }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    if (a.cost != b.cost) return a.cost < b.cost;
-    if (a.size_index != b.size_index) return a.size_index < b.size_index;
-    if (a.from != b.from) return a.from < b.from;
-    return a.units < b.units;
-  });
-
-  std::vector<PrefixDp> dps(sizes.size(), PrefixDp(positions));
-  std::vector<double> totals(sizes.size(), kInf);
-  SlicingPlan plan;
-  plan.latency = kInf;
-  for (const Event& e : events) {
-    if (plan.latency < kInf && latency_bound(e.cost) >= plan.latency * (1 + 1e-12)) break;
-    ++plan.bounds_tried;
-    if (!dps[e.size_index].Enable(e.from, e.units, e.cost, costs[e.size_index],
-                                  row_offset[e.size_index])) {
-      continue;
+  for (size_t s = 0; s < sizes.size(); ++s) {
+    for (size_t e = 0; e < edges[s].cost.size(); ++e) {
+      events.push_back({edges[s].cost[e], static_cast<uint32_t>(s), static_cast<uint32_t>(e)});
     }
-    totals[e.size_index] = dps[e.size_index].Total();
+  }
+  SortByCost(&events);
+
+  // Enumerate t_max over the edge costs in ascending order. A plan whose largest unit costs t
+  // takes at least sum_bound + (K - 1) t, and K t (its sum holds that unit).
+  auto latency_bound = [&](double t) {
+    return std::max(candidates.sum_bound + k_minus_1 * t, req.stages * t);
+  };
+  std::vector<PrefixDp> dps;
+  dps.reserve(sizes.size());
+  for (size_t s = 0; s < sizes.size(); ++s) dps.emplace_back(edges[s], positions);
+  std::vector<double> totals(sizes.size(), kInf);
+  double per_row = kInf;  // the cheapest total per row over the sizes
+  double best_latency = incumbent.latency;
+  SlicingPlan plan;
+  for (const Event& e : events) {
+    const double beat = best_latency * (1 + kSlack);
+    if (latency_bound(e.cost) >= beat) break;
+    ++plan.bounds_tried;
+    const size_t s = e.size_index;
+    const SizeCandidates& se = edges[s];
+    const uint32_t from = se.from[e.edge], units = se.units[e.edge];
+    // The part of the latency the size-s micro-batch may take to still beat the best plan.
+    const double cutoff = beat - se.rest - k_minus_1 * e.cost;
+    if (!(se.prefix[from] + e.cost + se.suffix[from + units] < cutoff)) continue;
+    if (!dps[s].Enable(from, units, e.cost, cutoff)) continue;
+    totals[s] = dps[s].Total();
+    per_row = std::min(per_row, totals[s] / sizes[s]);
     // The knapsack is at least the batch at the cheapest per-row total (its fractional
     // relaxation); skip solving it when even that cannot beat the best plan.
-    if (plan.latency < kInf) {
-      double per_row = kInf;
-      for (size_t s = 0; s < sizes.size(); ++s) per_row = std::min(per_row, totals[s] / sizes[s]);
-      if (per_row * req.batch + k_minus_1 * e.cost >= plan.latency) continue;
-    }
-    double sum = objective(totals, nullptr);
-    if (sum == kInf) continue;
-    double latency = sum + k_minus_1 * e.cost;
-    if (latency < plan.latency) {
-      std::vector<int> chosen;
-      objective(totals, &chosen);
-      plan.microbatches.clear();
-      for (int s : chosen) {
-        MicrobatchPlan mb{sizes[s], {}};
-        int unit = 0;
-        for (int u : dps[s].Units()) {
-          mb.slices.push_back(token_at(unit + u) - token_at(unit));
-          unit += u;
-        }
-        plan.microbatches.push_back(std::move(mb));
+    if (per_row * req.batch + k_minus_1 * e.cost >= best_latency) continue;
+    const double sum = BatchSum(problem, totals, nullptr);
+    if (!(sum + k_minus_1 * e.cost < best_latency)) continue;
+    std::vector<int> chosen;
+    BatchSum(problem, totals, &chosen);
+    plan.microbatches.clear();
+    for (int c : chosen) {
+      MicrobatchPlan mb{sizes[c], {}};
+      int unit = 0;
+      for (int u : dps[c].Units()) {
+        mb.slices.push_back(token_at(unit + u) - token_at(unit));
+        unit += u;
       }
-      plan.latency = latency;
+      plan.microbatches.push_back(std::move(mb));
     }
+    best_latency = sum + k_minus_1 * e.cost;
   }
-  TERASIM_CHECK(plan.latency < kInf, "no feasible slicing for batch {} with {} sizes", req.batch,
-                sizes.size());
+  if (plan.microbatches.empty()) plan.microbatches = std::move(incumbent.microbatches);
+  TERASIM_CHECK(!plan.microbatches.empty(), "no feasible slicing for batch {} with {} sizes",
+                req.batch, sizes.size());
   // Report the plan's own figures (its largest unit may cost less than the bound).
   plan.sum = 0;
   plan.max = 0;

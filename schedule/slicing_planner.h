@@ -7,14 +7,17 @@
 //
 //     T = sum_i t_i + (K - 1) * max_j t_j.
 //
-// The planner enumerates the bound t_max over every distinct unit cost in ascending order
+// The planner enumerates the bound t_max over every candidate unit cost in ascending order
 // and keeps, for each micro-batch size b, the prefix DP
 //     S_b(i) = min_k S_b(i - k) + t(b, k, i - k)   over slices with t(b, k, i - k) <= t_max
 // up to date incrementally: raising t_max only enables edges, so each newly enabled edge is
 // relaxed and improvements are pushed forward through the enabled edges (a DAG in token
 // order). The batch joins in as a knapsack over micro-batch sizes, re-solved only when some
-// S_b(L) changed. Enumeration stops once (K - 1) * t_max plus the unbounded optimum cannot beat
-// the best found. The result is exact at the requested granularity.
+// S_b(L) changed. Enumeration stops once (K - 1) * t_max plus the cheapest possible sum
+// cannot beat the best found. The candidates are first cut down to the edges that some plan
+// beating an incumbent (the plan at 8x the granularity, or uniform slicings) may use, by
+// bounds that never drop such an edge (schedule/slicing_candidates.h). The result is exact
+// at the requested granularity.
 //
 // Thread safety: PlanSlicing is a pure function of its arguments. It calls the cost callback
 // from up to two threads at once, so the callback must be thread-safe (a pure function).
@@ -27,7 +30,8 @@
 
 namespace terasim {
 
-// Per-stage time of one unit, in ns (any consistent unit works); must be > 0.
+// Per-stage time of one unit, in ns (any consistent unit works); must be > 0. The planner
+// assumes it is non-decreasing in the tokens and in the context (its bounds rely on it).
 using SliceCostFn = std::function<double(int rows, int tokens, int context)>;
 
 struct SlicingRequest {

@@ -105,9 +105,10 @@ void Replay::BuildGraph() {
   std::map<std::pair<int, int>, int> instance_of;          // (group, k) -> instance
   for (int i = 0; i < n; ++i) {
     const Op& op = schedule_.ops[i];
-    const std::string at = fmt::format("{}:{}: {}", where, op.line, op.key);
+    // The place for error messages, formatted only when one is thrown.
+    auto at = [&] { return fmt::format("{}:{}: {}", where, op.line, op.key); };
     if (op.device < 0 || op.device >= schedule_.devices) {
-      ThrowInput("{}: device {} is outside 0..{}", at, op.device, schedule_.devices - 1);
+      ThrowInput("{}: device {} is outside 0..{}", at(), op.device, schedule_.devices - 1);
     }
     auto [tail, fresh] = stream_tail.try_emplace({op.device, op.stream}, i);
     if (!fresh) {
@@ -116,13 +117,13 @@ void Replay::BuildGraph() {
     }
     for (const std::string& dep : op.after) {
       auto it = key_index.find(dep);
-      if (it == key_index.end()) ThrowInput("{}: after: unknown key {}", at, dep);
+      if (it == key_index.end()) ThrowInput("{}: after: unknown key {}", at(), dep);
       edges.emplace_back(it->second, i);
     }
     if (op.kind == OpKind::kSend) sends.emplace(std::make_tuple(op.device, op.peer, op.tensor), i);
     if (IsCollective(op.kind)) {
       auto g = group_index.find(op.group);
-      if (g == group_index.end()) ThrowInput("{}: group {} is not declared", at, op.group);
+      if (g == group_index.end()) ThrowInput("{}: group {} is not declared", at(), op.group);
       const int k = issued[{g->second, op.device}]++;
       auto [it, created] =
           instance_of.try_emplace({g->second, k}, static_cast<int>(instances_.size()));

@@ -1,0 +1,441 @@
+#include "schedule/slicing_candidates.h"
+
+#include <atomic>
+#include <future>
+#include <limits>
+
+#include "models/errors.h"
+
+namespace terasim {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// With at least kSampleFrom unit positions, only every kSampleRows-th row is evaluated
+// before the bounds have pruned the edges (below that, every row: the search is cheap).
+constexpr int kSampleRows = 8;
+constexpr int kSampleFrom = 64;
+// An interval of t narrower than this fraction of its top is not split further.
+constexpr double kLeafWidth = 0.01;
+// At most this many level DP passes per branch and bound; the intervals left are taken
+// whole (coarser bounds, never wrong).
+constexpr int kMaxPasses = 96;
+
+// One size's edges during the search: costs are lower bounds until `exact` says otherwise.
+struct Work {
+  SizeCandidates edges;
+  std::vector<char> exact;
+  std::vector<uint32_t> row_begin;  // edges of row i: [row_begin[i], row_begin[i + 1])
+  std::vector<char> keep;           // set by the branch and bound
+  std::vector<uint32_t> parent;     // the last edge (in units) of edges.prefix's best path
+
+  void IndexRows(int positions) {
+    row_begin.assign(positions + 2, 0);
+    for (uint32_t from : edges.from) ++row_begin[from + 1];
+    for (int i = 0; i <= positions; ++i) row_begin[i + 1] += row_begin[i];
+  }
+
+  // Keeps the edges with keep[e] set (all of them when keep is empty).
+  void Compact() {
+    size_t kept = 0;
+    for (size_t e = 0; e < edges.cost.size(); ++e) {
+      if (!keep.empty() && !keep[e]) continue;
+      edges.cost[kept] = edges.cost[e];
+      edges.from[kept] = edges.from[e];
+      edges.units[kept] = edges.units[e];
+      exact[kept] = exact[e];
+      ++kept;
+    }
+    edges.cost.resize(kept);
+    edges.from.resize(kept);
+    edges.units.resize(kept);
+    exact.resize(kept);
+    keep.clear();
+  }
+};
+
+// Runs fn(s) for s = 0..n-1 on up to two threads; rethrows a worker's error.
+template <typename Fn>
+void ForEachSize(size_t n, const Fn& fn) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t s = next++; s < n; s = next++) fn(s);
+  };
+  std::future<void> helper;
+  if (n > 1) helper = std::async(std::launch::async, worker);
+  worker();
+  if (helper.valid()) helper.get();
+}
+
+// Fills prefix (and suffix when asked) of w->edges over the edges costing at most `level`.
+// Rows are in order (a topological order of the DAG) and costs within a row do not decrease,
+// so each row stops at its first edge over the level.
+void SolveLevel(int positions, double level, bool with_suffix, Work* w) {
+  SizeCandidates& c = w->edges;
+  c.prefix.assign(positions + 1, kInf);
+  c.prefix[0] = 0;
+  w->parent.assign(positions + 1, 0);
+  for (int i = 0; i < positions; ++i) {
+    const double here = c.prefix[i];
+    if (!(here < kInf)) continue;
+    for (uint32_t e = w->row_begin[i]; e < w->row_begin[i + 1] && c.cost[e] <= level; ++e) {
+      const uint32_t to = i + c.units[e];
+      if (here + c.cost[e] < c.prefix[to]) {
+        c.prefix[to] = here + c.cost[e];
+        w->parent[to] = c.units[e];
+      }
+    }
+  }
+  if (!with_suffix) return;
+  c.suffix.assign(positions + 1, kInf);
+  c.suffix[positions] = 0;
+  for (int i = positions - 1; i >= 0; --i) {
+    double best = kInf;
+    for (uint32_t e = w->row_begin[i]; e < w->row_begin[i + 1] && c.cost[e] <= level; ++e) {
+      best = std::min(best, c.cost[e] + c.suffix[i + c.units[e]]);
+    }
+    c.suffix[i] = best;
+  }
+}
+
+// The cost of a unit, checked.
+double CheckedCost(const SlicingProblem& p, int rows, int tokens, int context) {
+  const double c = (*p.cost)(rows, tokens, context);
+  if (!(c > 0)) ThrowInput("planner: slice cost must be > 0 (got {})", c);
+  return c;
+}
+
+double Limit(const Incumbent& incumbent) { return incumbent.latency * (1 + kSlack); }
+
+// The plan of the level DPs just solved (each size's best path, combined as BatchSum does),
+// costed exactly: it replaces the incumbent when faster.
+void TryPlan(const SlicingProblem& p, const std::vector<Work>& work,
+             const std::vector<double>& totals, Incumbent* incumbent) {
+  if (!p.improve_incumbent) return;
+  std::vector<int> chosen;
+  if (!(BatchSum(p, totals, &chosen) < kInf)) return;
+  std::vector<MicrobatchPlan> plan;
+  double sum = 0, max = 0;
+  double size_sum = 0;  // of the last micro-batch costed (chosen repeats sizes in a row)
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const int s = chosen[i];
+    if (i > 0 && chosen[i - 1] == s) {
+      plan.push_back(plan.back());
+      sum += size_sum;
+      continue;
+    }
+    MicrobatchPlan mb{p.sizes[s], {}};
+    std::vector<int> units;
+    for (int pos = p.positions; pos > 0; pos -= static_cast<int>(work[s].parent[pos])) {
+      units.push_back(static_cast<int>(work[s].parent[pos]));
+    }
+    size_sum = 0;
+    for (int unit = 0, k = static_cast<int>(units.size()) - 1; k >= 0; unit += units[k--]) {
+      const int context = p.TokenAt(unit);
+      mb.slices.push_back(p.TokenAt(unit + units[k]) - context);
+      const double c = CheckedCost(p, mb.rows, mb.slices.back(), context);
+      size_sum += c;
+      max = std::max(max, c);
+    }
+    sum += size_sum;
+    plan.push_back(std::move(mb));
+  }
+  const double latency = sum + (p.request->stages - 1) * max;
+  if (latency < incumbent->latency) {
+    incumbent->microbatches = std::move(plan);
+    incumbent->latency = latency;
+  }
+}
+
+// For each size index s, a lower bound of the sum of the batch's other micro-batches in a
+// plan that holds one of size s, given lower bounds totals[] of each size's micro-batch.
+std::vector<double> RestBounds(const SlicingProblem& p, const std::vector<double>& totals) {
+  const SlicingRequest& req = *p.request;
+  std::vector<double> rest(p.sizes.size());
+  if (req.shared_slicing) {
+    // Every micro-batch has the same size and slicing.
+    for (size_t s = 0; s < p.sizes.size(); ++s) {
+      rest[s] = (req.batch / p.sizes[s] - 1) * totals[s];
+    }
+    return rest;
+  }
+  std::vector<double> f;
+  KnapsackTable(req.batch, p.sizes, totals, &f, nullptr);
+  for (size_t s = 0; s < p.sizes.size(); ++s) rest[s] = f[req.batch - p.sizes[s]];
+  return rest;
+}
+
+// Step 1: every edge that passes the cheap bounds, with lower-bound costs from sampled rows.
+// A plan holding edge (b, i, k) of cost c has latency at least
+//     (K - 1) c + prefix_b(i) + c + rate_b * b * (tokens after the slice) + rest_b,
+// where rate_b is the cheapest per-token rate of a slice without context, rest_b the other
+// micro-batches at their rates, and prefix_b(i) the cheapest way to unit i over the edges
+// kept so far (rows are generated in order, so it is final when row i starts). As c >=
+// rate_b * b * (its tokens), each row stops once (K - 1) c + prefix_b(i) + rate_b * b *
+// (tokens from i) + rest_b, or K c, reaches the limit.
+std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
+  const SlicingRequest& req = *p.request;
+  const int positions = p.positions;
+  const int g = req.granularity;
+  const double k_minus_1 = req.stages - 1;
+  const size_t n = p.sizes.size();
+  auto checked = [&](int rows, int tokens, int context) {
+    return CheckedCost(p, rows, tokens, context);
+  };
+  // Rates, from the slices without context (row 0 of the edges: kept for reuse). Slice
+  // lengths are whole units or reach the (ragged) end of the sequence.
+  std::vector<double> rate(n, kInf);
+  std::vector<std::vector<double>> row0(n);
+  ForEachSize(n, [&](size_t s) {
+    const double b = p.sizes[s];
+    for (int u = 1; u <= positions; ++u) {
+      row0[s].push_back(checked(p.sizes[s], p.TokenAt(u), 0));
+      rate[s] = std::min(rate[s], row0[s].back() / (b * p.TokenAt(u)));
+      if (req.sequence % g != 0 && u > 1) {
+        const int to_end = req.sequence - p.TokenAt(u - 1);  // a last slice from unit u - 1
+        rate[s] = std::min(rate[s], checked(p.sizes[s], to_end, 0) / (b * to_end));
+      }
+    }
+  });
+  std::vector<double> rate_totals(n);
+  for (size_t s = 0; s < n; ++s) rate_totals[s] = rate[s] * p.sizes[s] * req.sequence;
+  const std::vector<double> rest_by_rate = RestBounds(p, rate_totals);
+  const int stride = positions >= kSampleFrom ? kSampleRows : 1;
+
+  std::vector<Work> work(n);
+  ForEachSize(n, [&](size_t s) {
+    SizeCandidates& c = work[s].edges;
+    const int rows = p.sizes[s];
+    const double per_token = rate[s] * rows;
+    const double rest = rest_by_rate[s];
+    c.prefix.assign(positions + 1, kInf);
+    c.prefix[0] = 0;
+    if (!(rest < kInf)) return;
+    // The lowest row floor any row can have (every prefix costs at least its tokens' rate).
+    const double global_floor = per_token * req.sequence + rest;
+    std::vector<double> sampled;  // exact costs of the sampled row, by length - 1
+    int sampled_row = -1;
+    for (int i = 0; i < positions; ++i) {
+      const double here = c.prefix[i];
+      if (!(here < kInf)) continue;
+      const double row_floor = here + per_token * (req.sequence - p.TokenAt(i)) + rest;
+      if (row_floor >= limit) continue;
+      const int block = i - i % stride;
+      if (sampled_row != block) {
+        // Sample the block's first row (whole-unit slices) as far as any row of the block
+        // may need.
+        const double floor = stride == 1 ? row_floor : global_floor;
+        sampled.clear();
+        sampled_row = block;
+        for (int k = 1; block + k <= positions; ++k) {
+          const int tokens = p.TokenAt(block + k) - p.TokenAt(block);
+          if (tokens != k * g) break;  // a ragged last slice: evaluated where it is used
+          const double x = block == 0 ? row0[s][k - 1] : checked(rows, tokens, p.TokenAt(block));
+          sampled.push_back(x);
+          if (k_minus_1 * x + floor >= limit || req.stages * x >= limit) break;
+        }
+      }
+      for (int k = 1; i + k <= positions; ++k) {
+        const int tokens = p.TokenAt(i + k) - p.TokenAt(i);
+        double x;
+        bool exact = true;
+        if (tokens != k * g) {
+          x = checked(rows, tokens, p.TokenAt(i));
+        } else if (i == sampled_row && k <= static_cast<int>(sampled.size())) {
+          x = sampled[k - 1];
+        } else {
+          // Less context (and, past the sampled lengths, a shorter slice) costs no more.
+          x = sampled.empty() ? 0 : sampled[std::min<size_t>(k, sampled.size()) - 1];
+          exact = false;
+        }
+        if (k_minus_1 * x + row_floor >= limit || req.stages * x >= limit) break;
+        const double bound =
+            k_minus_1 * x + here + x + per_token * (req.sequence - p.TokenAt(i + k)) + rest;
+        if (bound >= limit) continue;
+        c.cost.push_back(x);
+        c.from.push_back(static_cast<uint32_t>(i));
+        c.units.push_back(static_cast<uint32_t>(k));
+        work[s].exact.push_back(exact);
+        c.prefix[i + k] = std::min(c.prefix[i + k], here + x);
+      }
+    }
+  });
+  for (auto& w : work) w.IndexRows(positions);
+  return work;
+}
+
+// Step 2: branch and bound over t (see the header); marks in each Work::keep the edges that
+// survive some interval.
+void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<Work>* work) {
+  const SlicingRequest& req = *p.request;
+  const double k_minus_1 = req.stages - 1;
+  const size_t n = p.sizes.size();
+  double top = 0;
+  for (auto& w : *work) {
+    w.keep.assign(w.edges.cost.size(), 0);
+    for (double x : w.edges.cost) top = std::max(top, x);
+  }
+  int passes = 0;
+  std::vector<double> totals(n);
+  auto sum_at = [&](double level) {
+    ++passes;
+    for (size_t s = 0; s < n; ++s) {
+      SolveLevel(p.positions, level, false, &(*work)[s]);
+      totals[s] = (*work)[s].edges.prefix[p.positions];
+    }
+    TryPlan(p, *work, totals, incumbent);
+    return BatchSum(p, totals, nullptr);
+  };
+  const double sum_top = sum_at(top);
+  double limit = Limit(*incumbent);
+  if (!(limit < kInf)) {
+    for (auto& w : *work) w.keep.assign(w.edges.cost.size(), 1);
+    return;
+  }
+  // An interval [lo, hi] of t where every plan takes at least (K - 1) lo + sum_hi.
+  struct Interval {
+    double lo, hi, sum_hi;
+  };
+  auto leaf = [&](const Interval& iv) {
+    ++passes;
+    for (size_t s = 0; s < n; ++s) {
+      SolveLevel(p.positions, iv.hi, true, &(*work)[s]);
+      totals[s] = (*work)[s].edges.prefix[p.positions];
+    }
+    TryPlan(p, *work, totals, incumbent);
+    limit = Limit(*incumbent);
+    const std::vector<double> rest = RestBounds(p, totals);
+    for (size_t s = 0; s < n; ++s) {
+      Work& w = (*work)[s];
+      const SizeCandidates& c = w.edges;
+      const double base = k_minus_1 * iv.lo;
+      if (!(base + totals[s] + rest[s] < limit)) continue;
+      for (int i = 0; i < p.positions; ++i) {
+        // Every path through row i costs at least prefix(i) + suffix(i).
+        const double row_floor = c.prefix[i] + c.suffix[i] + rest[s];
+        if (!(base + row_floor < limit)) continue;
+        for (uint32_t e = w.row_begin[i]; e < w.row_begin[i + 1] && c.cost[e] <= iv.hi; ++e) {
+          const double x = c.cost[e];
+          if (k_minus_1 * x + row_floor >= limit) break;  // rises with x
+          const double bound =
+              k_minus_1 * std::max(x, iv.lo) + c.prefix[i] + x + c.suffix[i + c.units[e]] + rest[s];
+          if (bound < limit) w.keep[e] = 1;
+        }
+      }
+    }
+  };
+  std::vector<Interval> stack = {{0, top, sum_top}};
+  while (!stack.empty()) {
+    Interval iv = stack.back();
+    stack.pop_back();
+    for (;;) {
+      limit = Limit(*incumbent);
+      if (!(k_minus_1 * iv.lo + iv.sum_hi < limit) || !(req.stages * iv.lo < limit)) break;
+      if (req.stages > 1) {
+        // Plans with t in [cap, hi] take at least (K - 1) cap + sum_hi = limit.
+        const double cap = (limit - iv.sum_hi) / k_minus_1;
+        if (cap < iv.hi * (1 - kLeafWidth) && passes < kMaxPasses) {
+          iv.hi = cap;
+          iv.sum_hi = sum_at(cap);
+          continue;
+        }
+        iv.hi = std::min(iv.hi, cap);
+      }
+      if (req.stages == 1 || iv.hi - iv.lo <= kLeafWidth * iv.hi || passes >= kMaxPasses) {
+        leaf(iv);
+        break;
+      }
+      const double mid = 0.5 * (iv.lo + iv.hi);
+      stack.push_back({mid, iv.hi, iv.sum_hi});
+      iv = {iv.lo, mid, sum_at(mid)};
+    }
+  }
+}
+
+}  // namespace
+
+double BatchSum(const SlicingProblem& p, const std::vector<double>& totals,
+                std::vector<int>* chosen) {
+  const SlicingRequest& req = *p.request;
+  const std::vector<int>& sizes = p.sizes;
+  if (req.shared_slicing) {
+    double best = kInf;
+    for (size_t s = 0; s < sizes.size(); ++s) {
+      const double v = (req.batch / sizes[s]) * totals[s];
+      if (v < best) {
+        best = v;
+        if (chosen != nullptr) chosen->assign(req.batch / sizes[s], static_cast<int>(s));
+      }
+    }
+    return best;
+  }
+  std::vector<double> f;
+  std::vector<int> pick;
+  KnapsackTable(req.batch, sizes, totals, &f, chosen != nullptr ? &pick : nullptr);
+  if (chosen != nullptr && f[req.batch] < kInf) {
+    chosen->clear();
+    for (int r = req.batch; r > 0; r -= sizes[pick[r]]) chosen->push_back(pick[r]);
+    // Larger micro-batches first, then by index: a canonical order.
+    std::sort(chosen->begin(), chosen->end(),
+              [&](int a, int b) { return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : a < b; });
+  }
+  return f[req.batch];
+}
+
+void KnapsackTable(int batch, const std::vector<int>& sizes, const std::vector<double>& totals,
+                   std::vector<double>* f, std::vector<int>* pick) {
+  f->assign(batch + 1, kInf);
+  if (pick != nullptr) pick->assign(batch + 1, -1);
+  (*f)[0] = 0;
+  for (int r = 1; r <= batch; ++r) {
+    double best = kInf;
+    int best_s = -1;
+    for (size_t s = 0; s < sizes.size() && sizes[s] <= r; ++s) {
+      const double v = (*f)[r - sizes[s]] + totals[s];
+      if (v < best) {
+        best = v;
+        best_s = static_cast<int>(s);
+      }
+    }
+    (*f)[r] = best;
+    if (pick != nullptr) (*pick)[r] = best_s;
+  }
+}
+
+Candidates FindCandidates(const SlicingProblem& p, Incumbent* incumbent) {
+  std::vector<Work> work = GenerateEdges(p, Limit(*incumbent));
+  BranchAndBound(p, incumbent, &work);
+  for (auto& w : work) w.Compact();
+  // Step 3: exact costs for the survivors, then the same pruning on them.
+  ForEachSize(work.size(), [&](size_t s) {
+    Work& w = work[s];
+    SizeCandidates& c = w.edges;
+    for (size_t e = 0; e < c.cost.size(); ++e) {
+      if (w.exact[e]) continue;
+      const int context = p.TokenAt(c.from[e]);
+      c.cost[e] = CheckedCost(p, p.sizes[s], p.TokenAt(c.from[e] + c.units[e]) - context, context);
+      w.exact[e] = 1;
+    }
+  });
+  for (auto& w : work) w.IndexRows(p.positions);
+  BranchAndBound(p, incumbent, &work);
+  for (auto& w : work) {
+    w.Compact();
+    w.IndexRows(p.positions);
+  }
+  // The bounds the enumeration reuses: over every survivor (any level).
+  Candidates out;
+  std::vector<double> totals(work.size());
+  for (size_t s = 0; s < work.size(); ++s) {
+    SolveLevel(p.positions, kInf, true, &work[s]);
+    totals[s] = work[s].edges.prefix[p.positions];
+  }
+  out.sum_bound = BatchSum(p, totals, nullptr);
+  const std::vector<double> rest = RestBounds(p, totals);
+  for (size_t s = 0; s < work.size(); ++s) {
+    work[s].edges.rest = rest[s];
+    out.by_size.push_back(std::move(work[s].edges));
+  }
+  return out;
+}
+
+}  // namespace terasim

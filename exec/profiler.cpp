@@ -97,21 +97,28 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
   ShardSpec shard;
   shard.layers = {0};
   std::unique_ptr<ComputeBackend> backend = make_backend(0, shard);
-  std::vector<ProfilePoint> points;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    const Cell& cell = cells[i];
-    // The optimizer is timed at the first cell only: its cost does not depend on the slice.
-    const bool optimizer = grid.optimizer && i == 0;
+  // Warm-up of every cell first, then the repetitions in rounds over all cells, so that each
+  // cell's samples spread over the whole measurement: a slow spell of the machine (other
+  // processes, a busy host) then shifts every cell alike instead of bending the curve.
+  for (const Cell& cell : cells) {
     for (int w = 0; w < grid.warmup; ++w) {
-      RunPoint(*backend, card, cell.rows, cell.tokens, cell.context, optimizer);
+      RunPoint(*backend, card, cell.rows, cell.tokens, cell.context, grid.optimizer);
     }
-    for (int rep = 0; rep < grid.repetitions; ++rep) {
+  }
+  std::vector<ProfilePoint> points;
+  const int all = static_cast<int>(cells.size()) * grid.repetitions;
+  for (int rep = 0; rep < grid.repetitions; ++rep) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const Cell& cell = cells[i];
+      // The optimizer is timed at the first cell of each round: its cost does not depend on
+      // the slice.
+      const bool optimizer = grid.optimizer && i == 0;
       const Timing t = RunPoint(*backend, card, cell.rows, cell.tokens, cell.context, optimizer);
       points.push_back({Pass::kForward, cell.rows, cell.tokens, cell.context, t.forward_ns});
       points.push_back({Pass::kBackward, cell.rows, cell.tokens, cell.context, t.backward_ns});
       if (optimizer) points.push_back({Pass::kOptimizer, 1, 0, 0, t.optimizer_ns});
+      if (progress) progress(rep * static_cast<int>(cells.size()) + static_cast<int>(i) + 1, all);
     }
-    if (progress) progress(static_cast<int>(i + 1), static_cast<int>(cells.size()));
   }
   return points;
 }

@@ -5,9 +5,10 @@
 //
 // A point (rows r, length l, context c) runs on a fresh iteration of a one-layer shard: the
 // forward of the context slice [0, c) (untimed, it fills the key/value buffer), then the timed
-// forward of [c, c + l) and the timed backward of the same slice. Each point is measured
-// `repetitions` times after `warmup` untimed runs; every repetition is returned (the fit takes
-// medians). Timing is the steady clock around the back-end call.
+// forward of [c, c + l) and the timed backward of the same slice. Every point first runs
+// `warmup` untimed times; then the grid is measured `repetitions` times over, round by round
+// (so that a slow spell of a shared machine shifts every point alike); every repetition is
+// returned (the fit takes medians). Timing is the steady clock around the back-end call.
 //
 // Thread safety: ProfileLayer is reentrant; SetBlasThreads changes process-wide state.
 #pragma once
@@ -34,9 +35,9 @@ struct ProfileGrid {
 
 // Measures `grid` with back ends from `make_backend` (device 0, a shard holding layer 0, tp 1).
 // Points whose context + tokens exceed the card's sequence are skipped. `progress` (may be
-// empty) is called after each point with (points done, points in all). Throws InputError
-// "calibrate: --tokens: ..." when no point fits the sequence or a value is < 1 (tokens, rows)
-// or < 0 (contexts), and what the back end throws.
+// empty) is called after each measurement with (measurements done, measurements in all).
+// Throws InputError "calibrate: --tokens: ..." when no point fits the sequence or a value is < 1
+// (tokens, rows) or < 0 (contexts), and what the back end throws.
 std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid& grid,
                                        const BackendFactory& make_backend,
                                        const std::function<void(int, int)>& progress = {});

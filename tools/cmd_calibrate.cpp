@@ -137,7 +137,7 @@ int RunCalibrate(const Args& args) {
       workers.emplace_back([&, t] {
         try {
           per_thread[t] = ProfileLayer(card, grid, factory, [t](int done, int all) {
-            if (t == 0) std::cerr << fmt::format("\rcalibrate: {}/{} points", done, all);
+            if (t == 0) std::cerr << fmt::format("\rcalibrate: {}/{} measurements", done, all);
           });
         } catch (...) {
           errors[t] = std::current_exception();

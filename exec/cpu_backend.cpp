@@ -1,8 +1,11 @@
 #include "exec/cpu_backend.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <utility>
 
 #include "exec/cpu_kernels.h"
@@ -15,10 +18,26 @@ namespace {
 
 std::vector<float> Zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
 
+// Every slice allocates its activation buffers and frees them after its backward. glibc serves
+// blocks above 128 KiB with fresh mmap()s and returns freed heap tops to the kernel, so those
+// buffers page-fault on every use, more or less depending on the order of the ops around them:
+// `terasim calibrate`'s repeated single-layer points and a pipeline's interleaved slices then
+// pay different amounts of kernel time for the same math. Keeping the blocks in the heap and
+// the heap mapped makes a slice cost the same wherever it runs (process-wide, set once; 32 MiB
+// is glibc's largest mmap threshold on 64-bit systems).
+void KeepActivationMemoryMapped() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  });
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(const ModelCard& card, ShardSpec shard, uint64_t seed)
     : card_(card), shard_(std::move(shard)), seed_(seed) {
+  KeepActivationMemoryMapped();
   ValidateTensorParallel(card_, shard_.tp, "exec");
   hidden_ = card_.hidden;
   local_hidden_ = hidden_ / shard_.tp;

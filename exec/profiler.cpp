@@ -34,31 +34,42 @@ struct Timing {
   double optimizer_ns = 0;
 };
 
-Timing RunPoint(ComputeBackend& backend, const ModelCard& card, int rows, int64_t tokens,
-                int64_t context, bool optimizer) {
+// One point on a shard of `layers` layers (0 .. layers - 1), run as a stage runs them: the
+// forward through the stack, the backward back down; times per layer (the stack's / layers).
+Timing RunPoint(ComputeBackend& backend, const ModelCard& card, int layers, int rows,
+                int64_t tokens, int64_t context, bool optimizer) {
   backend.BeginIteration();
   if (context > 0) {
     SliceRef prefix{0, rows, 0, static_cast<int>(context), 0};
-    const std::vector<float> x = Pattern(prefix.Values(card.hidden), 1);
+    std::vector<float> x = Pattern(prefix.Values(card.hidden), 1);
     std::vector<float> y(x.size());
-    backend.Forward(0, LayerPart::kWhole, prefix, x, y);
+    for (int l = 0; l < layers; ++l) {
+      backend.Forward(l, LayerPart::kWhole, prefix, x, y);
+      std::swap(x, y);
+    }
   }
   SliceRef slice{0, rows, static_cast<int>(context), static_cast<int>(context + tokens), 0};
-  const std::vector<float> x = Pattern(slice.Values(card.hidden), 2);
+  std::vector<float> x = Pattern(slice.Values(card.hidden), 2);
   std::vector<float> y(x.size());
   Timing t;
   auto start = Clock::now();
-  backend.Forward(0, LayerPart::kWhole, slice, x, y);
-  t.forward_ns = ElapsedNs(start);
-  const std::vector<float> dy = Pattern(slice.Values(card.hidden), 3);
-  std::vector<float> dx(x.size());
+  for (int l = 0; l < layers; ++l) {
+    backend.Forward(l, LayerPart::kWhole, slice, x, y);
+    std::swap(x, y);
+  }
+  t.forward_ns = ElapsedNs(start) / layers;
+  std::vector<float> dy = Pattern(slice.Values(card.hidden), 3);
+  std::vector<float> dx(dy.size());
   start = Clock::now();
-  backend.Backward(0, LayerPart::kWhole, slice, dy, dx);
-  t.backward_ns = ElapsedNs(start);
+  for (int l = layers - 1; l >= 0; --l) {
+    backend.Backward(l, LayerPart::kWhole, slice, dy, dx);
+    std::swap(dy, dx);
+  }
+  t.backward_ns = ElapsedNs(start) / layers;
   if (optimizer) {
     start = Clock::now();
-    backend.OptimizerStep(Range{0, 1}, AdamOptions{});
-    t.optimizer_ns = ElapsedNs(start);
+    backend.OptimizerStep(Range{0, layers}, AdamOptions{});
+    t.optimizer_ns = ElapsedNs(start) / layers;
   }
   return t;
 }
@@ -94,15 +105,19 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
     ThrowInput("calibrate: --tokens: no (context, length) point fits the sequence of {} ({})",
                card.name, card.sequence);
   }
+  if (grid.layers < 1 || grid.layers > card.layers) {
+    ThrowInput("calibrate: --layers: {} must be in 1..{} (the layers of {})", grid.layers,
+               card.layers, card.name);
+  }
   ShardSpec shard;
-  shard.layers = {0};
+  for (int l = 0; l < grid.layers; ++l) shard.layers.push_back(l);
   std::unique_ptr<ComputeBackend> backend = make_backend(0, shard);
   // Warm-up of every cell first, then the repetitions in rounds over all cells, so that each
   // cell's samples spread over the whole measurement: a slow spell of the machine (other
   // processes, a busy host) then shifts every cell alike instead of bending the curve.
   for (const Cell& cell : cells) {
     for (int w = 0; w < grid.warmup; ++w) {
-      RunPoint(*backend, card, cell.rows, cell.tokens, cell.context, grid.optimizer);
+      RunPoint(*backend, card, grid.layers, cell.rows, cell.tokens, cell.context, grid.optimizer);
     }
   }
   std::vector<ProfilePoint> points;
@@ -113,7 +128,8 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
       // The optimizer is timed at the first cell of each round: its cost does not depend on
       // the slice.
       const bool optimizer = grid.optimizer && i == 0;
-      const Timing t = RunPoint(*backend, card, cell.rows, cell.tokens, cell.context, optimizer);
+      const Timing t =
+          RunPoint(*backend, card, grid.layers, cell.rows, cell.tokens, cell.context, optimizer);
       points.push_back({Pass::kForward, cell.rows, cell.tokens, cell.context, t.forward_ns});
       points.push_back({Pass::kBackward, cell.rows, cell.tokens, cell.context, t.backward_ns});
       if (optimizer) points.push_back({Pass::kOptimizer, 1, 0, 0, t.optimizer_ns});

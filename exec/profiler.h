@@ -3,9 +3,11 @@
 // context), and the optimizer step of one layer. The fit into a calibration table is
 // models/calibration_fit.h; exec/ produces the measurements, it does not fit them.
 //
-// A point (rows r, length l, context c) runs on a fresh iteration of a one-layer shard: the
-// forward of the context slice [0, c) (untimed, it fills the key/value buffer), then the timed
-// forward of [c, c + l) and the timed backward of the same slice. Every point first runs
+// A point (rows r, length l, context c) runs on a fresh iteration of a shard of `layers`
+// layers (1 by default; a stage's count makes the caches hold what a stage's do): the forward
+// of the context slice [0, c) through the stack (untimed, it fills the key/value buffers), then
+// the timed forward of [c, c + l) through the stack and the timed backward back down; each
+// time is divided by the layers, so a point is always ONE layer's time. Every point first runs
 // `warmup` untimed times; then the grid is measured `repetitions` times over, round by round
 // (so that a slow spell of a shared machine shifts every point alike); every repetition is
 // returned (the fit takes medians). Timing is the steady clock around the back-end call.
@@ -28,6 +30,7 @@ struct ProfileGrid {
   std::vector<int> rows = {1};
   std::vector<int64_t> tokens;    // slice lengths; each point needs context + tokens <= sequence
   std::vector<int64_t> contexts;  // 0 gives the base curve; > 0 the context term
+  int layers = 1;  // the shard's layers: each point runs the stack, as a stage of that many does
   int repetitions = 5;
   int warmup = 1;
   bool optimizer = true;  // also time the optimizer step of one layer

@@ -79,6 +79,8 @@ int RunCalibrate(const Args& args) {
        "slice lengths")
       ("contexts", po::value<std::string>()->default_value("", "0,s/4,s/2,3s/4"),
        "contexts (0 gives the base curve)")
+      ("layers", po::value<int>()->default_value(1),
+       "layers of the profiled stack (a stage's count: its caches hold what the stage's do)")
       ("repetitions", po::value<int>()->default_value(5), "timed runs per point (median)")
       ("warmup", po::value<int>()->default_value(1), "untimed runs per point")
       ("threads", po::value<int>()->default_value(1),
@@ -120,6 +122,7 @@ int RunCalibrate(const Args& args) {
   if (std::find(grid.contexts.begin(), grid.contexts.end(), 0) == grid.contexts.end()) {
     ThrowInput("--contexts: must include 0 (the base curve)");
   }
+  grid.layers = vm["layers"].as<int>();
   grid.repetitions = vm["repetitions"].as<int>();
   grid.warmup = vm["warmup"].as<int>();
   if (grid.warmup < 0) ThrowInput("--warmup: must be >= 0");
@@ -152,10 +155,10 @@ int RunCalibrate(const Args& args) {
   std::vector<ProfilePoint> points;
   for (const auto& p : per_thread) points.insert(points.end(), p.begin(), p.end());
   const std::string source = fmt::format(
-      "terasim calibrate --backend {} --model {} --rows {} --threads {} (blas threads {}), {} "
-      "repetitions after {} warm-up, median; code {}",
-      backend, card.name, vm["rows"].as<std::string>(), threads, blas_threads, grid.repetitions,
-      grid.warmup, CodeVersion());
+      "terasim calibrate --backend {} --model {} --rows {} --layers {} --threads {} (blas "
+      "threads {}), {} repetitions after {} warm-up, median; code {}",
+      backend, card.name, vm["rows"].as<std::string>(), grid.layers, threads, blas_threads,
+      grid.repetitions, grid.warmup, CodeVersion());
   CalibrationTable table =
       FitCalibration(points, vm["device"].as<std::string>(), card.name, source);
   const std::string text = CalibrationJson(table);

@@ -7,25 +7,32 @@
 // from the compute model's. Optionally stores the runs and the comparison in the results
 // store and writes a predicted-vs-measured scatter (SVG) and the three traces to a folder.
 #include <algorithm>
+#include <exception>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "exec/executor.h"
 #include "exec/profiler.h"
 #include "models/calibrated_cost.h"
+#include "models/calibration_fit.h"
 #include "models/device_spec.h"
 #include "models/errors.h"
 #include "models/model_card.h"
 #include "models/roofline_cost.h"
 #include "schedule/checker.h"
 #include "schedule/pir_format.h"
+#include "sim/op_work.h"
 #include "sim/simulator.h"
 #include "sim/trace_durations.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "topologies/topology.h"
+#include "traces/code_version.h"
 #include "traces/svg_scatter.h"
 #include "traces/traces.h"
 #include "traces/validation.h"
@@ -69,6 +76,87 @@ std::vector<TraceRow> RowsFrom(const Trace& trace, int first) {
   return rows;
 }
 
+// The profile grid of --calib auto: the micro-batch sizes, slice lengths and contexts of the
+// schedule's compute ops (plus length 1, so that every base curve has two lengths), on a shard
+// of as many layers as its largest stage op holds.
+ProfileGrid ScheduleGrid(const Schedule& schedule) {
+  std::set<int> rows;
+  std::set<int64_t> tokens = {1}, contexts = {0};
+  int layers = 1;
+  for (const Op& op : schedule.ops) {
+    if (!IsCompute(op.kind)) continue;
+    const SliceWork work = SliceWorkOf(schedule, op);
+    if (work.pass == Pass::kOptimizer) continue;  // profiled once per round anyway
+    layers = std::max(layers, work.layers);
+    rows.insert(work.rows);
+    tokens.insert(work.tokens);
+    contexts.insert(work.context);
+  }
+  ProfileGrid grid;
+  grid.rows.assign(rows.begin(), rows.end());
+  grid.tokens.assign(tokens.begin(), tokens.end());
+  grid.contexts.assign(contexts.begin(), contexts.end());
+  grid.layers = layers;
+  return grid;
+}
+
+// --calib auto: `iterations` rounds, each one run of the schedule (its warm-up iterations, then
+// one measured) and one profile of every grid point. Returns the run as one trace (round 0's
+// warm-up iterations, then measured iteration warmup + r of round r) and fills `points`.
+ExecResult RunInterleaved(const Schedule& schedule, const ModelCard& card, const ExecOptions& exec,
+                          const std::string& backend, int warmup, int iterations,
+                          std::vector<ProfilePoint>* points) {
+  ExecResult all;
+  const ProfileGrid shape = ScheduleGrid(schedule);
+  const BackendFactory factory = MakeBackendFactory(backend, card, exec.seed);
+  ExecOptions round_exec = exec;
+  round_exec.iterations = warmup + 1;
+  TimeNs end_ns = 0;
+  for (int round = 0; round < iterations; ++round) {
+    ExecResult one = ExecuteInProcess(schedule, card, round_exec, backend);
+    if (round == 0) {
+      all.losses = one.losses;
+      all.trace.metadata = one.trace.metadata;
+    }
+    // Each round's clock starts at 0: lay the rounds one after another on the timeline.
+    const TimeNs offset = end_ns;
+    for (TraceRow& row : one.trace.rows) {
+      if (row.iteration < warmup && round > 0) continue;
+      if (row.iteration == warmup) row.iteration = warmup + round;
+      row.start_ns += offset;
+      row.end_ns += offset;
+      end_ns = std::max(end_ns, row.end_ns);
+      all.trace.rows.push_back(std::move(row));
+    }
+    ProfileGrid grid = shape;
+    grid.repetitions = 1;
+    grid.warmup = round == 0 ? 1 : 0;
+    // As many profilers at once as the schedule has devices (threads in the run), so that the
+    // cores, caches and memory are shared as in the run.
+    std::vector<std::vector<ProfilePoint>> per_thread(schedule.devices);
+    std::vector<std::exception_ptr> errors(schedule.devices);
+    {
+      std::vector<std::jthread> threads;
+      for (int t = 0; t < schedule.devices; ++t) {
+        threads.emplace_back([&, t] {
+          try {
+            per_thread[t] = ProfileLayer(card, grid, factory);
+          } catch (...) {
+            errors[t] = std::current_exception();
+          }
+        });
+      }
+    }
+    for (int t = 0; t < schedule.devices; ++t) {
+      if (errors[t]) std::rethrow_exception(errors[t]);
+      points->insert(points->end(), per_thread[t].begin(), per_thread[t].end());
+    }
+    std::cerr << fmt::format("\rvalidate: round {}/{}", round + 1, iterations);
+  }
+  std::cerr << "\n";
+  return all;
+}
+
 }  // namespace
 
 int RunValidate(const Args& args) {
@@ -80,7 +168,9 @@ int RunValidate(const Args& args) {
        "model card name or path")
       ("backend", po::value<std::string>()->default_value("cpu"), "executor back end: cpu | cuda")
       ("calib", po::value<std::string>()->default_value(""),
-       "calibration table of this back end and model (terasim calibrate; required)")
+       "calibration table of this back end and model (terasim calibrate; required), or 'auto': "
+       "profile the layer here, one round of the schedule's slice shapes between measured "
+       "iterations, so that both see the machine at the same moments")
       ("cluster", po::value<std::string>()->default_value("local", "local:DEVICES"),
        "instance type of the simulated machine, one device per node")
       ("network", po::value<std::string>()->default_value("flow"), "flow | analytic")
@@ -94,7 +184,8 @@ int RunValidate(const Args& args) {
       ("db", po::value<std::string>()->default_value(""),
        "store the measured and simulated runs and their comparison in this results store")
       ("out", po::value<std::string>()->default_value(""),
-       "write scatter.svg and the measured / predicted / replay traces (JSON) to this folder")
+       "write scatter.svg and the measured / predicted / replay traces (JSON) to this folder "
+       "(and calib.json, the table --calib auto measured)")
       ("json", po::bool_switch(), "print JSON");
   // clang-format on
   po::positional_options_description positional;
@@ -123,10 +214,14 @@ int RunValidate(const Args& args) {
   const std::string model_name =
       vm["model"].as<std::string>().empty() ? schedule.model : vm["model"].as<std::string>();
   const ModelCard card = LoadModelCard(model_name);
-  const CalibrationTable table = LoadCalibrationTable(calib_path);
-  if (table.model != card.name) {
-    std::cerr << fmt::format("terasim validate: warning: {} was measured with {}, not {}\n",
-                             calib_path, table.model, card.name);
+  const bool auto_calib = calib_path == "auto";
+  CalibrationTable table;
+  if (!auto_calib) {
+    table = LoadCalibrationTable(calib_path);
+    if (table.model != card.name) {
+      std::cerr << fmt::format("terasim validate: warning: {} was measured with {}, not {}\n",
+                               calib_path, table.model, card.name);
+    }
   }
   const std::string instance = vm["cluster"].as<std::string>();
   if (instance.find(':') != std::string::npos) {
@@ -148,7 +243,18 @@ int RunValidate(const Args& args) {
   exec.seed = seed;
   std::cerr << fmt::format("validate: running {} for {} iterations on {}\n", pir, exec.iterations,
                            backend);
-  ExecResult measured = ExecuteInProcess(schedule, card, exec, backend);
+  ExecResult measured;
+  if (auto_calib) {
+    std::vector<ProfilePoint> points;
+    measured = RunInterleaved(schedule, card, exec, backend, warmup, iterations, &points);
+    table = FitCalibration(
+        points, cluster.Instance().device, card.name,
+        fmt::format("terasim validate --calib auto: {} rounds of {} interleaved with its measured "
+                    "iterations (blas threads {}); code {}",
+                    iterations, pir, blas_threads, CodeVersion()));
+  } else {
+    measured = ExecuteInProcess(schedule, card, exec, backend);
+  }
   measured.trace.label = fmt::format("{} on {} ({})", pir, card.name, backend);
   // The representative iteration: the median span among the measured ones.
   std::vector<std::pair<TimeNs, int>> spans;
@@ -205,6 +311,11 @@ int RunValidate(const Args& args) {
     WriteChromeTraceFile(out_dir + "/measured.json", measured.trace);
     WriteChromeTraceFile(out_dir + "/predicted.json", predicted.trace);
     WriteChromeTraceFile(out_dir + "/replay.json", replay.trace);
+    if (auto_calib) {
+      std::ofstream calib_out(out_dir + "/calib.json");
+      calib_out << CalibrationJson(table);
+      if (!calib_out.flush()) ThrowInput("--out: {}/calib.json: cannot write", out_dir);
+    }
   }
 
   const nlohmann::json config = {{"schedule", pir},

@@ -99,6 +99,40 @@ TEST_CASE("terasim calibrate writes a table and validate compares, stores and pl
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("terasim validate --calib auto profiles the schedule's slice shapes between iterations",
+          "[tools][validate]") {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("terasim_validate_auto_" + std::to_string(getpid())))
+                              .string();
+  std::filesystem::remove_all(dir);
+  const std::string golden = std::string(TERASIM_TEST_DATA) + "/../golden/terapipe_flush_p2.pir";
+  const Schedule schedule = ReadPirFile(golden);
+  std::string out;
+  const int status = testing::RunCommand(std::string(TERASIM_BINARY) + " validate " + golden +
+                                             " --calib auto --iterations 2 --warmup 1 --out " +
+                                             dir + " --json 2>/dev/null",
+                                         &out);
+  REQUIRE(status == 0);
+  const nlohmann::json v = nlohmann::json::parse(out);
+  CHECK(v.at("calib") == "auto");
+  // Two rounds, one measured iteration each.
+  CHECK(v.at("measured_iteration_times_s").size() == 2);
+  CHECK(v.at("calibrated_model").at("predicted").at("iteration_time_s").get<double>() > 0);
+  // The table it measured: one base curve per pass over length 1 and the schedule's slice
+  // lengths, on a stack of as many layers as a stage holds.
+  const CalibrationTable table = LoadCalibrationTable(dir + "/calib.json");
+  CHECK(table.model == schedule.model);
+  CHECK(table.source.find("--calib auto") != std::string::npos);
+  std::set<double> lengths = {1};
+  for (const Op& op : schedule.ops) {
+    if (op.kind == OpKind::kFwd) lengths.insert(op.tokens.end - op.tokens.begin);
+  }
+  REQUIRE(!table.tables.empty());
+  const RowsCurve& forward = table.tables.at(0).curves.at(0);
+  CHECK(std::set<double>(forward.tokens.begin(), forward.tokens.end()) == lengths);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("terasim validate requires a calibration table", "[tools][validate]") {
   std::string out;
   const std::string golden = std::string(TERASIM_TEST_DATA) + "/../golden/gpipe_p2_m2.pir";

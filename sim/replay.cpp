@@ -1,6 +1,7 @@
 #include "sim/replay.h"
 
 #include <algorithm>
+#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -81,10 +82,10 @@ void Replay::BuildGraph() {
   const std::string where = schedule_.source.empty() ? "schedule" : schedule_.source;
   const int n = static_cast<int>(schedule_.ops.size());
   ops_.assign(n, OpState{});
-  std::unordered_map<std::string, int> key_index;
+  std::unordered_map<std::string_view, int> key_index;
   key_index.reserve(n);
   for (int i = 0; i < n; ++i) key_index.emplace(schedule_.ops[i].key, i);
-  std::unordered_map<std::string, int> group_index;
+  std::unordered_map<std::string_view, int> group_index;
   for (size_t g = 0; g < schedule_.groups.size(); ++g) {
     group_index.emplace(schedule_.groups[g].name, static_cast<int>(g));
     std::vector<int> gpus;
@@ -97,21 +98,30 @@ void Replay::BuildGraph() {
     group_gpus_.push_back(std::move(gpus));
   }
 
-  // Predecessors: the previous op on the same stream, and the `after` deps.
+  // Predecessors: the previous op on the same stream, and the `after` deps. Flat tables keyed
+  // by device (a schedule has millions of ops and a handful of streams per device).
+  const int devices = schedule_.devices;
   std::vector<std::pair<int, int>> edges;  // (pred, succ)
-  std::map<std::pair<int, std::string>, int> stream_tail;
-  std::map<std::tuple<int, int, std::string>, int> sends;  // (src dev, dst dev, tensor)
-  std::map<std::pair<int, int>, int> issued;               // (group, device) -> count
-  std::map<std::pair<int, int>, int> instance_of;          // (group, k) -> instance
+  edges.reserve(2 * static_cast<size_t>(n));
+  std::vector<std::vector<std::pair<std::string_view, int>>> stream_tail(devices);
+  // SENDs by (source, destination) device pair, then tensor name.
+  std::unordered_map<int64_t, std::unordered_map<std::string_view, int>> sends;
+  const int num_groups = static_cast<int>(schedule_.groups.size());
+  std::vector<int> issued(static_cast<size_t>(num_groups) * devices, 0);  // (group, device)
+  std::vector<std::vector<int>> instance_of(num_groups);                  // group -> k -> instance
   for (int i = 0; i < n; ++i) {
     const Op& op = schedule_.ops[i];
     // The place for error messages, formatted only when one is thrown.
     auto at = [&] { return fmt::format("{}:{}: {}", where, op.line, op.key); };
-    if (op.device < 0 || op.device >= schedule_.devices) {
-      ThrowInput("{}: device {} is outside 0..{}", at(), op.device, schedule_.devices - 1);
+    if (op.device < 0 || op.device >= devices) {
+      ThrowInput("{}: device {} is outside 0..{}", at(), op.device, devices - 1);
     }
-    auto [tail, fresh] = stream_tail.try_emplace({op.device, op.stream}, i);
-    if (!fresh) {
+    auto& tails = stream_tail[op.device];
+    auto tail = std::find_if(tails.begin(), tails.end(),
+                             [&](const auto& t) { return t.first == op.stream; });
+    if (tail == tails.end()) {
+      tails.emplace_back(op.stream, i);
+    } else {
       edges.emplace_back(tail->second, i);
       tail->second = i;
     }
@@ -120,14 +130,16 @@ void Replay::BuildGraph() {
       if (it == key_index.end()) ThrowInput("{}: after: unknown key {}", at(), dep);
       edges.emplace_back(it->second, i);
     }
-    if (op.kind == OpKind::kSend) sends.emplace(std::make_tuple(op.device, op.peer, op.tensor), i);
+    if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
+      sends[static_cast<int64_t>(op.device) * devices + op.peer].emplace(op.tensor, i);
+    }
     if (IsCollective(op.kind)) {
       auto g = group_index.find(op.group);
       if (g == group_index.end()) ThrowInput("{}: group {} is not declared", at(), op.group);
-      const int k = issued[{g->second, op.device}]++;
-      auto [it, created] =
-          instance_of.try_emplace({g->second, k}, static_cast<int>(instances_.size()));
-      if (created) {
+      const int k = issued[static_cast<size_t>(g->second) * devices + op.device]++;
+      std::vector<int>& instances = instance_of[g->second];
+      if (k == static_cast<int>(instances.size())) {
+        instances.push_back(static_cast<int>(instances_.size()));
         Instance instance;
         instance.group = g->second;
         instance.kind = op.kind;
@@ -139,14 +151,16 @@ void Replay::BuildGraph() {
                 : -1;
         instances_.push_back(std::move(instance));
       }
-      ops_[i].instance = it->second;
+      ops_[i].instance = instances[k];
     }
   }
   for (int i = 0; i < n; ++i) {
     const Op& op = schedule_.ops[i];
-    if (op.kind != OpKind::kRecv) continue;
-    auto it = sends.find(std::make_tuple(op.peer, op.device, op.tensor));
-    if (it != sends.end()) {
+    if (op.kind != OpKind::kRecv || op.peer < 0 || op.peer >= devices) continue;
+    auto pair = sends.find(static_cast<int64_t>(op.peer) * devices + op.device);
+    if (pair == sends.end()) continue;
+    auto it = pair->second.find(op.tensor);
+    if (it != pair->second.end()) {
       ops_[i].partner = it->second;
       ops_[it->second].partner = i;
     }

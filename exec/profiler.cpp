@@ -1,6 +1,8 @@
 #include "exec/profiler.h"
 
 #include <chrono>
+#include <exception>
+#include <thread>
 
 #include <cblas.h>
 
@@ -136,6 +138,33 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
       if (progress) progress(rep * static_cast<int>(cells.size()) + static_cast<int>(i) + 1, all);
     }
   }
+  return points;
+}
+
+std::vector<ProfilePoint> ProfileLayerOnThreads(const ModelCard& card, const ProfileGrid& grid,
+                                                const BackendFactory& make_backend, int threads,
+                                                const std::function<void(int, int)>& progress) {
+  if (threads < 1) ThrowInput("calibrate: --threads: {} must be >= 1", threads);
+  std::vector<std::vector<ProfilePoint>> per_thread(threads);
+  std::vector<std::exception_ptr> errors(threads);
+  {
+    std::vector<std::jthread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        try {
+          per_thread[t] = ProfileLayer(card, grid, make_backend,
+                                       t == 0 ? progress : std::function<void(int, int)>());
+        } catch (...) {
+          errors[t] = std::current_exception();
+        }
+      });
+    }
+  }
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  std::vector<ProfilePoint> points;
+  for (const auto& p : per_thread) points.insert(points.end(), p.begin(), p.end());
   return points;
 }
 

@@ -45,6 +45,14 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
                                        const BackendFactory& make_backend,
                                        const std::function<void(int, int)>& progress = {});
 
+// ProfileLayer on `threads` threads at once (each with its own back end, as `threads` devices
+// of a run share the machine's cores, caches and memory); every thread's points, thread 0's
+// first. `progress` follows thread 0. Throws InputError when threads < 1, and the first error
+// any thread threw, after all have finished.
+std::vector<ProfilePoint> ProfileLayerOnThreads(const ModelCard& card, const ProfileGrid& grid,
+                                                const BackendFactory& make_backend, int threads,
+                                                const std::function<void(int, int)>& progress = {});
+
 // Sets the threads OpenBLAS uses per call (the CPU back end's matrix products). `terasim
 // calibrate` and `terasim validate` set 1, so that each device thread is one core, as the
 // `local` topology (topologies/data/local.json) models it.

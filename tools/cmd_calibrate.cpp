@@ -3,10 +3,8 @@
 // calibration table (models/calibration_fit.h) and writes it (models/data/calibration/README.md)
 // with its fit quality. The table feeds `terasim simulate --calib` and `terasim validate`.
 #include <algorithm>
-#include <exception>
 #include <fstream>
 #include <iostream>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -132,28 +130,11 @@ int RunCalibrate(const Args& args) {
 
   const int threads = vm["threads"].as<int>();
   if (threads < 1) ThrowInput("--threads: must be >= 1");
-  std::vector<std::vector<ProfilePoint>> per_thread(threads);
-  std::vector<std::exception_ptr> errors(threads);
-  {
-    std::vector<std::jthread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        try {
-          per_thread[t] = ProfileLayer(card, grid, factory, [t](int done, int all) {
-            if (t == 0) std::cerr << fmt::format("\rcalibrate: {}/{} measurements", done, all);
-          });
-        } catch (...) {
-          errors[t] = std::current_exception();
-        }
+  const std::vector<ProfilePoint> points =
+      ProfileLayerOnThreads(card, grid, factory, threads, [](int done, int all) {
+        std::cerr << fmt::format("\rcalibrate: {}/{} measurements", done, all);
       });
-    }
-  }
   std::cerr << "\n";
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-  std::vector<ProfilePoint> points;
-  for (const auto& p : per_thread) points.insert(points.end(), p.begin(), p.end());
   const std::string source = fmt::format(
       "terasim calibrate --backend {} --model {} --rows {} --layers {} --threads {} (blas "
       "threads {}), {} repetitions after {} warm-up, median; code {}",

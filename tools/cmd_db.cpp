@@ -12,6 +12,7 @@
 #include "models/errors.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "traces/run_record_json.h"
 #include "traces/traces.h"
 
 namespace terasim::cli {
@@ -29,27 +30,9 @@ void AddDbOption(po::options_description& options) {
 }
 
 nlohmann::json RunJson(const StoredRun& run) {
-  const RunRecord& r = run.record;
-  nlohmann::json metrics = nlohmann::json::object();
-  for (const auto& [name, value] : r.metrics) metrics[name] = value;
-  return {{"id", run.id},
-          {"kind", r.kind},
-          {"created_at", run.created_at},
-          {"model", r.model},
-          {"cluster", r.cluster},
-          {"strategy", r.strategy},
-          {"dp", r.dp},
-          {"pp", r.pp},
-          {"tp", r.tp},
-          {"microbatches", r.microbatches},
-          {"slicing", r.slicing},
-          {"config", r.config},
-          {"config_key", r.config_key},
-          {"code_version", r.code_version},
-          {"seed", r.seed},
-          {"host", r.host},
-          {"label", r.label},
-          {"metrics", metrics}};
+  nlohmann::json out = {{"id", run.id}, {"created_at", run.created_at}};
+  out.update(RunRecordJson(run.record));
+  return out;
 }
 
 int RunDbRuns(const Args& args) {

@@ -7,12 +7,10 @@
 // from the compute model's. Optionally stores the runs and the comparison in the results
 // store and writes a predicted-vs-measured scatter (SVG) and the three traces to a folder.
 #include <algorithm>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -133,24 +131,9 @@ ExecResult RunInterleaved(const Schedule& schedule, const ModelCard& card, const
     grid.warmup = round == 0 ? 1 : 0;
     // As many profilers at once as the schedule has devices (threads in the run), so that the
     // cores, caches and memory are shared as in the run.
-    std::vector<std::vector<ProfilePoint>> per_thread(schedule.devices);
-    std::vector<std::exception_ptr> errors(schedule.devices);
-    {
-      std::vector<std::jthread> threads;
-      for (int t = 0; t < schedule.devices; ++t) {
-        threads.emplace_back([&, t] {
-          try {
-            per_thread[t] = ProfileLayer(card, grid, factory);
-          } catch (...) {
-            errors[t] = std::current_exception();
-          }
-        });
-      }
-    }
-    for (int t = 0; t < schedule.devices; ++t) {
-      if (errors[t]) std::rethrow_exception(errors[t]);
-      points->insert(points->end(), per_thread[t].begin(), per_thread[t].end());
-    }
+    const std::vector<ProfilePoint> measured =
+        ProfileLayerOnThreads(card, grid, factory, schedule.devices);
+    points->insert(points->end(), measured.begin(), measured.end());
     std::cerr << fmt::format("\rvalidate: round {}/{}", round + 1, iterations);
   }
   std::cerr << "\n";

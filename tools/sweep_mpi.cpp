@@ -12,6 +12,7 @@
 #include "exec/executor.h"
 #include "models/errors.h"
 #include "schedule/op.h"
+#include "traces/run_record_json.h"
 
 #if TERASIM_HAVE_MPI
 #include <mpi.h>
@@ -50,25 +51,8 @@ std::string EncodeSweepResult(const SweepResult& result) {
   if (!result.record) {
     out["error"] = result.error;
   } else {
-    const RunRecord& r = *result.record;
-    json metrics = json::object();
-    for (const auto& [name, value] : r.metrics) metrics[name] = Finite(value);
-    out["record"] = {{"kind", r.kind},
-                     {"model", r.model},
-                     {"cluster", r.cluster},
-                     {"strategy", r.strategy},
-                     {"dp", r.dp},
-                     {"pp", r.pp},
-                     {"tp", r.tp},
-                     {"microbatches", r.microbatches},
-                     {"slicing", r.slicing},
-                     {"config", r.config},
-                     {"config_key", r.config_key},
-                     {"code_version", r.code_version},
-                     {"seed", r.seed},
-                     {"host", r.host.empty() ? ThisHostName() : r.host},
-                     {"label", r.label},
-                     {"metrics", std::move(metrics)}};
+    out["record"] = RunRecordJson(*result.record);
+    if (result.record->host.empty()) out["record"]["host"] = ThisHostName();
     // Rows as arrays: the trace is most of the message.
     json rows = json::array();
     for (const TraceRow& row : result.rows) {

@@ -15,6 +15,7 @@
 
 #include "models/errors.h"
 #include "tests/tools/run_command.h"
+#include "tests/tools/sweep_dir.h"
 #include "tools/sweep_mpi.h"
 #include "traces/result_store.h"
 
@@ -52,46 +53,27 @@ constexpr const char* kTwentyPointSpec = R"({
   "network": "analytic"
 })";
 
-struct SweepDir {
-  std::string dir;
-  std::string spec;
-  std::string db;
-  explicit SweepDir(const std::string& name, const char* spec_text = kSpec) {
-    dir = (std::filesystem::temp_directory_path() /
-           ("terasim_sweep_" + name + "_" + std::to_string(getpid())))
-              .string();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    spec = dir + "/spec.json";
-    db = dir + "/sweep.db";
-    std::ofstream(spec) << spec_text;
-  }
-  ~SweepDir() { std::filesystem::remove_all(dir); }
-  nlohmann::json Run(const std::string& extra, int* status) const {
-    std::string out;
-    *status = testing::RunCommand(std::string(TERASIM_BINARY) + " sweep " + spec + " --db " + db +
-                                      " --jobs 2 --json " + extra + " 2>/dev/null",
-                                  &out);
-    return out.empty() ? nlohmann::json() : nlohmann::json::parse(out);
-  }
-  int64_t Count(const std::string& sql) const {
-    ResultStore store = ResultStore::OpenExisting(db);
-    return std::stoll(SqlValueText(store.Query(sql).rows.at(0).at(0)));
-  }
-};
+// `terasim sweep SPEC --db DB --jobs 2 --json EXTRA` in `d`; its JSON summary (null if none).
+nlohmann::json RunSweep(const testing::SweepDir& d, const std::string& extra, int* status) {
+  std::string out;
+  *status = testing::RunCommand(std::string(TERASIM_BINARY) + " sweep " + d.spec + " --db " + d.db +
+                                    " --jobs 2 --json " + extra + " 2>/dev/null",
+                                &out);
+  return out.empty() ? nlohmann::json() : nlohmann::json::parse(out);
+}
 
 TEST_CASE("terasim sweep stores every point once and skips them all on a second run",
           "[tools][sweep]") {
-  const SweepDir d("twice");
+  const testing::SweepDir d("twice", kSpec);
   int status = 0;
-  const nlohmann::json first = d.Run("", &status);
+  const nlohmann::json first = RunSweep(d, "", &status);
   REQUIRE(status == 0);
   // 2 batches x 4 strategies = 8 points; the tp=4 x pp=4 one needs 16 GPUs of 8: 2 left out.
   CHECK(first.at("points") == 6);
   CHECK(first.at("left_out") == 2);
   CHECK(first.at("stored") == 6);
   CHECK(first.at("skipped") == 0);
-  const nlohmann::json second = d.Run("", &status);
+  const nlohmann::json second = RunSweep(d, "", &status);
   REQUIRE(status == 0);
   // Everything is in the store already.
   CHECK(second.at("stored") == 0);
@@ -101,13 +83,13 @@ TEST_CASE("terasim sweep stores every point once and skips them all on a second 
 }
 
 TEST_CASE("terasim sweep resumes after kill -9 with nothing lost or duplicated", "[tools][sweep]") {
-  const SweepDir d("killed", kTwentyPointSpec);
+  const testing::SweepDir d("killed", kTwentyPointSpec);
   int status = 0;
-  d.Run("--kill-after 7", &status);
+  RunSweep(d, "--kill-after 7", &status);
   // Killed by SIGKILL (9) right after its seventh result was committed.
   CHECK(status == 128 + 9);
   CHECK(d.Count("SELECT count(*) FROM runs") == 7);
-  const nlohmann::json resumed = d.Run("", &status);
+  const nlohmann::json resumed = RunSweep(d, "", &status);
   REQUIRE(status == 0);
   // The 7 stored points are skipped, the other 13 run: exactly 20 runs, one per point.
   CHECK(resumed.at("points") == 20);
@@ -122,11 +104,11 @@ TEST_CASE("terasim sweep resumes after kill -9 with nothing lost or duplicated",
 }
 
 TEST_CASE("terasim sweep shards split the grid without overlap", "[tools][sweep]") {
-  const SweepDir d("shards");
+  const testing::SweepDir d("shards", kSpec);
   int status = 0;
-  const nlohmann::json a = d.Run("--shard 0/2", &status);
+  const nlohmann::json a = RunSweep(d, "--shard 0/2", &status);
   REQUIRE(status == 0);
-  const nlohmann::json b = d.Run("--shard 1/2", &status);
+  const nlohmann::json b = RunSweep(d, "--shard 1/2", &status);
   REQUIRE(status == 0);
   // 6 points over 2 shards: 3 each, all stored once.
   CHECK(a.at("stored") == 3);
@@ -135,7 +117,7 @@ TEST_CASE("terasim sweep shards split the grid without overlap", "[tools][sweep]
 }
 
 TEST_CASE("terasim sweep names a bad spec field", "[tools][sweep]") {
-  const SweepDir d("bad");
+  const testing::SweepDir d("bad", kSpec);
   std::ofstream(d.spec) << R"({"models": ["tiny"], "instances": ["p3.16xlarge"], "counts": [1],
     "batches": [4], "strategies": [{"strategy": "gpipe", "pipes": 2}]})";
   std::string out;

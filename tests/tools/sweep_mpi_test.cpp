@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/tools/run_command.h"
+#include "tests/tools/sweep_dir.h"
 #include "traces/result_store.h"
 
 namespace terasim {
@@ -35,23 +36,10 @@ constexpr const char* kSpec = R"({
   "network": "analytic"
 })";
 
-struct MpiSweepDir {
-  std::string dir;
-  std::string spec;
-  std::string db;
-  std::string unwritable_db;  // the --db of ranks 1 and 2: its directory does not exist
-  explicit MpiSweepDir(const std::string& name) {
-    dir = (std::filesystem::temp_directory_path() /
-           ("terasim_sweep_mpi_" + name + "_" + std::to_string(getpid())))
-              .string();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    spec = dir + "/spec.json";
-    db = dir + "/sweep.db";
-    unwritable_db = dir + "/no-such-dir/sweep.db";
-    std::ofstream(spec) << kSpec;
-  }
-  ~MpiSweepDir() { std::filesystem::remove_all(dir); }
+// A sweep folder whose ranks 1 and 2 get a --db inside a directory that does not exist.
+struct MpiSweepDir : testing::SweepDir {
+  std::string unwritable_db = dir + "/no-such-dir/sweep.db";
+  explicit MpiSweepDir(const std::string& name) : SweepDir("mpi_" + name, kSpec) {}
   // `mpirun -np 3 terasim sweep SPEC --json EXTRA`, rank 0 with --db db and the other ranks
   // with --db unwritable_db. Returns rank 0's JSON summary (null when there is none).
   nlohmann::json Run(const std::string& extra, int* status) const {
@@ -66,10 +54,6 @@ struct MpiSweepDir {
         &out);
     const nlohmann::json j = nlohmann::json::parse(out, nullptr, /*allow_exceptions=*/false);
     return j.is_discarded() ? nlohmann::json() : j;
-  }
-  int64_t Count(const std::string& sql) const {
-    ResultStore store = ResultStore::OpenExisting(db);
-    return std::stoll(SqlValueText(store.Query(sql).rows.at(0).at(0)));
   }
   // `text` inside a single-quoted shell word.
   static std::string Escape(const std::string& text) {

@@ -23,6 +23,7 @@ void InProcessTransport::Send(int from, int to, const std::string& tensor,
   {
     std::lock_guard<std::mutex> lock(mutex_);
     mailboxes_[{from, to, tensor}].emplace_back(data.begin(), data.end());
+    arrivals_[to] += 1;
   }
   cv_.notify_all();
 }
@@ -30,19 +31,38 @@ void InProcessTransport::Send(int from, int to, const std::string& tensor,
 std::vector<float> InProcessTransport::Recv(int to, int from, const std::string& tensor) {
   std::unique_lock<std::mutex> lock(mutex_);
   const auto key = std::make_tuple(from, to, tensor);
+  std::optional<std::vector<float>> data;
   WaitFor(
-      cv_, lock,
-      [&] {
-        auto it = mailboxes_.find(key);
-        return it != mailboxes_.end() && !it->second.empty();
-      },
-      stop_, stall_timeout_,
+      cv_, lock, [&] { return (data = TakeLocked(key)).has_value(); }, stop_, stall_timeout_,
       fmt::format("device {} to receive {} from device {}", to, tensor, from));
+  return std::move(*data);
+}
+
+std::optional<std::vector<float>> InProcessTransport::TakeLocked(const MailboxKey& key) {
   auto it = mailboxes_.find(key);
+  if (it == mailboxes_.end() || it->second.empty()) return std::nullopt;
   std::vector<float> data = std::move(it->second.front());
   it->second.pop_front();
   if (it->second.empty()) mailboxes_.erase(it);
   return data;
+}
+
+std::optional<std::vector<float>> InProcessTransport::TryRecv(int to, int from,
+                                                              const std::string& tensor) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return TakeLocked(std::make_tuple(from, to, tensor));
+}
+
+uint64_t InProcessTransport::Arrivals(int to) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = arrivals_.find(to);
+  return it == arrivals_.end() ? 0 : it->second;
+}
+
+void InProcessTransport::WaitArrival(int to, uint64_t seen, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  cv_.wait_for(lock, timeout, [&] { return stop_.Stopped() || arrivals_[to] != seen; });
+  if (stop_.Stopped()) throw StoppedError();
 }
 
 std::vector<std::vector<float>> InProcessTransport::Exchange(const CollectiveCall& call,

@@ -31,8 +31,13 @@ class InProcessTransport : public Transport {
   std::vector<float> ReduceScatter(const CollectiveCall& call,
                                    std::span<const float> data) override;
   void Abort() override;
+  bool Polls() const override { return true; }
+  std::optional<std::vector<float>> TryRecv(int to, int from, const std::string& tensor) override;
+  uint64_t Arrivals(int to) override;
+  void WaitArrival(int to, uint64_t seen, std::chrono::milliseconds timeout) override;
 
  private:
+  using MailboxKey = std::tuple<int, int, std::string>;  // (from, to, tensor)
   struct Rendezvous {
     std::vector<std::vector<float>> contributions;  // by position in ranks
     int arrived = 0;
@@ -40,13 +45,16 @@ class InProcessTransport : public Transport {
   };
   // Deposits `data` and returns every member's contribution, in rank order.
   std::vector<std::vector<float>> Exchange(const CollectiveCall& call, std::span<const float> data);
+  // The oldest message under `key`, removed, if any (mutex_ held).
+  std::optional<std::vector<float>> TakeLocked(const MailboxKey& key);
 
   std::chrono::milliseconds stall_timeout_;
   StopFlag stop_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::map<std::tuple<int, int, std::string>, std::deque<std::vector<float>>> mailboxes_;
+  std::map<MailboxKey, std::deque<std::vector<float>>> mailboxes_;
   std::map<std::pair<std::string, std::string>, Rendezvous> rendezvous_;
+  std::map<int, uint64_t> arrivals_;  // messages delivered, by receiving device
 };
 
 }  // namespace terasim

@@ -7,6 +7,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -54,6 +55,8 @@ class Runner {
         stall_timeout_(static_cast<int64_t>(options.stall_timeout_s * 1000)),
         dep_index_(KeyIndex(schedule)),
         implicit_after_(schedule.ops.size()),
+        deps_(schedule.ops.size()),
+        input_keys_(schedule.ops.size()),
         done_(schedule.ops.size(), 0) {}
 
   ExecResult Run(const BackendFactory& make_backend, const std::vector<int>& devices);
@@ -62,6 +65,22 @@ class Runner {
   void Prepare(const BackendFactory& make_backend, const std::vector<int>& devices);
   void RunStream(DeviceState& dev, const std::vector<int>& ops, int iteration,
                  std::vector<TraceRow>& rows);
+  // StreamThreads::kDevice: one thread runs every stream of `dev`. Each turn it runs the first
+  // stream head that can go, SEND and RECV before compute, and sleeps until a message arrives
+  // when none can.
+  void RunDevice(DeviceState& dev, int iteration, std::vector<TraceRow>& rows);
+  // Whether every device run here can use one thread (see StreamThreads::kDevice); else
+  // `why` says what cannot.
+  bool DeviceThreadsPossible(std::string* why) const;
+  // For kDevice: whether op `index` could run now without waiting (its deps are done, the
+  // tensor it reads is in the store).
+  bool CanRun(DeviceState& dev, int index) const;
+  // The store key op `index` reads (empty if none or from the back end itself).
+  std::string InputKey(int index) const;
+  void Record(const DeviceState& dev, const Op& op, int iteration, TimeNs start,
+              std::vector<TraceRow>& rows) const;
+  void MarkDone(DeviceState& dev, int index);
+  TimeNs Now() const;
   void RunOp(DeviceState& dev, const Op& op, int iteration);
   void RunCompute(DeviceState& dev, const Op& op);
   void RunAllReduce(DeviceState& dev, const Op& op);
@@ -93,7 +112,12 @@ class Runner {
   std::map<std::string, int> dep_index_;
   // Per op: ops it waits for beyond its `after` list (see ImplicitDeps).
   std::vector<std::vector<int>> implicit_after_;
-  std::vector<uint8_t> done_;  // per op; guarded by the owning device's done_mutex
+  // Per op of the devices run here: every op it waits for (`after` and implicit), and the
+  // store key it reads (InputKey).
+  std::vector<std::vector<int>> deps_;
+  std::vector<std::string> input_keys_;
+  std::vector<uint8_t> done_;    // per op; guarded by the owning device's done_mutex
+  bool device_threads_ = false;  // StreamThreads::kDevice chosen
   StopFlag stop_;
   std::mutex error_mutex_;
   std::exception_ptr error_;
@@ -171,6 +195,15 @@ void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>&
           static_cast<int>(std::find(ranks.begin(), ranks.end(), d) - ranks.begin());
     }
     AddImplicitDeps(d);
+    for (const auto& stream : dev->streams) {
+      for (int index : stream.second) {
+        deps_[index] = implicit_after_[index];
+        for (const std::string& key : schedule_.ops[index].after) {
+          deps_[index].push_back(dep_index_.at(key));
+        }
+        input_keys_[index] = InputKey(index);
+      }
+    }
     dev->shard.layers.assign(layers.begin(), layers.end());
     ValidateTensorParallel(card_, dev->shard.tp, source);
     dev->backend = make_backend(d, dev->shard);
@@ -481,42 +514,156 @@ void Runner::Fail(std::exception_ptr error) {
   }
 }
 
+TimeNs Runner::Now() const {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start_).count();
+}
+
+void Runner::Record(const DeviceState& dev, const Op& op, int iteration, TimeNs start,
+                    std::vector<TraceRow>& rows) const {
+  const TimeNs end = Now();
+  TraceRow row;
+  row.iteration = iteration;
+  row.key = op.key;
+  row.kind = op.kind;
+  row.device = op.device;
+  row.stream = op.stream;
+  row.start_ns = start;
+  row.end_ns = end;
+  row.bytes = IsCompute(op.kind) ? 0 : op.bytes;
+  row.flops = OpFlops(dev, op);
+  rows.push_back(std::move(row));
+}
+
+void Runner::MarkDone(DeviceState& dev, int index) {
+  {
+    std::lock_guard<std::mutex> lock(dev.done_mutex);
+    done_[index] = 1;
+  }
+  dev.done_cv.notify_all();
+}
+
 void Runner::RunStream(DeviceState& dev, const std::vector<int>& ops, int iteration,
                        std::vector<TraceRow>& rows) {
   try {
     for (int index : ops) {
       const Op& op = schedule_.ops[index];
-      if (!op.after.empty() || !implicit_after_[index].empty()) {
+      if (!deps_[index].empty()) {
         std::unique_lock<std::mutex> lock(dev.done_mutex);
-        std::vector<int> deps = implicit_after_[index];
-        for (const std::string& key : op.after) deps.push_back(dep_index_.at(key));
-        for (int dep : deps) {
+        for (int dep : deps_[index]) {
           WaitFor(
               dev.done_cv, lock, [&] { return done_[dep] != 0; }, stop_, stall_timeout_,
               fmt::format("device {}: {} after {}", dev.device, op.key, schedule_.ops[dep].key));
         }
       }
-      const TimeNs start =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start_).count();
+      const TimeNs start = Now();
       RunOp(dev, op, iteration);
-      const TimeNs end =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - run_start_).count();
-      TraceRow row;
-      row.iteration = iteration;
-      row.key = op.key;
-      row.kind = op.kind;
-      row.device = op.device;
-      row.stream = op.stream;
-      row.start_ns = start;
-      row.end_ns = end;
-      row.bytes = IsCompute(op.kind) ? 0 : op.bytes;
-      row.flops = OpFlops(dev, op);
-      rows.push_back(std::move(row));
-      {
-        std::lock_guard<std::mutex> lock(dev.done_mutex);
-        done_[index] = 1;
+      Record(dev, op, iteration, start, rows);
+      MarkDone(dev, index);
+    }
+  } catch (const StoppedError&) {
+    // Another thread failed first; its error is the one reported.
+  } catch (...) {
+    Fail(std::current_exception());
+  }
+}
+
+std::string Runner::InputKey(int index) const {
+  const Op& op = schedule_.ops[index];
+  switch (op.kind) {
+    case OpKind::kSend:
+      return ParseTensorId(op.tensor).store_key;
+    case OpKind::kFwd:
+      if (op.part == LayerPart::kMlp || op.layers.begin == 0) return "";
+      return ActivationKey(op.layers.begin, op.microbatch, op.tokens);
+    case OpKind::kBwd:
+    case OpKind::kBwdInput:
+      if (op.part == LayerPart::kAttention) return "";
+      return GradientKey(op.layers.end, op.microbatch, op.tokens);
+    default:
+      return "";
+  }
+}
+
+bool Runner::CanRun(DeviceState& dev, int index) const {
+  for (int dep : deps_[index]) {
+    if (!done_[dep]) return false;  // deps are ops of this device: this thread set them
+  }
+  return input_keys_[index].empty() || dev.store->Has(input_keys_[index]);
+}
+
+bool Runner::DeviceThreadsPossible(std::string* why) const {
+  if (!transport_.Polls()) {
+    *why = "the transport cannot poll";
+    return false;
+  }
+  for (const auto& dev : devices_) {
+    for (const auto& [name, ops] : dev->streams) {
+      for (int index : ops) {
+        const Op& op = schedule_.ops[index];
+        if (IsCompute(op.kind) || op.kind == OpKind::kSend || op.kind == OpKind::kRecv) continue;
+        *why = fmt::format("{} is a {} (a collective blocks every stream of its device)",
+                           OpWhere(schedule_, op), OpKindName(op.kind));
+        return false;
       }
-      dev.done_cv.notify_all();
+    }
+  }
+  return true;
+}
+
+void Runner::RunDevice(DeviceState& dev, int iteration, std::vector<TraceRow>& rows) {
+  try {
+    const size_t streams = dev.streams.size();
+    std::vector<size_t> next(streams, 0);         // per stream: its head
+    std::vector<TimeNs> head_ready(streams, -1);  // when a RECV head's deps were first seen done
+    size_t left = 0;
+    for (const auto& stream : dev.streams) left += stream.second.size();
+    auto last_progress = Clock::now();
+    while (left > 0) {
+      const uint64_t arrivals = transport_.Arrivals(dev.device);
+      bool ran = false;
+      for (int pass = 0; pass < 2 && !ran; ++pass) {  // 0: SEND and RECV; 1: the rest
+        for (size_t s = 0; s < streams && !ran; ++s) {
+          const std::vector<int>& ops = dev.streams[s].second;
+          if (next[s] == ops.size()) continue;
+          const int index = ops[next[s]];
+          const Op& op = schedule_.ops[index];
+          const bool comm = op.kind == OpKind::kSend || op.kind == OpKind::kRecv;
+          if (comm != (pass == 0) || !CanRun(dev, index)) continue;
+          if (op.kind == OpKind::kRecv) {
+            // A receive is posted once its deps are done, as a stream thread would post it.
+            if (head_ready[s] < 0) head_ready[s] = Now();
+            std::optional<std::vector<float>> data =
+                transport_.TryRecv(dev.device, op.peer, op.tensor);
+            if (!data) continue;
+            dev.store->Put(ParseTensorId(op.tensor).store_key, std::move(*data));
+            Record(dev, op, iteration, head_ready[s], rows);
+          } else {
+            const TimeNs start = Now();
+            RunOp(dev, op, iteration);
+            Record(dev, op, iteration, start, rows);
+          }
+          MarkDone(dev, index);
+          next[s] += 1;
+          head_ready[s] = -1;
+          left -= 1;
+          ran = true;
+        }
+      }
+      if (ran) {
+        last_progress = Clock::now();
+        continue;
+      }
+      if (Clock::now() - last_progress >= stall_timeout_) {
+        std::string heads;
+        for (size_t s = 0; s < streams; ++s) {
+          if (next[s] == dev.streams[s].second.size()) continue;
+          heads += (heads.empty() ? "" : ", ") + schedule_.ops[dev.streams[s].second[next[s]]].key;
+        }
+        throw InternalError(fmt::format("executor stalled for {} s: device {} waiting to run {}",
+                                        stall_timeout_.count() / 1000.0, dev.device, heads));
+      }
+      if (stop_.Stopped()) throw StoppedError();
+      transport_.WaitArrival(dev.device, arrivals, std::chrono::milliseconds(20));
     }
   } catch (const StoppedError&) {
     // Another thread failed first; its error is the one reported.
@@ -527,7 +674,15 @@ void Runner::RunStream(DeviceState& dev, const std::vector<int>& ops, int iterat
 
 ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int>& devices) {
   Prepare(make_backend, devices);
+  std::string why;
+  const bool possible = options_.threads != StreamThreads::kStream && DeviceThreadsPossible(&why);
+  if (options_.threads == StreamThreads::kDevice && !possible) {
+    ThrowInput("{}: cannot run one thread per device: {}",
+               schedule_.source.empty() ? "schedule" : schedule_.source, why);
+  }
+  device_threads_ = possible;
   ExecResult result;
+  result.threads = device_threads_ ? StreamThreads::kDevice : StreamThreads::kStream;
   result.trace.run_kind = "exec";
   run_start_ = Clock::now();
   for (int iteration = 0; iteration < options_.iterations; ++iteration) {
@@ -538,8 +693,12 @@ ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int
     }
     const auto start = Clock::now();
     std::vector<std::vector<TraceRow>> rows;
-    std::vector<std::pair<DeviceState*, const std::vector<int>*>> work;
+    std::vector<std::pair<DeviceState*, const std::vector<int>*>> work;  // ops null: kDevice
     for (auto& dev : devices_) {
+      if (device_threads_) {
+        work.emplace_back(dev.get(), nullptr);
+        continue;
+      }
       for (const auto& [name, ops] : dev->streams) work.emplace_back(dev.get(), &ops);
     }
     rows.resize(work.size());
@@ -548,7 +707,11 @@ ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int
       threads.reserve(work.size());
       for (size_t i = 0; i < work.size(); ++i) {
         threads.emplace_back([this, &work, &rows, i, iteration] {
-          RunStream(*work[i].first, *work[i].second, iteration, rows[i]);
+          if (work[i].second == nullptr) {
+            RunDevice(*work[i].first, iteration, rows[i]);
+          } else {
+            RunStream(*work[i].first, *work[i].second, iteration, rows[i]);
+          }
         });
       }
     }
@@ -575,10 +738,30 @@ ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int
   result.trace.metadata["model"] = card_.name;
   result.trace.metadata["iterations"] = std::to_string(options_.iterations);
   result.trace.metadata["seed"] = std::to_string(options_.seed);
+  result.trace.metadata["threads"] = StreamThreadsName(result.threads);
   return result;
 }
 
 }  // namespace
+
+std::string StreamThreadsName(StreamThreads threads) {
+  switch (threads) {
+    case StreamThreads::kAuto:
+      return "auto";
+    case StreamThreads::kStream:
+      return "stream";
+    case StreamThreads::kDevice:
+      return "device";
+  }
+  return "auto";
+}
+
+StreamThreads ParseStreamThreads(const std::string& name, const std::string& where) {
+  for (StreamThreads t : {StreamThreads::kAuto, StreamThreads::kStream, StreamThreads::kDevice}) {
+    if (name == StreamThreadsName(t)) return t;
+  }
+  ThrowInput("{}: unknown thread mode '{}' (known: auto, stream, device)", where, name);
+}
 
 void MergeGathered(FullTensors& into, const FullTensors& from) {
   for (const auto& [name, values] : from.values) {

@@ -1,7 +1,7 @@
 // RunSchedule: executes a checked Schedule for real, for N iterations.
 //
-// One thread per (device, stream) of the devices run here: ops of a stream run in order,
-// `after` deps wait on completion flags of the same device, SEND/RECV and collectives go
+// Threads per (device, stream) or per device (ExecOptions::threads): ops of a stream run in
+// order, `after` deps wait on completion flags of the same device, SEND/RECV and collectives go
 // through the Transport, layer math through one ComputeBackend per device. Activations and
 // gradients live in a per-device TensorStore keyed by identity. Tensor-parallel all-reduces of
 // tpf/tpb tensors are followed by the block's finish (bias, residual, LayerNorm backward);
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "exec/compute_backend.h"
@@ -27,11 +28,25 @@
 
 namespace terasim {
 
+// How the streams of a device get threads.
+//   kStream: one thread per (device, stream): streams run at once, as a GPU's do.
+//   kDevice: one thread per device, running whichever of its streams' next op can go
+//     (communication first): a cpu device is one core, and its streams share it. Needs a
+//     transport that polls (Transport::Polls) and only compute, OPTIMIZER, SEND and RECV ops
+//     (a collective blocks its caller, which here would block every stream of the device).
+//   kAuto: kDevice where it can run, else kStream.
+enum class StreamThreads { kAuto, kStream, kDevice };
+
+// "auto", "stream", "device"; and back (InputError naming `where` for anything else).
+std::string StreamThreadsName(StreamThreads threads);
+StreamThreads ParseStreamThreads(const std::string& name, const std::string& where);
+
 struct ExecOptions {
   int iterations = 1;
   uint64_t seed = 1;
   AdamOptions adam;
   double stall_timeout_s = 120;  // a wait longer than this is reported as a stall
+  StreamThreads threads = StreamThreads::kAuto;
 };
 
 struct ExecResult {
@@ -44,7 +59,8 @@ struct ExecResult {
   // device holding it; and their global L2 norm (each parameter counted once).
   FullTensors gradients;
   double grad_norm = 0;
-  Trace trace;
+  StreamThreads threads = StreamThreads::kStream;  // what ran: kStream or kDevice
+  Trace trace;                                     // metadata["threads"] says it too
 };
 
 // Makes the back end of one device for its shard.
@@ -53,7 +69,8 @@ using BackendFactory =
 
 // Runs `schedule` (already checked with RequireValidSchedule) on `devices` (all of
 // 0..schedule.devices-1 in one process; one rank under MPI). Throws InputError when the
-// schedule does not fit the card (layers, sequence, tp degree) or an op is not executable;
+// schedule does not fit the card (layers, sequence, tp degree) or an op is not executable, or
+// when options.threads is kDevice and cannot be;
 // InternalError on a stall (a wait longer than options.stall_timeout_s); rethrows the first
 // error of any device thread after stopping the others.
 ExecResult RunSchedule(const Schedule& schedule, const ModelCard& card, const ExecOptions& options,

@@ -17,6 +17,11 @@ std::vector<float> TensorStore::Get(const std::string& key) {
   return tensors_.at(key);
 }
 
+bool TensorStore::Has(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return tensors_.count(key) > 0;
+}
+
 void TensorStore::Clear() {
   std::lock_guard<std::mutex> lock(mutex_);
   tensors_.clear();

@@ -25,6 +25,8 @@ class TensorStore {
   std::vector<float> Get(const std::string& key);
   // Drops every tensor.
   void Clear();
+  // Whether `key` has been put (does not wait).
+  bool Has(const std::string& key);
   // Wakes waiters so they can see a stop.
   void Notify() { cv_.notify_all(); }
 

@@ -7,8 +7,15 @@
 // the calls of every member of `group` with the same tensor identity. Sums are taken in the
 // group's rank order, so every member gets bit-identical results run after run.
 // Thread-safe: many stream threads call it at once.
+//
+// Polling (optional, Polls() says whether a transport has it): a runner that runs all of a
+// device's streams on one thread must never block in Recv while another stream of the device
+// could go on, so it asks with TryRecv and sleeps in WaitArrival until something new arrives.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +47,15 @@ class Transport {
                                            std::span<const float> data) = 0;
   // Makes every current and future wait throw StoppedError (a device failed).
   virtual void Abort() = 0;
+
+  // Whether TryRecv, Arrivals and WaitArrival work (the defaults throw InternalError).
+  virtual bool Polls() const { return false; }
+  // What `from` sent to `to` under `tensor`, taken from the transport, if it has arrived.
+  virtual std::optional<std::vector<float>> TryRecv(int to, int from, const std::string& tensor);
+  // How many messages have been delivered to `to` so far (only grows).
+  virtual uint64_t Arrivals(int to);
+  // Returns once Arrivals(to) != seen or after `timeout`; throws StoppedError after Abort.
+  virtual void WaitArrival(int to, uint64_t seen, std::chrono::milliseconds timeout);
 };
 
 }  // namespace terasim

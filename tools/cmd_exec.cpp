@@ -36,6 +36,10 @@ int RunExec(const Args& args) {
        "(mpi when started by mpirun)")
       ("iterations", po::value<int>()->default_value(1), "training iterations to run")
       ("seed", po::value<uint64_t>()->default_value(1), "seed of the weights and the data")
+      ("exec-threads", po::value<std::string>()->default_value("auto"),
+       "device (one thread per device runs its streams' ops as they become ready: a cpu device "
+       "is one core) | stream (one thread per stream) | auto (device where the transport polls "
+       "and no op is a collective)")
       ("trace", po::value<std::string>()->default_value(""),
        "write the measured trace as Chrome / Perfetto JSON to this file")
       ("json", po::bool_switch(), "print JSON");
@@ -53,6 +57,7 @@ int RunExec(const Args& args) {
   exec.iterations = vm["iterations"].as<int>();
   if (exec.iterations < 1) ThrowInput("terasim exec: --iterations must be >= 1");
   exec.seed = vm["seed"].as<uint64_t>();
+  exec.threads = ParseStreamThreads(vm["exec-threads"].as<std::string>(), "--exec-threads");
   const std::string backend = vm["backend"].as<std::string>();
 #ifdef TERASIM_HAVE_CUDA_BACKEND
   // The cuda back end: every device a stream of one GPU (exec/cuda/cuda_executor.h).
@@ -98,6 +103,7 @@ int RunExec(const Args& args) {
                {"model", card.name},
                {"backend", backend},
                {"seed", exec.seed},
+               {"exec_threads", StreamThreadsName(result.threads)},
                {"loss", result.losses.front()},
                {"losses", result.losses},
                {"grad_norm", result.grad_norm},

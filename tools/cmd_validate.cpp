@@ -164,6 +164,10 @@ int RunValidate(const Args& args) {
       ("blas-threads", po::value<int>()->default_value(1),
        "OpenBLAS threads per call (1: a device is one core)")
       ("seed", po::value<uint64_t>()->default_value(1), "seed of the weights and the data")
+      ("exec-threads", po::value<std::string>()->default_value("auto"),
+       "device (one thread per device runs its streams' ops as they become ready: a cpu device "
+       "is one core) | stream (one thread per stream) | auto (device where the transport polls "
+       "and no op is a collective)")
       ("db", po::value<std::string>()->default_value(""),
        "store the measured and simulated runs and their comparison in this results store")
       ("out", po::value<std::string>()->default_value(""),
@@ -224,6 +228,7 @@ int RunValidate(const Args& args) {
   ExecOptions exec;
   exec.iterations = warmup + iterations;
   exec.seed = seed;
+  exec.threads = ParseStreamThreads(vm["exec-threads"].as<std::string>(), "--exec-threads");
   std::cerr << fmt::format("validate: running {} for {} iterations on {}\n", pir, exec.iterations,
                            backend);
   ExecResult measured;
@@ -309,7 +314,8 @@ int RunValidate(const Args& args) {
                                  {"network", NetworkModeName(sim.network)},
                                  {"iterations", iterations},
                                  {"warmup", warmup},
-                                 {"blas_threads", blas_threads}};
+                                 {"blas_threads", blas_threads},
+                                 {"exec_threads", measured.trace.metadata["threads"]}};
   const std::string config_key = "validate " + config.dump();
   nlohmann::json stored = nullptr;
   const std::string db_path = vm["db"].as<std::string>();

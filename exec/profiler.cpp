@@ -60,6 +60,18 @@ Timing RunPoint(ComputeBackend& backend, const ModelCard& card, int layers, int 
     std::swap(x, y);
   }
   t.forward_ns = ElapsedNs(start) / layers;
+  // In a pipeline other slices' forwards come between a slice's forward and its backward (the
+  // weights stay warm, the slice's saved activations leave the core's cache): one untimed
+  // forward of another micro-batch's slice of the same length.
+  {
+    SliceRef other{1, rows, 0, static_cast<int>(tokens), rows};
+    std::vector<float> ox = Pattern(other.Values(card.hidden), 4);
+    std::vector<float> oy(ox.size());
+    for (int l = 0; l < layers; ++l) {
+      backend.Forward(l, LayerPart::kWhole, other, ox, oy);
+      std::swap(ox, oy);
+    }
+  }
   std::vector<float> dy = Pattern(slice.Values(card.hidden), 3);
   std::vector<float> dx(dy.size());
   start = Clock::now();
@@ -132,9 +144,13 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
       const bool optimizer = grid.optimizer && i == 0;
       const Timing t =
           RunPoint(*backend, card, grid.layers, cell.rows, cell.tokens, cell.context, optimizer);
-      points.push_back({Pass::kForward, cell.rows, cell.tokens, cell.context, t.forward_ns});
-      points.push_back({Pass::kBackward, cell.rows, cell.tokens, cell.context, t.backward_ns});
-      if (optimizer) points.push_back({Pass::kOptimizer, 1, 0, 0, t.optimizer_ns});
+      points.push_back(
+          {Pass::kForward, cell.rows, cell.tokens, cell.context, t.forward_ns, grid.round + rep});
+      points.push_back(
+          {Pass::kBackward, cell.rows, cell.tokens, cell.context, t.backward_ns, grid.round + rep});
+      if (optimizer) {
+        points.push_back({Pass::kOptimizer, 1, 0, 0, t.optimizer_ns, grid.round + rep});
+      }
       if (progress) progress(rep * static_cast<int>(cells.size()) + static_cast<int>(i) + 1, all);
     }
   }
@@ -154,6 +170,7 @@ std::vector<ProfilePoint> ProfileLayerOnThreads(const ModelCard& card, const Pro
         try {
           per_thread[t] = ProfileLayer(card, grid, make_backend,
                                        t == 0 ? progress : std::function<void(int, int)>());
+          for (ProfilePoint& p : per_thread[t]) p.thread = t;
         } catch (...) {
           errors[t] = std::current_exception();
         }

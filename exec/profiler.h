@@ -6,8 +6,11 @@
 // A point (rows r, length l, context c) runs on a fresh iteration of a shard of `layers`
 // layers (1 by default; a stage's count makes the caches hold what a stage's do): the forward
 // of the context slice [0, c) through the stack (untimed, it fills the key/value buffers), then
-// the timed forward of [c, c + l) through the stack and the timed backward back down; each
-// time is divided by the layers, so a point is always ONE layer's time. Every point first runs
+// the timed forward of [c, c + l) through the stack, an untimed forward of another micro-batch's
+// slice of length l (what a pipeline stage does between a slice's forward and its backward:
+// the weights stay warm, the slice's activations leave the core's cache), and the timed
+// backward of [c, c + l) back down. Each time is divided by the layers, so a point is always
+// ONE layer's time. Every point first runs
 // `warmup` untimed times; then the grid is measured `repetitions` times over, round by round
 // (so that a slow spell of a shared machine shifts every point alike); every repetition is
 // returned (the fit takes medians). Timing is the steady clock around the back-end call.
@@ -34,6 +37,8 @@ struct ProfileGrid {
   int repetitions = 5;
   int warmup = 1;
   bool optimizer = true;  // also time the optimizer step of one layer
+  int round = 0;          // the first repetition's ProfilePoint::round (callers that profile
+                          // round by round themselves number their rounds with it)
 };
 
 // Measures `grid` with back ends from `make_backend` (device 0, a shard holding layer 0, tp 1).
@@ -47,8 +52,8 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
 
 // ProfileLayer on `threads` threads at once (each with its own back end, as `threads` devices
 // of a run share the machine's cores, caches and memory); every thread's points, thread 0's
-// first. `progress` follows thread 0. Throws InputError when threads < 1, and the first error
-// any thread threw, after all have finished.
+// first, with ProfilePoint::thread set. `progress` follows thread 0. Throws InputError when threads
+// < 1, and the first error any thread threw, after all have finished.
 std::vector<ProfilePoint> ProfileLayerOnThreads(const ModelCard& card, const ProfileGrid& grid,
                                                 const BackendFactory& make_backend, int threads,
                                                 const std::function<void(int, int)>& progress = {});

@@ -153,7 +153,7 @@ const char* BlockName(Block block) {
 CalibrationTable ParseCalibrationTable(const std::string& json_text, const std::string& origin) {
   nlohmann::json doc = ParseJson(json_text, origin);
   JsonReader r(doc, origin);
-  r.RejectUnknown({"format", "version", "device", "model", "source", "tables"});
+  r.RejectUnknown({"format", "version", "device", "model", "source", "tables", "speed_factors"});
   if (r.RequireString("format") != "terasim-calibration") {
     ThrowInput("{}: format: must be \"terasim-calibration\"", origin);
   }
@@ -176,6 +176,17 @@ CalibrationTable ParseCalibrationTable(const std::string& json_text, const std::
       }
     }
     table.tables.push_back(std::move(t));
+  }
+  if (r.Has("speed_factors")) {
+    table.speed_factors = NumberArray(r, "speed_factors");
+    for (size_t i = 0; i < table.speed_factors.size(); ++i) {
+      if (!(table.speed_factors[i] > 0)) {
+        ThrowInput("{}: speed_factors[{}]: must be > 0", origin, i);
+      }
+      if (i > 0 && table.speed_factors[i] < table.speed_factors[i - 1]) {
+        ThrowInput("{}: speed_factors[{}]: must be ascending", origin, i);
+      }
+    }
   }
   return table;
 }

@@ -188,7 +188,31 @@ CalibrationTable FitCalibration(const std::vector<ProfilePoint>& points, const s
     t.optimizer_ns_per_layer = Median(optimizer);
     table.tables.push_back(std::move(t));
   }
+  table.speed_factors = SpeedFactors(points);
   return table;
+}
+
+std::vector<double> SpeedFactors(const std::vector<ProfilePoint>& points) {
+  using Cell = std::tuple<Pass, int, int64_t, int64_t>;
+  std::map<Cell, std::vector<double>> cells;
+  std::map<std::pair<int, int>, std::vector<const ProfilePoint*>> groups;
+  for (const ProfilePoint& p : points) {
+    cells[{p.pass, p.rows, p.tokens, p.context}].push_back(p.time_ns);
+    groups[{p.round, p.thread}].push_back(&p);
+  }
+  if (groups.size() < 2) return {};
+  std::map<Cell, double> typical;
+  for (const auto& [cell, times] : cells) typical[cell] = Median(times);
+  std::vector<double> factors;
+  for (const auto& [group, members] : groups) {
+    std::vector<double> ratios;
+    for (const ProfilePoint* p : members) {
+      ratios.push_back(p->time_ns / typical.at({p->pass, p->rows, p->tokens, p->context}));
+    }
+    factors.push_back(Median(ratios));
+  }
+  std::sort(factors.begin(), factors.end());
+  return factors;
 }
 
 std::string CalibrationJson(const CalibrationTable& table) {
@@ -210,9 +234,10 @@ std::string CalibrationJson(const CalibrationTable& table) {
     tables.push_back(
         {{"pass", PassName(t.pass)}, {"block", BlockName(t.block)}, {"tp", t.tp}, {"rows", rows}});
   }
-  const nlohmann::json doc = {{"format", "terasim-calibration"}, {"version", 1},
-                              {"device", table.device},          {"model", table.model},
-                              {"source", table.source},          {"tables", tables}};
+  nlohmann::json doc = {{"format", "terasim-calibration"}, {"version", 1},
+                        {"device", table.device},          {"model", table.model},
+                        {"source", table.source},          {"tables", tables}};
+  if (!table.speed_factors.empty()) doc["speed_factors"] = table.speed_factors;
   return doc.dump(2) + "\n";
 }
 

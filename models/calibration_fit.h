@@ -29,7 +29,17 @@ struct ProfilePoint {
   int64_t tokens = 0;
   int64_t context = 0;
   double time_ns = 0;  // > 0
+  // When and where it was measured: the measurement round and the profiler thread (device).
+  // The spread of speeds between (round, thread) groups gives the table's speed factors.
+  int round = 0;
+  int thread = 0;
 };
+
+// Per (round, thread) group of `points`: the median over its points of (the point's time / the
+// median time of its (pass, rows, tokens, context) cell over all groups), i.e. how fast that
+// device ran in that round relative to the typical one. Sorted ascending; empty with fewer
+// than 2 groups.
+std::vector<double> SpeedFactors(const std::vector<ProfilePoint>& points);
 
 // The least-squares solution of the context term for points (tokens, context, extra_ns),
 // with its r2 over the extra time and `points` set; max_rel_error is left 0 (FitCalibration

@@ -1,6 +1,7 @@
 #include "sim/replay.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 #include <unordered_map>
 
@@ -197,10 +198,12 @@ void Replay::StartOp(int i) {
   if (IsCompute(op.kind)) {
     s.state = State::kMoving;
     s.comm_start_ns = now;
-    const TimeNs work_ns =
-        i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
-            ? options_.compute_ns[i]
-            : cost_.Time(SliceWorkOf(schedule_, op));
+    TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
+                         ? options_.compute_ns[i]
+                         : cost_.Time(SliceWorkOf(schedule_, op));
+    if (op.device < static_cast<int>(options_.device_speed.size())) {
+      work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[op.device]);
+    }
     network_->StartFlow({num_links_ + placement_[op.device]}, static_cast<double>(work_ns), 0,
                         static_cast<int64_t>(i) * 4 + kTagCompute);
   } else if (IsPointToPoint(op.kind)) {

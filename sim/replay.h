@@ -51,6 +51,9 @@ struct ReplayOptions {
   // Per op (by position): a duration >= 0 replaces cost.Time for that compute op (measured
   // durations, sim/trace_durations.h); empty or -1: the cost model.
   std::vector<TimeNs> compute_ns;
+  // Per schedule device: its compute op durations (cost model or compute_ns) are multiplied by
+  // this (a slow or fast device; sim/jitter.h draws them). Empty: 1 for every device.
+  std::vector<double> device_speed;
 };
 
 class Replay : public EventHandler, public FlowListener {

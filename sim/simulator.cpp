@@ -17,6 +17,7 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
   replay_options.placement = options.placement;
   replay_options.collectives = options.collectives;
   replay_options.compute_ns = options.compute_ns;
+  replay_options.device_speed = options.device_speed;
   Replay replay(schedule, topology, cost, replay_options);
   const int num_links = static_cast<int>(topology.Links().size());
   ReplayStats stats(schedule, num_links);

@@ -34,6 +34,8 @@ struct SimOptions {
   bool record_link_rates = false;  // keep every link's rate changes (for counter tracks)
   // Per op: measured compute durations replacing the cost model (ReplayOptions::compute_ns).
   std::vector<TimeNs> compute_ns;
+  // Per device: multiplies its compute durations (ReplayOptions::device_speed).
+  std::vector<double> device_speed;
 };
 
 struct DeviceResult {

@@ -31,4 +31,36 @@ std::vector<TimeNs> TraceComputeDurations(const Schedule& schedule, const Trace&
   return out;
 }
 
+std::vector<std::vector<double>> TraceSpeedFactors(const Schedule& schedule, const Trace& trace,
+                                                   const std::string& origin) {
+  const std::vector<TimeNs> median = TraceComputeDurations(schedule, trace, origin);
+  std::map<std::string, int> compute_op;  // key -> op index
+  std::vector<int> ops_of(schedule.devices, 0);
+  std::vector<double> median_sum(schedule.devices, 0);
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const Op& op = schedule.ops[i];
+    if (!IsCompute(op.kind)) continue;
+    compute_op[op.key] = static_cast<int>(i);
+    ops_of[op.device] += 1;
+    median_sum[op.device] += static_cast<double>(median[i]);
+  }
+  // (iteration, device) -> (ops seen, their time).
+  std::map<std::pair<int, int>, std::pair<int, double>> busy;
+  for (const TraceRow& row : trace.rows) {
+    auto it = compute_op.find(row.key);
+    if (it == compute_op.end()) continue;
+    auto& [count, ns] = busy[{row.iteration, schedule.ops[it->second].device}];
+    count += 1;
+    ns += static_cast<double>(row.end_ns - row.start_ns);
+  }
+  std::vector<std::vector<double>> factors(schedule.devices);
+  for (const auto& [where, seen] : busy) {
+    const int device = where.second;
+    if (seen.first != ops_of[device] || median_sum[device] <= 0) continue;
+    factors[device].push_back(seen.second / median_sum[device]);
+  }
+  for (auto& f : factors) std::sort(f.begin(), f.end());
+  return factors;
+}
+
 }  // namespace terasim

@@ -5,7 +5,7 @@
 // (end - start) of the rows with its key; the replay then uses it in place of
 // ComputeCostModel::Time (SimOptions::compute_ns). Communication keeps the network model, so
 // replaying a measured run this way separates the schedule / network model's error from the
-// compute model's.
+// compute model's. TraceSpeedFactors gives how each device's speed varied between iterations.
 //
 // Thread safety: a pure function.
 #pragma once
@@ -25,5 +25,12 @@ namespace terasim {
 // another schedule).
 std::vector<TimeNs> TraceComputeDurations(const Schedule& schedule, const Trace& trace,
                                           const std::string& origin);
+
+// How fast each device ran in each iteration of `trace`, against the medians above: per device
+// of `schedule`, one factor per iteration in which it ran all its compute ops, (its compute
+// time in that iteration) / (the sum of its ops' median durations). Sorted ascending; the
+// per-device lists for a jittered replay (sim/jitter.h). Same errors as TraceComputeDurations.
+std::vector<std::vector<double>> TraceSpeedFactors(const Schedule& schedule, const Trace& trace,
+                                                   const std::string& origin);
 
 }  // namespace terasim

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@
 #include "models/roofline_cost.h"
 #include "schedule/checker.h"
 #include "schedule/pir_format.h"
+#include "sim/jitter.h"
 #include "sim/op_work.h"
 #include "sim/simulator.h"
 #include "sim/trace_durations.h"
@@ -128,7 +130,10 @@ ExecResult RunInterleaved(const Schedule& schedule, const ModelCard& card, const
     }
     ProfileGrid grid = shape;
     grid.repetitions = 1;
-    grid.warmup = round == 0 ? 1 : 0;
+    // Every round profiles on fresh back ends: each point once untimed first (a fresh back
+    // end's first calls pay for first touches of its memory).
+    grid.warmup = 1;
+    grid.round = round;
     // As many profilers at once as the schedule has devices (threads in the run), so that the
     // cores, caches and memory are shared as in the run.
     const std::vector<ProfilePoint> measured =
@@ -164,6 +169,10 @@ int RunValidate(const Args& args) {
       ("blas-threads", po::value<int>()->default_value(1),
        "OpenBLAS threads per call (1: a device is one core)")
       ("seed", po::value<uint64_t>()->default_value(1), "seed of the weights and the data")
+      ("jitter-samples", po::value<int>()->default_value(101),
+       "simulate this many iterations with per-device speed factors drawn from the calibration's "
+       "speed_factors (and, for the replay, from the run's own iterations) and compare their "
+       "median; 0: one iteration at the median speed")
       ("exec-threads", po::value<std::string>()->default_value("auto"),
        "device (one thread per device runs its streams' ops as they become ready: a cpu device "
        "is one core) | stream (one thread per stream) | auto (device where the transport polls "
@@ -172,7 +181,7 @@ int RunValidate(const Args& args) {
        "store the measured and simulated runs and their comparison in this results store")
       ("out", po::value<std::string>()->default_value(""),
        "write scatter.svg and the measured / predicted / replay traces (JSON) to this folder "
-       "(and calib.json, the table --calib auto measured)")
+       "(and, with --calib auto, calib.json: the table it fitted, profile.csv: what it measured)")
       ("json", po::bool_switch(), "print JSON");
   // clang-format on
   po::positional_options_description positional;
@@ -195,6 +204,8 @@ int RunValidate(const Args& args) {
   if (warmup < 0) ThrowInput("--warmup: must be >= 0");
   const int blas_threads = vm["blas-threads"].as<int>();
   if (blas_threads < 1) ThrowInput("--blas-threads: must be >= 1");
+  const int jitter_samples = vm["jitter-samples"].as<int>();
+  if (jitter_samples < 0) ThrowInput("--jitter-samples: must be >= 0");
 
   Schedule schedule = ReadPirFile(pir);
   RequireValidSchedule(schedule);
@@ -232,8 +243,8 @@ int RunValidate(const Args& args) {
   std::cerr << fmt::format("validate: running {} for {} iterations on {}\n", pir, exec.iterations,
                            backend);
   ExecResult measured;
+  std::vector<ProfilePoint> points;  // --calib auto's measurements
   if (auto_calib) {
-    std::vector<ProfilePoint> points;
     measured = RunInterleaved(schedule, card, exec, backend, warmup, iterations, &points);
     table = FitCalibration(
         points, cluster.Instance().device, card.name,
@@ -266,16 +277,58 @@ int RunValidate(const Args& args) {
   sim.network = ParseNetworkMode(vm["network"].as<std::string>());
   sim.collectives = LoadCollectiveOptions(collectives_path);
   sim.model = &card;
-  const SimResult predicted = Simulate(schedule, topology, calibrated, sim);
+  const SimResult predicted_steady = Simulate(schedule, topology, calibrated, sim);
   SimOptions replay_options = sim;
   replay_options.compute_ns = TraceComputeDurations(schedule, measured_steady, "measured trace");
-  SimResult replay = Simulate(schedule, topology, calibrated, replay_options);
+  const SimResult replay_steady = Simulate(schedule, topology, calibrated, replay_options);
+  // With speed jitter: the calibration's factors for the model, the run's own for the replay.
+  JitterOptions model_jitter;
+  model_jitter.samples = jitter_samples;
+  model_jitter.seed = seed;
+  if (!table.speed_factors.empty()) model_jitter.factors = {table.speed_factors};
+  JitterOptions replay_jitter = model_jitter;
+  replay_jitter.factors = TraceSpeedFactors(schedule, measured_steady, "measured trace");
+  const auto all_have = [](const std::vector<std::vector<double>>& f) {
+    return !f.empty() && std::all_of(f.begin(), f.end(), [](const auto& l) { return !l.empty(); });
+  };
+  const bool jitter = jitter_samples > 0 && all_have(model_jitter.factors);
+  std::optional<JitterResult> model_spread;
+  std::optional<JitterResult> replay_spread;
+  if (jitter) {
+    model_spread = SimulateWithJitter(schedule, topology, calibrated, sim, model_jitter);
+    if (all_have(replay_jitter.factors)) {
+      replay_spread =
+          SimulateWithJitter(schedule, topology, calibrated, replay_options, replay_jitter);
+    }
+  }
+  const SimResult& predicted = model_spread ? model_spread->median : predicted_steady;
+  SimResult replay = replay_spread ? replay_spread->median : replay_steady;
   replay.trace.metadata["cost_model"] = "measured durations (median per op)";
 
   const TraceComparison vs_model =
       CompareTraces(schedule, measured.trace, median_iteration, predicted.trace);
   const TraceComparison vs_replay =
       CompareTraces(schedule, measured.trace, median_iteration, replay.trace);
+  // The same comparisons at the median speed (no jitter), and what the jitter spread.
+  const double measured_s = NsToSeconds(vs_model.measured.iteration_ns);
+  const auto error_of = [&](const SimResult& r) {
+    return NsToSeconds(r.iteration_time_ns) / measured_s - 1;
+  };
+  nlohmann::json jitter_json = nullptr;
+  if (jitter) {
+    jitter_json = {{"samples", jitter_samples},
+                   {"model_speed_factors", table.speed_factors},
+                   {"model_p10_s", NsToSeconds(model_spread->p10_ns)},
+                   {"model_p90_s", NsToSeconds(model_spread->p90_ns)},
+                   {"model_without_jitter_s", NsToSeconds(predicted_steady.iteration_time_ns)},
+                   {"iteration_error_without_jitter", error_of(predicted_steady)},
+                   {"replay_without_jitter_s", NsToSeconds(replay_steady.iteration_time_ns)},
+                   {"replay_iteration_error_without_jitter", error_of(replay_steady)}};
+    if (replay_spread) {
+      jitter_json["replay_p10_s"] = NsToSeconds(replay_spread->p10_ns);
+      jitter_json["replay_p90_s"] = NsToSeconds(replay_spread->p90_ns);
+    }
+  }
 
   // 4. Outputs: folder, store, report.
   const std::string out_dir = vm["out"].as<std::string>();
@@ -303,6 +356,13 @@ int RunValidate(const Args& args) {
       std::ofstream calib_out(out_dir + "/calib.json");
       calib_out << CalibrationJson(table);
       if (!calib_out.flush()) ThrowInput("--out: {}/calib.json: cannot write", out_dir);
+      std::ofstream profile_out(out_dir + "/profile.csv");
+      profile_out << "round,thread,pass,rows,tokens,context,time_ns\n";
+      for (const ProfilePoint& p : points) {
+        profile_out << fmt::format("{},{},{},{},{},{},{:.0f}\n", p.round, p.thread,
+                                   PassName(p.pass), p.rows, p.tokens, p.context, p.time_ns);
+      }
+      if (!profile_out.flush()) ThrowInput("--out: {}/profile.csv: cannot write", out_dir);
     }
   }
 
@@ -315,7 +375,8 @@ int RunValidate(const Args& args) {
                                  {"iterations", iterations},
                                  {"warmup", warmup},
                                  {"blas_threads", blas_threads},
-                                 {"exec_threads", measured.trace.metadata["threads"]}};
+                                 {"exec_threads", measured.trace.metadata["threads"]},
+                                 {"jitter_samples", jitter ? jitter_samples : 0}};
   const std::string config_key = "validate " + config.dump();
   nlohmann::json stored = nullptr;
   const std::string db_path = vm["db"].as<std::string>();
@@ -357,6 +418,7 @@ int RunValidate(const Args& args) {
     nlohmann::json comparison = config;
     comparison["calibrated_model"] = ComparisonJson(vs_model);
     comparison["replay"] = ComparisonJson(vs_replay);
+    comparison["jitter"] = jitter_json;
     const int64_t comparison_id = store.WriteComparison(fmt::format("validate {}", pir), comparison,
                                                         {exec_id, sim_id, replay_id});
     stored = {{"db", db_path},
@@ -379,6 +441,7 @@ int RunValidate(const Args& args) {
     out["replay_iteration_error"] = vs_replay.iteration_error;
     out["calibrated_model"] = ComparisonJson(vs_model);
     out["replay"] = ComparisonJson(vs_replay);
+    out["jitter"] = jitter_json;
     out["stored"] = stored;
     PrintJson(out);
     return 0;
@@ -397,6 +460,17 @@ int RunValidate(const Args& args) {
       100 * vs_model.predicted.bubble_fraction, 100 * vs_replay.predicted.bubble_fraction,
       vs_model.critical_path_agreement, vs_replay.critical_path_agreement,
       vs_model.measured.critical_path.size(), 100 * vs_model.compute_mean_abs_rel_error);
+  if (jitter) {
+    const auto [low, high] =
+        std::minmax_element(table.speed_factors.begin(), table.speed_factors.end());
+    std::cout << fmt::format(
+        "  jitter       median of {} iterations with per-device speed factors ({} measured, "
+        "{:.2f}-{:.2f}; replay: the run's own); at the median speed: model {:.4f} s ({:+.1f} %), "
+        "replay {:.4f} s ({:+.1f} %)\n",
+        jitter_samples, table.speed_factors.size(), *low, *high,
+        NsToSeconds(predicted_steady.iteration_time_ns), 100 * error_of(predicted_steady),
+        NsToSeconds(replay_steady.iteration_time_ns), 100 * error_of(replay_steady));
+  }
   std::cout << "  kind        tokens  context  ops   measured ms  model ms   error\n";
   for (const DurationGroup& g : vs_model.groups) {
     if (!IsCompute(g.kind)) continue;

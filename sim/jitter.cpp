@@ -1,0 +1,69 @@
+#include "sim/jitter.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "models/errors.h"
+
+namespace terasim {
+
+namespace {
+
+// splitmix64: a fixed generator, so that the samples are the same on every platform.
+uint64_t Next(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+JitterResult SimulateWithJitter(const Schedule& schedule, const NetworkTopology& topology,
+                                const ComputeCostModel& cost, const SimOptions& options,
+                                const JitterOptions& jitter) {
+  if (jitter.samples < 1) ThrowInput("jitter: samples must be >= 1, not {}", jitter.samples);
+  if (jitter.factors.empty()) ThrowInput("jitter: no speed factors");
+  for (const auto& list : jitter.factors) {
+    if (list.empty()) ThrowInput("jitter: a device has no speed factors");
+    for (double f : list) {
+      if (!(f > 0)) ThrowInput("jitter: speed factor {} must be > 0", f);
+    }
+  }
+  const auto list_of = [&](int device) -> const std::vector<double>& {
+    return jitter.factors[std::min<size_t>(device, jitter.factors.size() - 1)];
+  };
+  // Every sample's factors first, so that the median sample can be replayed again.
+  uint64_t state = jitter.seed;
+  std::vector<std::vector<double>> speeds(jitter.samples, std::vector<double>(schedule.devices));
+  for (auto& speed : speeds) {
+    for (int d = 0; d < schedule.devices; ++d) {
+      const std::vector<double>& list = list_of(d);
+      speed[d] = list[Next(state) % list.size()];
+    }
+  }
+  JitterResult result;
+  SimOptions sample = options;
+  sample.record_link_rates = false;
+  for (const auto& speed : speeds) {
+    sample.device_speed = speed;
+    result.iteration_ns.push_back(Simulate(schedule, topology, cost, sample).iteration_time_ns);
+  }
+  std::vector<int> order(jitter.samples);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return result.iteration_ns[a] < result.iteration_ns[b]; });
+  const auto rank = [&](double q) {
+    return order[std::min<size_t>(order.size() - 1, static_cast<size_t>(q * order.size()))];
+  };
+  const int middle = order[(order.size() - 1) / 2];
+  result.median_ns = result.iteration_ns[middle];
+  result.p10_ns = result.iteration_ns[rank(0.1)];
+  result.p90_ns = result.iteration_ns[rank(0.9)];
+  SimOptions median = options;
+  median.device_speed = speeds[middle];
+  result.median = Simulate(schedule, topology, cost, median);
+  return result;
+}
+
+}  // namespace terasim

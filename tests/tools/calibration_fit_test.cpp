@@ -1,6 +1,9 @@
 // Tests of the calibration fit (models/calibration_fit.h): least squares of the context term,
-// base curves from medians, and a table that reads back through CalibratedCostModel.
+// base curves from medians, speed factors, and a table that reads back through
+// CalibratedCostModel.
 #include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include "models/calibrated_cost.h"
 #include "models/calibration_fit.h"
@@ -85,6 +88,50 @@ TEST_CASE("A pass without two context-free lengths is an error naming it", "[cal
   CHECK_THROWS_WITH(FitCalibration(points, "d", "m", "s"),
                     Catch::Matchers::Contains("pass forward rows 2: needs at least 2"));
   CHECK_THROWS_AS(FitCalibration({}, "d", "m", "s"), InputError);
+}
+
+TEST_CASE("Speed factors: each round and thread's time against the cells' medians",
+          "[calibration]") {
+  // Two cells measured in 3 rounds on 2 threads; group (round r, thread t) runs at speed[2r+t].
+  // Each cell's median over the 6 groups is the base time (median speed 1.0), so the factors
+  // are the speeds themselves, ascending.
+  const double speed[] = {1.3, 0.8, 1.0, 1.1, 0.9, 1.0};
+  std::vector<ProfilePoint> points;
+  for (int round = 0; round < 3; ++round) {
+    for (int thread = 0; thread < 2; ++thread) {
+      for (int64_t l : {16, 32}) {
+        const double t = (100e3 + 1e3 * l) * speed[2 * round + thread];
+        points.push_back({Pass::kForward, 1, l, 0, t, round, thread});
+      }
+    }
+  }
+  const std::vector<double> want = {0.8, 0.9, 1.0, 1.0, 1.1, 1.3};
+  const std::vector<double> got = SpeedFactors(points);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == Approx(want[i]));
+  // The table carries them, and they read back.
+  const CalibrationTable table = FitCalibration(points, "local-cpu", "tiny", "test");
+  const CalibrationTable back = ParseCalibrationTable(CalibrationJson(table), "fit.json");
+  REQUIRE(back.speed_factors.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(back.speed_factors[i] == Approx(want[i]));
+  // One group: nothing to compare against.
+  for (ProfilePoint& p : points) p.round = p.thread = 0;
+  CHECK(SpeedFactors(points).empty());
+  CHECK(CalibrationJson(FitCalibration(points, "d", "m", "s")).find("speed_factors") ==
+        std::string::npos);
+}
+
+TEST_CASE("Speed factors that are not positive and ascending are rejected", "[calibration]") {
+  const std::vector<ProfilePoint> points = {{Pass::kForward, 1, 16, 0, 1000},
+                                            {Pass::kForward, 1, 32, 0, 2000}};
+  nlohmann::json doc =
+      nlohmann::json::parse(CalibrationJson(FitCalibration(points, "d", "m", "s")));
+  doc["speed_factors"] = {0.9, 0.0};
+  CHECK_THROWS_WITH(ParseCalibrationTable(doc.dump(), "c.json"),
+                    Catch::Matchers::Contains("c.json: speed_factors[1]: must be > 0"));
+  doc["speed_factors"] = {1.1, 0.9};
+  CHECK_THROWS_WITH(ParseCalibrationTable(doc.dump(), "c.json"),
+                    Catch::Matchers::Contains("speed_factors[1]: must be ascending"));
 }
 
 }  // namespace

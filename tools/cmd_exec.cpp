@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "exec/executor.h"
+#include "exec/profiler.h"
 #ifdef TERASIM_HAVE_CUDA_BACKEND
 #include "exec/cuda/cuda_executor.h"
 #endif
@@ -36,6 +37,9 @@ int RunExec(const Args& args) {
        "(mpi when started by mpirun)")
       ("iterations", po::value<int>()->default_value(1), "training iterations to run")
       ("seed", po::value<uint64_t>()->default_value(1), "seed of the weights and the data")
+      ("blas-threads", po::value<int>()->default_value(1),
+       "OpenBLAS threads per call of the cpu back end (1: a device is one core, as the local "
+       "topology models it)")
       ("exec-threads", po::value<std::string>()->default_value("auto"),
        "device (one thread per device runs its streams' ops as they become ready: a cpu device "
        "is one core) | stream (one thread per stream) | auto (device where the transport polls "
@@ -68,6 +72,9 @@ int RunExec(const Args& args) {
   const bool on_gpu = false;
 #endif
   if (!on_gpu) MakeBackendFactory(backend, ModelCard{}, exec.seed);  // unknown back ends fail
+  const int blas_threads = vm["blas-threads"].as<int>();
+  if (blas_threads < 1) ThrowInput("terasim exec: --blas-threads must be >= 1");
+  if (backend == "cpu") SetBlasThreads(blas_threads);
 
   Schedule schedule = ReadPirFile(path);
   RequireValidSchedule(schedule);

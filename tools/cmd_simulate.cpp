@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@
 #include "schedule/generator.h"
 #include "schedule/memory_estimate.h"
 #include "schedule/pir_format.h"
+#include "sim/jitter.h"
 #include "sim/simulator.h"
 #include "sim/trace_durations.h"
 #include "tools/cli.h"
@@ -77,6 +79,11 @@ int RunSimulate(const Args& args) {
       ("durations-from", po::value<std::string>()->default_value(""),
        "trace-driven replay: each compute op's duration from this measured trace (.json or "
        ".csv; median over its iterations) instead of the cost model")
+      ("jitter-samples", po::value<int>()->default_value(0),
+       "speed jitter: report the median of this many iterations, each device's compute times "
+       "scaled by factors drawn from --calib's speed_factors (with --durations-from: the trace's "
+       "own per-iteration factors); 0: one iteration at the median speed")
+      ("seed", po::value<uint64_t>()->default_value(1), "seed of the jitter draws")
       ("db", po::value<std::string>()->default_value(""),
        "also store the run (configuration, metrics, trace) in this results store")
       ("json", po::bool_switch(), "print JSON")
@@ -165,7 +172,30 @@ int RunSimulate(const Args& args) {
   if (!durations_from.empty()) {
     sim.compute_ns = TraceComputeDurations(schedule, ReadTraceFile(durations_from), durations_from);
   }
-  const SimResult result = Simulate(schedule, topology, cost, sim);
+  const int jitter_samples = vm["jitter-samples"].as<int>();
+  if (jitter_samples < 0) ThrowInput("--jitter-samples: must be >= 0");
+  std::optional<JitterResult> jitter;
+  if (jitter_samples > 0) {
+    JitterOptions j;
+    j.samples = jitter_samples;
+    j.seed = vm["seed"].as<uint64_t>();
+    if (!durations_from.empty()) {
+      j.factors = TraceSpeedFactors(schedule, ReadTraceFile(durations_from), durations_from);
+      for (size_t d = 0; d < j.factors.size(); ++d) {
+        if (j.factors[d].empty()) {
+          ThrowInput("--jitter-samples: {} has no whole iteration of device {}", durations_from, d);
+        }
+      }
+    } else if (calibrated && !calibrated->table().speed_factors.empty()) {
+      j.factors = {calibrated->table().speed_factors};
+    } else {
+      ThrowInput(
+          "--jitter-samples: needs speed factors: a --calib table that has speed_factors "
+          "(terasim calibrate with --repetitions or --threads above 1) or --durations-from");
+    }
+    jitter = SimulateWithJitter(schedule, topology, cost, sim, j);
+  }
+  const SimResult result = jitter ? jitter->median : Simulate(schedule, topology, cost, sim);
   if (!vm["db"].as<std::string>().empty()) {
     nlohmann::json config = nlohmann::json::object();
     for (const auto& [name, value] : vm) {
@@ -227,6 +257,11 @@ int RunSimulate(const Args& args) {
                {"events_per_s", events_per_s},
                {"wall_time_s", result.wall_time_s},
                {"critical_path", result.critical_path},
+               {"jitter", jitter ? nlohmann::json{{"samples", jitter_samples},
+                                                  {"seed", vm["seed"].as<uint64_t>()},
+                                                  {"p10_s", NsToSeconds(jitter->p10_ns)},
+                                                  {"p90_s", NsToSeconds(jitter->p90_ns)}}
+                                 : nlohmann::json(nullptr)},
                {"devices", devices},
                {"links", links}});
     return 0;
@@ -245,6 +280,12 @@ int RunSimulate(const Args& args) {
       100 * result.bubble_fraction, 100 * comm, result.tflops_per_gpu,
       FormatGiB(result.peak_memory_bytes), FormatGiB(memory.capacity_bytes),
       memory.fits ? "fits" : "does not fit", result.events, result.wall_time_s, events_per_s);
+  if (jitter) {
+    std::cout << fmt::format(
+        "  jitter      median of {} iterations with per-device speed factors: p10 {:.4f} s, "
+        "p90 {:.4f} s\n",
+        jitter_samples, NsToSeconds(jitter->p10_ns), NsToSeconds(jitter->p90_ns));
+  }
   std::vector<LinkResult> busiest = result.links;
   std::sort(busiest.begin(), busiest.end(), [](const LinkResult& a, const LinkResult& b) {
     return a.utilization != b.utilization ? a.utilization > b.utilization : a.link < b.link;

@@ -55,6 +55,38 @@ TEST_CASE("terasim simulate rejects an unknown network mode naming the flag") {
   REQUIRE_THAT(out, Catch::Matchers::Contains("--network: 'fast' must be one of flow, analytic"));
 }
 
+TEST_CASE("terasim simulate --jitter-samples reports the median of jittered iterations") {
+  const std::string data = std::string(TERASIM_TEST_DATA) + "/../../traces/data/";
+  const std::string replay = std::string(TERASIM_BINARY) + " simulate " + data +
+                             "terapipe_p2_m2_s4.pir --model " + data +
+                             "cpu-small.json --cluster local:2 --durations-from " + data +
+                             "terapipe_p2_m2_s4.trace.json --json";
+  std::string out;
+  REQUIRE(RunCommand(replay + " --jitter-samples 21", &out) == 0);
+  const nlohmann::json jittered = nlohmann::json::parse(out);
+  const nlohmann::json& spread = jittered.at("jitter");
+  CHECK(spread.at("samples") == 21);
+  // The reported iteration is the median sample: between the 10th and 90th percentiles.
+  const double median = jittered.at("iteration_time_s").get<double>();
+  CHECK(spread.at("p10_s").get<double>() <= median);
+  CHECK(median <= spread.at("p90_s").get<double>());
+  out.clear();
+  REQUIRE(RunCommand(replay + " --jitter-samples 21", &out) == 0);
+  // Same seed, same draws: the same answer.
+  CHECK(nlohmann::json::parse(out).at("iteration_time_s").get<double>() == median);
+  out.clear();
+  REQUIRE(RunCommand(replay, &out) == 0);
+  CHECK(nlohmann::json::parse(out).at("jitter").is_null());
+  out.clear();
+  // The roofline model has no speed factors to draw from.
+  const int status = RunCommand(std::string(TERASIM_BINARY) + " simulate " + data +
+                                    "terapipe_p2_m2_s4.pir --model " + data +
+                                    "cpu-small.json --cluster local:2 --jitter-samples 5 2>&1",
+                                &out);
+  CHECK(status == 1);
+  CHECK_THAT(out, Catch::Matchers::Contains("--jitter-samples: needs speed factors"));
+}
+
 TEST_CASE("Collective options load from the data file and bad files name the field") {
   const CollectiveOptions options = LoadCollectiveOptions(DefaultCollectiveOptionsPath());
   // sim/data/collectives.json: bidirectional rings, 512 KiB broadcast chunks.

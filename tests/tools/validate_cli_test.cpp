@@ -59,6 +59,10 @@ TEST_CASE("terasim calibrate writes a table and validate compares, stores and pl
   // The simulated machine is local:2 (the schedule's 2 devices).
   CHECK(v.at("cluster") == "local:2");
   CHECK(v.at("measured_iteration_times_s").size() == 2);
+  // A point-to-point schedule on the in-process transport: one thread per device.
+  CHECK(v.at("exec_threads") == "device");
+  // One profiling round on one thread measured no speed factors: no jitter.
+  CHECK(v.at("jitter").is_null());
   for (const char* part : {"calibrated_model", "replay"}) {
     const nlohmann::json& c = v.at(part);
     CHECK(c.at("measured").at("iteration_time_s").get<double>() > 0);
@@ -118,10 +122,27 @@ TEST_CASE("terasim validate --calib auto profiles the schedule's slice shapes be
   // Two rounds, one measured iteration each.
   CHECK(v.at("measured_iteration_times_s").size() == 2);
   CHECK(v.at("calibrated_model").at("predicted").at("iteration_time_s").get<double>() > 0);
+  // 2 rounds x 2 profiler threads: 4 speed factors, so the model and the replay are the medians
+  // of 101 jittered iterations by default.
+  CHECK(v.at("jitter").at("samples") == 101);
+  CHECK(v.at("jitter").at("model_speed_factors").size() == 4);
+  CHECK(v.at("jitter").at("model_p10_s").get<double>() <=
+        v.at("calibrated_model").at("predicted").at("iteration_time_s").get<double>());
   // The table it measured: one base curve per pass over length 1 and the schedule's slice
   // lengths, on a stack of as many layers as a stage holds.
   const CalibrationTable table = LoadCalibrationTable(dir + "/calib.json");
   CHECK(table.model == schedule.model);
+  CHECK(table.speed_factors.size() == 4);
+  // What it measured, one row per measurement: every round and thread of the profile.
+  std::ifstream csv(dir + "/profile.csv");
+  std::string header;
+  std::getline(csv, header);
+  CHECK(header == "round,thread,pass,rows,tokens,context,time_ns");
+  std::set<std::string> round_thread;
+  for (std::string line; std::getline(csv, line);) {
+    round_thread.insert(line.substr(0, line.find(',', line.find(',') + 1)));
+  }
+  CHECK(round_thread == std::set<std::string>{"0,0", "0,1", "1,0", "1,1"});
   CHECK(table.source.find("--calib auto") != std::string::npos);
   std::set<double> lengths = {1};
   for (const Op& op : schedule.ops) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "models/errors.h"
 #include "models/json_reader.h"
 
@@ -178,14 +180,24 @@ CalibrationTable ParseCalibrationTable(const std::string& json_text, const std::
     table.tables.push_back(std::move(t));
   }
   if (r.Has("speed_factors")) {
-    table.speed_factors = NumberArray(r, "speed_factors");
-    for (size_t i = 0; i < table.speed_factors.size(); ++i) {
-      if (!(table.speed_factors[i] > 0)) {
-        ThrowInput("{}: speed_factors[{}]: must be > 0", origin, i);
+    const nlohmann::json& rounds = r.RequireArray("speed_factors");
+    for (size_t i = 0; i < rounds.size(); ++i) {
+      const std::string where = fmt::format("{}: speed_factors[{}]", origin, i);
+      if (!rounds[i].is_array() || rounds[i].empty()) {
+        ThrowInput("{}: must be a non-empty array (one factor per thread)", where);
       }
-      if (i > 0 && table.speed_factors[i] < table.speed_factors[i - 1]) {
-        ThrowInput("{}: speed_factors[{}]: must be ascending", origin, i);
+      std::vector<double> row;
+      for (size_t t = 0; t < rounds[i].size(); ++t) {
+        if (!rounds[i][t].is_number() || !(rounds[i][t].get<double>() > 0)) {
+          ThrowInput("{}[{}]: must be a number > 0", where, t);
+        }
+        row.push_back(rounds[i][t].get<double>());
       }
+      if (i > 0 && row.size() != table.speed_factors[0].size()) {
+        ThrowInput("{}: has {} factors, speed_factors[0] {}", where, row.size(),
+                   table.speed_factors[0].size());
+      }
+      table.speed_factors.push_back(std::move(row));
     }
   }
   return table;

@@ -57,11 +57,11 @@ struct CalibrationTable {
   std::string model;   // model card name it was measured with
   std::string source;  // how it was measured
   std::vector<PassTable> tables;
-  // How much a device's speed varies from one stretch of work (a profiling round, about an
-  // iteration) to the next: time multipliers around 1 (SpeedFactors in calibration_fit.h),
-  // ascending; empty when not measured. The tables hold the median speed; a simulation with
-  // jitter (sim/jitter.h) draws a factor per device per iteration from these.
-  std::vector<double> speed_factors;
+  // How the devices' speeds varied from one stretch of work (a profiling round, about an
+  // iteration) to the next: per round, a time multiplier around 1 for each profiler thread
+  // (SpeedFactors in calibration_fit.h); empty when not measured. The tables hold the median
+  // speed; a simulation with jitter (sim/jitter.h) draws a round per iteration from these.
+  std::vector<std::vector<double>> speed_factors;
   std::string origin;  // the file it was read from
 };
 

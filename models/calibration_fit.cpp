@@ -192,7 +192,7 @@ CalibrationTable FitCalibration(const std::vector<ProfilePoint>& points, const s
   return table;
 }
 
-std::vector<double> SpeedFactors(const std::vector<ProfilePoint>& points) {
+std::vector<std::vector<double>> SpeedFactors(const std::vector<ProfilePoint>& points) {
   using Cell = std::tuple<Pass, int, int64_t, int64_t>;
   std::map<Cell, std::vector<double>> cells;
   std::map<std::pair<int, int>, std::vector<const ProfilePoint*>> groups;
@@ -203,15 +203,22 @@ std::vector<double> SpeedFactors(const std::vector<ProfilePoint>& points) {
   if (groups.size() < 2) return {};
   std::map<Cell, double> typical;
   for (const auto& [cell, times] : cells) typical[cell] = Median(times);
-  std::vector<double> factors;
+  int threads = 0;
+  for (const auto& [group, members] : groups) threads = std::max(threads, group.second + 1);
+  std::map<int, std::vector<double>> rounds;  // round -> factor per thread (0: not measured)
   for (const auto& [group, members] : groups) {
     std::vector<double> ratios;
     for (const ProfilePoint* p : members) {
       ratios.push_back(p->time_ns / typical.at({p->pass, p->rows, p->tokens, p->context}));
     }
-    factors.push_back(Median(ratios));
+    std::vector<double>& row = rounds[group.first];
+    row.resize(threads, 0);
+    row[group.second] = Median(ratios);
   }
-  std::sort(factors.begin(), factors.end());
+  std::vector<std::vector<double>> factors;
+  for (auto& [round, row] : rounds) {
+    if (std::count(row.begin(), row.end(), 0.0) == 0) factors.push_back(std::move(row));
+  }
   return factors;
 }
 

@@ -35,11 +35,12 @@ struct ProfilePoint {
   int thread = 0;
 };
 
-// Per (round, thread) group of `points`: the median over its points of (the point's time / the
-// median time of its (pass, rows, tokens, context) cell over all groups), i.e. how fast that
-// device ran in that round relative to the typical one. Sorted ascending; empty with fewer
-// than 2 groups.
-std::vector<double> SpeedFactors(const std::vector<ProfilePoint>& points);
+// How fast each profiler thread ran in each round, relative to the typical: per round (in round
+// order) one factor per thread 0..T-1, each the median over that (round, thread)'s points of
+// (the point's time / the median time of its (pass, rows, tokens, context) cell over all
+// rounds and threads). Rounds missing a thread are left out. Empty with fewer than 2 (round,
+// thread) groups.
+std::vector<std::vector<double>> SpeedFactors(const std::vector<ProfilePoint>& points);
 
 // The least-squares solution of the context term for points (tokens, context, extra_ns),
 // with its r2 over the extra time and `points` set; max_rel_error is left 0 (FitCalibration

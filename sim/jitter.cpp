@@ -24,23 +24,18 @@ JitterResult SimulateWithJitter(const Schedule& schedule, const NetworkTopology&
                                 const JitterOptions& jitter) {
   if (jitter.samples < 1) ThrowInput("jitter: samples must be >= 1, not {}", jitter.samples);
   if (jitter.factors.empty()) ThrowInput("jitter: no speed factors");
-  for (const auto& list : jitter.factors) {
-    if (list.empty()) ThrowInput("jitter: a device has no speed factors");
-    for (double f : list) {
+  for (const auto& row : jitter.factors) {
+    if (row.empty()) ThrowInput("jitter: a row of speed factors is empty");
+    for (double f : row) {
       if (!(f > 0)) ThrowInput("jitter: speed factor {} must be > 0", f);
     }
   }
-  const auto list_of = [&](int device) -> const std::vector<double>& {
-    return jitter.factors[std::min<size_t>(device, jitter.factors.size() - 1)];
-  };
   // Every sample's factors first, so that the median sample can be replayed again.
   uint64_t state = jitter.seed;
   std::vector<std::vector<double>> speeds(jitter.samples, std::vector<double>(schedule.devices));
   for (auto& speed : speeds) {
-    for (int d = 0; d < schedule.devices; ++d) {
-      const std::vector<double>& list = list_of(d);
-      speed[d] = list[Next(state) % list.size()];
-    }
+    const std::vector<double>& row = jitter.factors[Next(state) % jitter.factors.size()];
+    for (int d = 0; d < schedule.devices; ++d) speed[d] = row[d % row.size()];
   }
   JitterResult result;
   SimOptions sample = options;

@@ -4,11 +4,13 @@
 // balanced the stages are (E[max(a, b)] > max(E[a], E[b])). Shared cores of a cloud VM vary by
 // 10-20 % per iteration; a GPU by much less.
 //
-// SimulateWithJitter replays `samples` iterations; in each, every device's compute durations
-// are multiplied by a factor drawn at random (with replacement) from its list: the calibration
-// table's speed_factors (measured by the profiler, one per round and device) or, for a replay
-// of measured durations, the trace's own per-iteration factors (TraceSpeedFactors). It reports
-// the median and the spread, and the median sample's whole SimResult.
+// SimulateWithJitter replays `samples` iterations; for each it draws (at random, with
+// replacement) one row of factors, measured together, and multiplies each device's compute
+// durations by its factor in that row: a round of the calibration table's speed_factors (one
+// factor per profiler thread) or, for a replay of measured durations, an iteration of the
+// trace's own (TraceSpeedFactors). Drawing whole rows keeps what the devices share (a slow
+// spell of the whole machine slows every stage alike and adds no wait) apart from what they do
+// not. It reports the median and the spread, and the median sample's whole SimResult.
 //
 // Same inputs and seed, same result. Thread safety: a pure function of its inputs.
 #pragma once
@@ -21,8 +23,8 @@
 namespace terasim {
 
 struct JitterOptions {
-  // Per device: the factors it draws from (a device beyond the list draws from the last
-  // entry; one list serves every device). Every factor > 0.
+  // The rows to draw from: row[d] is device d's factor (device d takes row[d % size], so a row
+  // of one factor serves every device). Every factor > 0.
   std::vector<std::vector<double>> factors;
   int samples = 101;  // >= 1
   uint64_t seed = 1;
@@ -36,8 +38,8 @@ struct JitterResult {
   SimResult median;  // the median sample (the lower middle one for an even count)
 };
 
-// Throws InputError when `jitter` has no factors, a factor <= 0, or samples < 1; and what
-// Simulate throws. `options.device_speed` is overwritten per sample.
+// Throws InputError when `jitter` has no rows, an empty row, a factor <= 0, or samples < 1; and
+// what Simulate throws. `options.device_speed` is overwritten per sample.
 JitterResult SimulateWithJitter(const Schedule& schedule, const NetworkTopology& topology,
                                 const ComputeCostModel& cost, const SimOptions& options,
                                 const JitterOptions& jitter);

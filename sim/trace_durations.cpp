@@ -53,13 +53,24 @@ std::vector<std::vector<double>> TraceSpeedFactors(const Schedule& schedule, con
     count += 1;
     ns += static_cast<double>(row.end_ns - row.start_ns);
   }
-  std::vector<std::vector<double>> factors(schedule.devices);
+  std::map<int, std::vector<double>> rows;  // iteration -> factor per device (0: incomplete)
   for (const auto& [where, seen] : busy) {
     const int device = where.second;
-    if (seen.first != ops_of[device] || median_sum[device] <= 0) continue;
-    factors[device].push_back(seen.second / median_sum[device]);
+    std::vector<double>& row = rows[where.first];
+    row.resize(schedule.devices, 0);
+    if (seen.first == ops_of[device] && median_sum[device] > 0) {
+      row[device] = seen.second / median_sum[device];
+    }
   }
-  for (auto& f : factors) std::sort(f.begin(), f.end());
+  std::vector<std::vector<double>> factors;
+  for (auto& [iteration, row] : rows) {
+    bool whole = true;
+    for (int d = 0; d < schedule.devices; ++d) whole = whole && (row[d] > 0 || ops_of[d] == 0);
+    for (int d = 0; d < schedule.devices; ++d) {
+      if (ops_of[d] == 0) row[d] = 1;  // a device without compute: any factor does nothing
+    }
+    if (whole) factors.push_back(std::move(row));
+  }
   return factors;
 }
 

@@ -26,10 +26,10 @@ namespace terasim {
 std::vector<TimeNs> TraceComputeDurations(const Schedule& schedule, const Trace& trace,
                                           const std::string& origin);
 
-// How fast each device ran in each iteration of `trace`, against the medians above: per device
-// of `schedule`, one factor per iteration in which it ran all its compute ops, (its compute
-// time in that iteration) / (the sum of its ops' median durations). Sorted ascending; the
-// per-device lists for a jittered replay (sim/jitter.h). Same errors as TraceComputeDurations.
+// How fast each device ran in each iteration of `trace`, against the medians above: per
+// iteration (in order) in which every device of `schedule` ran all its compute ops, one factor
+// per device, (its compute time in that iteration) / (the sum of its ops' median durations).
+// The rows for a jittered replay (sim/jitter.h). Same errors as TraceComputeDurations.
 std::vector<std::vector<double>> TraceSpeedFactors(const Schedule& schedule, const Trace& trace,
                                                    const std::string& origin);
 

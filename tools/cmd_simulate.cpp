@@ -181,13 +181,12 @@ int RunSimulate(const Args& args) {
     j.seed = vm["seed"].as<uint64_t>();
     if (!durations_from.empty()) {
       j.factors = TraceSpeedFactors(schedule, ReadTraceFile(durations_from), durations_from);
-      for (size_t d = 0; d < j.factors.size(); ++d) {
-        if (j.factors[d].empty()) {
-          ThrowInput("--jitter-samples: {} has no whole iteration of device {}", durations_from, d);
-        }
+      if (j.factors.empty()) {
+        ThrowInput("--jitter-samples: {} has no iteration in which every device ran all its ops",
+                   durations_from);
       }
     } else if (calibrated && !calibrated->table().speed_factors.empty()) {
-      j.factors = {calibrated->table().speed_factors};
+      j.factors = calibrated->table().speed_factors;
     } else {
       ThrowInput(
           "--jitter-samples: needs speed factors: a --calib table that has speed_factors "

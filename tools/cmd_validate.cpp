@@ -285,18 +285,15 @@ int RunValidate(const Args& args) {
   JitterOptions model_jitter;
   model_jitter.samples = jitter_samples;
   model_jitter.seed = seed;
-  if (!table.speed_factors.empty()) model_jitter.factors = {table.speed_factors};
+  model_jitter.factors = table.speed_factors;
   JitterOptions replay_jitter = model_jitter;
   replay_jitter.factors = TraceSpeedFactors(schedule, measured_steady, "measured trace");
-  const auto all_have = [](const std::vector<std::vector<double>>& f) {
-    return !f.empty() && std::all_of(f.begin(), f.end(), [](const auto& l) { return !l.empty(); });
-  };
-  const bool jitter = jitter_samples > 0 && all_have(model_jitter.factors);
+  const bool jitter = jitter_samples > 0 && !model_jitter.factors.empty();
   std::optional<JitterResult> model_spread;
   std::optional<JitterResult> replay_spread;
   if (jitter) {
     model_spread = SimulateWithJitter(schedule, topology, calibrated, sim, model_jitter);
-    if (all_have(replay_jitter.factors)) {
+    if (!replay_jitter.factors.empty()) {
       replay_spread =
           SimulateWithJitter(schedule, topology, calibrated, replay_options, replay_jitter);
     }
@@ -461,13 +458,18 @@ int RunValidate(const Args& args) {
       vs_model.critical_path_agreement, vs_replay.critical_path_agreement,
       vs_model.measured.critical_path.size(), 100 * vs_model.compute_mean_abs_rel_error);
   if (jitter) {
-    const auto [low, high] =
-        std::minmax_element(table.speed_factors.begin(), table.speed_factors.end());
+    double low = table.speed_factors[0][0], high = low;
+    for (const auto& row : table.speed_factors) {
+      for (double f : row) {
+        low = std::min(low, f);
+        high = std::max(high, f);
+      }
+    }
     std::cout << fmt::format(
-        "  jitter       median of {} iterations with per-device speed factors ({} measured, "
-        "{:.2f}-{:.2f}; replay: the run's own); at the median speed: model {:.4f} s ({:+.1f} %), "
-        "replay {:.4f} s ({:+.1f} %)\n",
-        jitter_samples, table.speed_factors.size(), *low, *high,
+        "  jitter       median of {} iterations with per-device speed factors ({} profiled rounds, "
+        "{:.2f}-{:.2f}; replay: the run's own iterations); at the median speed: model {:.4f} s "
+        "({:+.1f} %), replay {:.4f} s ({:+.1f} %)\n",
+        jitter_samples, table.speed_factors.size(), low, high,
         NsToSeconds(predicted_steady.iteration_time_ns), 100 * error_of(predicted_steady),
         NsToSeconds(replay_steady.iteration_time_ns), 100 * error_of(replay_steady));
   }

@@ -42,12 +42,13 @@ TEST_CASE("A device's speed factor scales its compute durations") {
   CHECK(r.iteration_time_ns == 2000);
 }
 
-TEST_CASE("The median of jittered iterations is the slower device's more often than not") {
+TEST_CASE("The median of jittered iterations: the slower device's, unless the slowness is shared") {
   const Schedule schedule = TwoIndependentOps();
   const auto topology = FreeTopology(2);
   const FakeCost cost(1, 2);
   JitterOptions jitter;
-  jitter.factors = {{0.9, 1.1}};
+  // Each device 0.9 or 1.1, independently: every combination is a row.
+  jitter.factors = {{0.9, 0.9}, {0.9, 1.1}, {1.1, 0.9}, {1.1, 1.1}};
   jitter.samples = 101;
   jitter.seed = 7;
   const JitterResult r = SimulateWithJitter(schedule, topology, cost, {}, jitter);
@@ -64,12 +65,20 @@ TEST_CASE("The median of jittered iterations is the slower device's more often t
   CHECK(fast < 45);
   CHECK(fast + std::count(r.iteration_ns.begin(), r.iteration_ns.end(), 1100) == 101);
 
-  // Same seed, same samples; per-device lists: device 1 always draws 2.
+  // Same seed, same samples.
   CHECK(SimulateWithJitter(schedule, topology, cost, {}, jitter).iteration_ns == r.iteration_ns);
-  jitter.factors = {{1.0}, {2.0}};
+  // The whole machine slow or fast together: no device waits for the other, and the median is
+  // the median speed's 1000 ns (the middle row is drawn about a third of the time, so the
+  // median sample is it).
+  jitter.factors = {{0.9, 0.9}, {1.0, 1.0}, {1.1, 1.1}};
+  CHECK(SimulateWithJitter(schedule, topology, cost, {}, jitter).median_ns == 1000);
+  // A row gives device d its factor d; a row of one factor serves every device.
+  jitter.factors = {{1.0, 2.0}};
   const JitterResult slow = SimulateWithJitter(schedule, topology, cost, {}, jitter);
   CHECK(slow.median_ns == 2000);
   CHECK(slow.p10_ns == 2000);
+  jitter.factors = {{3.0}};
+  CHECK(SimulateWithJitter(schedule, topology, cost, {}, jitter).median_ns == 3000);
 }
 
 TEST_CASE("Jitter options without factors, with a factor <= 0 or no samples are rejected") {
@@ -113,13 +122,15 @@ TEST_CASE("A trace's speed factors: each device's compute time per iteration ove
   // An iteration without A (B's median stays 200): not a whole one of device 0, left out.
   row(3, "B", 0, 200);
   const std::vector<std::vector<double>> f = TraceSpeedFactors(schedule, trace, "t.json");
-  REQUIRE(f.size() == 2);
-  // 300 / 300, 360 / 300, 330 / 300, ascending.
-  REQUIRE(f[0].size() == 3);
-  CHECK(f[0][0] == Approx(1.0));
-  CHECK(f[0][1] == Approx(1.1));
-  CHECK(f[0][2] == Approx(1.2));
-  CHECK(f[1] == std::vector<double>{1.0, 1.0, 1.0});
+  // One row per whole iteration (0, 1, 2), one factor per device: device 0 300 / 300,
+  // 360 / 300, 330 / 300; device 1 always 50 / 50.
+  REQUIRE(f.size() == 3);
+  const double want[] = {1.0, 1.2, 1.1};
+  for (int it = 0; it < 3; ++it) {
+    REQUIRE(f[it].size() == 2);
+    CHECK(f[it][0] == Approx(want[it]));
+    CHECK(f[it][1] == Approx(1.0));
+  }
 }
 
 }  // namespace

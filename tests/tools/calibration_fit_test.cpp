@@ -3,6 +3,8 @@
 // CalibratedCostModel.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "models/calibrated_cost.h"
@@ -94,7 +96,7 @@ TEST_CASE("Speed factors: each round and thread's time against the cells' median
           "[calibration]") {
   // Two cells measured in 3 rounds on 2 threads; group (round r, thread t) runs at speed[2r+t].
   // Each cell's median over the 6 groups is the base time (median speed 1.0), so the factors
-  // are the speeds themselves, ascending.
+  // are the speeds themselves, one row per round.
   const double speed[] = {1.3, 0.8, 1.0, 1.1, 0.9, 1.0};
   std::vector<ProfilePoint> points;
   for (int round = 0; round < 3; ++round) {
@@ -105,15 +107,25 @@ TEST_CASE("Speed factors: each round and thread's time against the cells' median
       }
     }
   }
-  const std::vector<double> want = {0.8, 0.9, 1.0, 1.0, 1.1, 1.3};
-  const std::vector<double> got = SpeedFactors(points);
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == Approx(want[i]));
+  const auto check_rows = [&](const std::vector<std::vector<double>>& got) {
+    REQUIRE(got.size() == 3);
+    for (int round = 0; round < 3; ++round) {
+      REQUIRE(got[round].size() == 2);
+      for (int thread = 0; thread < 2; ++thread) {
+        CHECK(got[round][thread] == Approx(speed[2 * round + thread]));
+      }
+    }
+  };
+  check_rows(SpeedFactors(points));
   // The table carries them, and they read back.
   const CalibrationTable table = FitCalibration(points, "local-cpu", "tiny", "test");
-  const CalibrationTable back = ParseCalibrationTable(CalibrationJson(table), "fit.json");
-  REQUIRE(back.speed_factors.size() == want.size());
-  for (size_t i = 0; i < want.size(); ++i) CHECK(back.speed_factors[i] == Approx(want[i]));
+  check_rows(ParseCalibrationTable(CalibrationJson(table), "fit.json").speed_factors);
+  // A round that lacks a thread's points is left out.
+  std::vector<ProfilePoint> partial = points;
+  partial.erase(std::remove_if(partial.begin(), partial.end(),
+                               [](const ProfilePoint& p) { return p.round == 1 && p.thread == 0; }),
+                partial.end());
+  CHECK(SpeedFactors(partial).size() == 2);
   // One group: nothing to compare against.
   for (ProfilePoint& p : points) p.round = p.thread = 0;
   CHECK(SpeedFactors(points).empty());
@@ -121,17 +133,22 @@ TEST_CASE("Speed factors: each round and thread's time against the cells' median
         std::string::npos);
 }
 
-TEST_CASE("Speed factors that are not positive and ascending are rejected", "[calibration]") {
+TEST_CASE("Speed factors that are not positive or of unequal rounds are rejected",
+          "[calibration]") {
   const std::vector<ProfilePoint> points = {{Pass::kForward, 1, 16, 0, 1000},
                                             {Pass::kForward, 1, 32, 0, 2000}};
   nlohmann::json doc =
       nlohmann::json::parse(CalibrationJson(FitCalibration(points, "d", "m", "s")));
-  doc["speed_factors"] = {0.9, 0.0};
+  doc["speed_factors"] = {{0.9, 1.1}, {1.0, 0.0}};
   CHECK_THROWS_WITH(ParseCalibrationTable(doc.dump(), "c.json"),
-                    Catch::Matchers::Contains("c.json: speed_factors[1]: must be > 0"));
-  doc["speed_factors"] = {1.1, 0.9};
+                    Catch::Matchers::Contains("c.json: speed_factors[1][1]: must be a number > 0"));
+  doc["speed_factors"] = {{0.9, 1.1}, {1.0}};
+  CHECK_THROWS_WITH(
+      ParseCalibrationTable(doc.dump(), "c.json"),
+      Catch::Matchers::Contains("speed_factors[1]: has 1 factors, speed_factors[0] 2"));
+  doc["speed_factors"] = {0.9, 1.1};
   CHECK_THROWS_WITH(ParseCalibrationTable(doc.dump(), "c.json"),
-                    Catch::Matchers::Contains("speed_factors[1]: must be ascending"));
+                    Catch::Matchers::Contains("speed_factors[0]: must be a non-empty array"));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "models/errors.h"
 #include "tools/commands.h"
+#include "traces/code_version.h"
 
 namespace {
 
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   if (args[0] == "--version") {
-    std::printf("terasim %s\n", TERASIM_VERSION);
+    std::printf("terasim %s+%s\n", TERASIM_VERSION, terasim::CodeVersion().c_str());
     return 0;
   }
   for (const Command& c : kCommands) {

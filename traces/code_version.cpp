@@ -1,9 +1,7 @@
 // Kept apart so that a new git version recompiles only this file.
 #include "traces/code_version.h"
 
-#ifndef TERASIM_GIT_VERSION
-#define TERASIM_GIT_VERSION "unknown"
-#endif
+#include "git_version.h"  // generated at build time: cmake/GitVersion.cmake
 
 namespace terasim {
 

@@ -1,6 +1,6 @@
 // The code version recorded with every stored run: `git describe --always --dirty` of the
-// source tree this library was built from (CMake passes it in as TERASIM_GIT_VERSION), or
-// "unknown" outside a git checkout.
+// source tree at the time this library was built (cmake/GitVersion.cmake, run at every build),
+// or "unknown" outside a git checkout.
 #pragma once
 
 #include <string>

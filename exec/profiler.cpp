@@ -38,7 +38,7 @@ struct Timing {
 
 // One point on a shard of `layers` layers (0 .. layers - 1), run as a stage runs them: the
 // forward through the stack, the backward back down; times per layer (the stack's / layers).
-Timing RunPoint(ComputeBackend& backend, const ModelCard& card, int layers, int rows,
+Timing RunPoint(ComputeBackend& backend, const ModelCard& card, int layers, int in_flight, int rows,
                 int64_t tokens, int64_t context, bool optimizer) {
   backend.BeginIteration();
   if (context > 0) {
@@ -61,10 +61,11 @@ Timing RunPoint(ComputeBackend& backend, const ModelCard& card, int layers, int 
   }
   t.forward_ns = ElapsedNs(start) / layers;
   // In a pipeline other slices' forwards come between a slice's forward and its backward (the
-  // weights stay warm, the slice's saved activations leave the core's cache): one untimed
-  // forward of another micro-batch's slice of the same length.
-  {
-    SliceRef other{1, rows, 0, static_cast<int>(tokens), rows};
+  // weights stay warm, the slice's saved activations leave the core's cache, and as many
+  // slices' activations are held as the stage holds): untimed forwards of other micro-batches'
+  // slices of the same length.
+  for (int m = 1; m < in_flight; ++m) {
+    SliceRef other{m, rows, 0, static_cast<int>(tokens), static_cast<int64_t>(m) * rows};
     std::vector<float> ox = Pattern(other.Values(card.hidden), 4);
     std::vector<float> oy(ox.size());
     for (int l = 0; l < layers; ++l) {
@@ -119,6 +120,7 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
     ThrowInput("calibrate: --tokens: no (context, length) point fits the sequence of {} ({})",
                card.name, card.sequence);
   }
+  if (grid.in_flight < 1) ThrowInput("calibrate: --in-flight: {} must be >= 1", grid.in_flight);
   if (grid.layers < 1 || grid.layers > card.layers) {
     ThrowInput("calibrate: --layers: {} must be in 1..{} (the layers of {})", grid.layers,
                card.layers, card.name);
@@ -131,7 +133,8 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
   // processes, a busy host) then shifts every cell alike instead of bending the curve.
   for (const Cell& cell : cells) {
     for (int w = 0; w < grid.warmup; ++w) {
-      RunPoint(*backend, card, grid.layers, cell.rows, cell.tokens, cell.context, grid.optimizer);
+      RunPoint(*backend, card, grid.layers, grid.in_flight, cell.rows, cell.tokens, cell.context,
+               grid.optimizer);
     }
   }
   std::vector<ProfilePoint> points;
@@ -142,8 +145,8 @@ std::vector<ProfilePoint> ProfileLayer(const ModelCard& card, const ProfileGrid&
       // The optimizer is timed at the first cell of each round: its cost does not depend on
       // the slice.
       const bool optimizer = grid.optimizer && i == 0;
-      const Timing t =
-          RunPoint(*backend, card, grid.layers, cell.rows, cell.tokens, cell.context, optimizer);
+      const Timing t = RunPoint(*backend, card, grid.layers, grid.in_flight, cell.rows, cell.tokens,
+                                cell.context, optimizer);
       points.push_back(
           {Pass::kForward, cell.rows, cell.tokens, cell.context, t.forward_ns, grid.round + rep});
       points.push_back(

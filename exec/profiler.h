@@ -6,14 +6,14 @@
 // A point (rows r, length l, context c) runs on a fresh iteration of a shard of `layers`
 // layers (1 by default; a stage's count makes the caches hold what a stage's do): the forward
 // of the context slice [0, c) through the stack (untimed, it fills the key/value buffers), then
-// the timed forward of [c, c + l) through the stack, an untimed forward of another micro-batch's
-// slice of length l (what a pipeline stage does between a slice's forward and its backward:
-// the weights stay warm, the slice's activations leave the core's cache), and the timed
-// backward of [c, c + l) back down. Each time is divided by the layers, so a point is always
-// ONE layer's time. Every point first runs
-// `warmup` untimed times; then the grid is measured `repetitions` times over, round by round
-// (so that a slow spell of a shared machine shifts every point alike); every repetition is
-// returned (the fit takes medians). Timing is the steady clock around the back-end call.
+// the timed forward of [c, c + l) through the stack, untimed forwards of `in_flight` - 1 other
+// micro-batches' slices of length l (what a pipeline stage does between a slice's forward and
+// its backward: the weights stay warm, the slice's activations leave the core's cache), and the
+// timed backward of [c, c + l) back down. Each time is divided by the layers, so a point is
+// always ONE layer's time. Every point first runs `warmup` untimed times; then the grid is measured
+// `repetitions` times over, round by round (so that a slow spell of a shared machine shifts every
+// point alike); every repetition is returned (the fit takes medians). Timing is the steady clock
+// around the back-end call.
 //
 // Thread safety: ProfileLayer is reentrant; SetBlasThreads changes process-wide state.
 #pragma once
@@ -34,6 +34,9 @@ struct ProfileGrid {
   std::vector<int64_t> tokens;    // slice lengths; each point needs context + tokens <= sequence
   std::vector<int64_t> contexts;  // 0 gives the base curve; > 0 the context term
   int layers = 1;  // the shard's layers: each point runs the stack, as a stage of that many does
+  // Slices whose activations a stage holds at once (the point's and in_flight - 1 others),
+  // as a pipeline stage does between a slice's forward and its backward.
+  int in_flight = 2;
   int repetitions = 5;
   int warmup = 1;
   bool optimizer = true;  // also time the optimizer step of one layer

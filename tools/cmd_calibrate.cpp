@@ -79,6 +79,10 @@ int RunCalibrate(const Args& args) {
        "contexts (0 gives the base curve)")
       ("layers", po::value<int>()->default_value(1),
        "layers of the profiled stack (a stage's count: its caches hold what the stage's do)")
+      ("in-flight", po::value<int>()->default_value(2),
+       "slices whose activations the profiled stage holds at once (the point's and others, "
+       "forwarded between its forward and backward), as a pipeline stage holds its in-flight "
+       "micro-batches")
       ("repetitions", po::value<int>()->default_value(5), "timed runs per point (median)")
       ("warmup", po::value<int>()->default_value(1), "untimed runs per point")
       ("threads", po::value<int>()->default_value(1),
@@ -121,6 +125,7 @@ int RunCalibrate(const Args& args) {
     ThrowInput("--contexts: must include 0 (the base curve)");
   }
   grid.layers = vm["layers"].as<int>();
+  grid.in_flight = vm["in-flight"].as<int>();
   grid.repetitions = vm["repetitions"].as<int>();
   grid.warmup = vm["warmup"].as<int>();
   if (grid.warmup < 0) ThrowInput("--warmup: must be >= 0");

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -83,7 +84,14 @@ ProfileGrid ScheduleGrid(const Schedule& schedule) {
   std::set<int> rows;
   std::set<int64_t> tokens = {1}, contexts = {0};
   int layers = 1;
+  // The most slices a device holds between their forwards and backwards.
+  int in_flight = 1;
+  std::map<int, int> live;  // device -> slices forwarded and not yet backwarded
   for (const Op& op : schedule.ops) {
+    if (op.part != LayerPart::kMlp) {  // a split layer's two blocks count once
+      if (op.kind == OpKind::kFwd) in_flight = std::max(in_flight, ++live[op.device]);
+      if (IsBackwardCoverage(op.kind)) live[op.device] -= 1;
+    }
     if (!IsCompute(op.kind)) continue;
     const SliceWork work = SliceWorkOf(schedule, op);
     if (work.pass == Pass::kOptimizer) continue;  // profiled once per round anyway
@@ -97,6 +105,7 @@ ProfileGrid ScheduleGrid(const Schedule& schedule) {
   grid.tokens.assign(tokens.begin(), tokens.end());
   grid.contexts.assign(contexts.begin(), contexts.end());
   grid.layers = layers;
+  grid.in_flight = in_flight;
   return grid;
 }
 

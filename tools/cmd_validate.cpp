@@ -257,9 +257,11 @@ int RunValidate(const Args& args) {
     measured = RunInterleaved(schedule, card, exec, backend, warmup, iterations, &points);
     table = FitCalibration(
         points, cluster.Instance().device, card.name,
-        fmt::format("terasim validate --calib auto: {} rounds of {} interleaved with its measured "
-                    "iterations (blas threads {}); code {}",
-                    iterations, pir, blas_threads, CodeVersion()));
+        fmt::format(
+            "terasim validate --calib auto: {} rounds of {} interleaved with its measured "
+            "iterations (stack of {} layers, {} slices in flight, blas threads {}); code {}",
+            iterations, pir, ScheduleGrid(schedule).layers, ScheduleGrid(schedule).in_flight,
+            blas_threads, CodeVersion()));
   } else {
     measured = ExecuteInProcess(schedule, card, exec, backend);
   }

@@ -53,4 +53,8 @@ TEST_CASE("The profiler rejects a stack larger than the model", "[exec][profiler
   grid.layers = 5;
   CHECK_THROWS_WITH(ProfileLayer(card, grid, MakeBackendFactory("cpu", card, 1)),
                     "calibrate: --layers: 5 must be in 1..4 (the layers of tiny)");
+  grid.layers = 1;
+  grid.in_flight = 0;
+  CHECK_THROWS_WITH(ProfileLayer(card, grid, MakeBackendFactory("cpu", card, 1)),
+                    "calibrate: --in-flight: 0 must be >= 1");
 }

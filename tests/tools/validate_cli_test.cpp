@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "models/calibrated_cost.h"
@@ -145,6 +146,11 @@ TEST_CASE("terasim validate --calib auto profiles the schedule's slice shapes be
   }
   CHECK(round_thread == std::set<std::string>{"0,0", "0,1", "1,0", "1,1"});
   CHECK(table.source.find("--calib auto") != std::string::npos);
+  // Flush order: device 0 forwards every slice before the first backward, so the profile holds
+  // as many slices in flight as device 0 has forwards.
+  int forwards = 0;
+  for (const Op& op : schedule.ops) forwards += op.device == 0 && op.kind == OpKind::kFwd;
+  CHECK(table.source.find(fmt::format("{} slices in flight", forwards)) != std::string::npos);
   std::set<double> lengths = {1};
   for (const Op& op : schedule.ops) {
     if (op.kind == OpKind::kFwd) lengths.insert(op.tokens.end - op.tokens.begin);

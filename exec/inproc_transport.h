@@ -5,6 +5,7 @@
 // Thread-safe.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -54,7 +55,7 @@ class InProcessTransport : public Transport {
   std::condition_variable cv_;
   std::map<MailboxKey, std::deque<std::vector<float>>> mailboxes_;
   std::map<std::pair<std::string, std::string>, Rendezvous> rendezvous_;
-  std::map<int, uint64_t> arrivals_;  // messages delivered, by receiving device
+  std::atomic<uint64_t> arrivals_{0};  // messages delivered to any device (Arrivals)
 };
 
 }  // namespace terasim

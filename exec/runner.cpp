@@ -92,6 +92,8 @@ class Runner {
   // For kDevice: whether op `index` could run now without waiting (its deps are done, the
   // tensor it reads is in the store).
   bool CanRun(DeviceState& dev, int index) const;
+  // For a stall report: op `index` (a stream head of `dev`) and what it waits for.
+  std::string WhyWaiting(DeviceState& dev, int index) const;
   // The store key op `index` reads (empty if none or from the back end itself).
   std::string InputKey(int index) const;
   void Record(const DeviceState& dev, const Op& op, int iteration, TimeNs start,
@@ -133,7 +135,9 @@ class Runner {
   // store key it reads (InputKey).
   std::vector<std::vector<int>> deps_;
   std::vector<std::string> input_keys_;
-  std::vector<uint8_t> done_;    // per op; guarded by the owning device's done_mutex
+  // Per op. kStream: guarded by the owning device's done_mutex. kDevice: written and read only
+  // by the owning device's thread (its deps are ops of the same device).
+  std::vector<uint8_t> done_;
   bool device_threads_ = false;  // StreamThreads::kDevice chosen
   // kDevice threads wait for messages spinning: there are no more of them than cores. As CUDA's
   // cudaDeviceScheduleAuto: a core that sleeps in every bubble wakes slowly and cold (TeraPipe's
@@ -612,6 +616,21 @@ bool Runner::CanRun(DeviceState& dev, int index) const {
   return input_keys_[index].empty() || dev.store->Has(input_keys_[index]);
 }
 
+std::string Runner::WhyWaiting(DeviceState& dev, int index) const {
+  const Op& op = schedule_.ops[index];
+  for (int dep : deps_[index]) {
+    if (!done_[dep])
+      return fmt::format("{} after {}", OpWhere(schedule_, op), schedule_.ops[dep].key);
+  }
+  if (!input_keys_[index].empty() && !dev.store->Has(input_keys_[index])) {
+    return fmt::format("{} for tensor {}", OpWhere(schedule_, op), input_keys_[index]);
+  }
+  if (op.kind == OpKind::kRecv) {
+    return fmt::format("{} for {} from device {}", OpWhere(schedule_, op), op.tensor, op.peer);
+  }
+  return OpWhere(schedule_, op);
+}
+
 void Runner::WaitForArrival(int device, uint64_t seen) {
   constexpr auto kSlice = std::chrono::milliseconds(20);  // then the caller checks for stalls
   if (!spin_) {
@@ -691,9 +710,9 @@ void Runner::RunDevice(DeviceState& dev, int iteration, std::vector<TraceRow>& r
         std::string heads;
         for (size_t s = 0; s < streams; ++s) {
           if (next[s] == dev.streams[s].second.size()) continue;
-          heads += (heads.empty() ? "" : ", ") + schedule_.ops[dev.streams[s].second[next[s]]].key;
+          heads += (heads.empty() ? "" : "; ") + WhyWaiting(dev, dev.streams[s].second[next[s]]);
         }
-        throw InternalError(fmt::format("executor stalled for {} s: device {} waiting to run {}",
+        throw InternalError(fmt::format("executor stalled for {} s: device {} waiting: {}",
                                         stall_timeout_.count() / 1000.0, dev.device, heads));
       }
       if (stop_.Stopped()) throw StoppedError();
@@ -711,11 +730,12 @@ ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int
   std::string why;
   const bool possible = options_.threads != StreamThreads::kStream && DeviceThreadsPossible(&why);
   if (options_.threads == StreamThreads::kDevice && !possible) {
-    ThrowInput("{}: cannot run one thread per device: {}",
+    ThrowInput("{}: cannot run one thread per device (--exec-threads device): {}",
                schedule_.source.empty() ? "schedule" : schedule_.source, why);
   }
   device_threads_ = possible;
-  spin_ = device_threads_ && static_cast<int>(devices_.size()) <= UsableCores();
+  spin_ = device_threads_ &&
+          static_cast<int>(devices_.size()) * options_.threads_per_device <= UsableCores();
   ExecResult result;
   result.threads = device_threads_ ? StreamThreads::kDevice : StreamThreads::kStream;
   result.trace.run_kind = "exec";

@@ -34,6 +34,8 @@ namespace terasim {
 //     (communication first): a cpu device is one core, and its streams share it. Needs a
 //     transport that polls (Transport::Polls) and only compute, OPTIMIZER, SEND and RECV ops
 //     (a collective blocks its caller, which here would block every stream of the device).
+//     The numbers are those of kStream as long as a device has one compute stream (with
+//     several, their order follows the messages' arrival, as on a GPU).
 //   kAuto: kDevice where it can run, else kStream.
 enum class StreamThreads { kAuto, kStream, kDevice };
 
@@ -47,6 +49,9 @@ struct ExecOptions {
   AdamOptions adam;
   double stall_timeout_s = 120;  // a wait longer than this is reported as a stall
   StreamThreads threads = StreamThreads::kAuto;
+  // Cores each device's back end computes on (the cpu back end's BLAS threads). kDevice threads
+  // wait for messages spinning only while devices x this fits the cores, else sleeping.
+  int threads_per_device = 1;
 };
 
 struct ExecResult {

@@ -11,6 +11,8 @@
 // Polling (optional, Polls() says whether a transport has it): a runner that runs all of a
 // device's streams on one thread must never block in Recv while another stream of the device
 // could go on, so it asks with TryRecv and sleeps in WaitArrival until something new arrives.
+// A transport that polls must also Send without blocking (the runner's device thread sends
+// between its ops).
 #pragma once
 
 #include <chrono>
@@ -52,7 +54,8 @@ class Transport {
   virtual bool Polls() const { return false; }
   // What `from` sent to `to` under `tensor`, taken from the transport, if it has arrived.
   virtual std::optional<std::vector<float>> TryRecv(int to, int from, const std::string& tensor);
-  // How many messages have been delivered to `to` so far (only grows).
+  // A count that grows whenever a message is delivered to `to` (it may grow for other devices'
+  // messages too: a waiter then just looks again). Cheap enough to poll in a loop.
   virtual uint64_t Arrivals(int to);
   // Returns once Arrivals(to) != seen or after `timeout`; throws StoppedError after Abort.
   virtual void WaitArrival(int to, uint64_t seen, std::chrono::milliseconds timeout);

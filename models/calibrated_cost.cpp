@@ -188,7 +188,8 @@ CalibrationTable ParseCalibrationTable(const std::string& json_text, const std::
       }
       std::vector<double> row;
       for (size_t t = 0; t < rounds[i].size(); ++t) {
-        if (!rounds[i][t].is_number() || !(rounds[i][t].get<double>() > 0)) {
+        if (!rounds[i][t].is_number() || !std::isfinite(rounds[i][t].get<double>()) ||
+            !(rounds[i][t].get<double>() > 0)) {
           ThrowInput("{}[{}]: must be a number > 0", where, t);
         }
         row.push_back(rounds[i][t].get<double>());

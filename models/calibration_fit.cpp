@@ -197,6 +197,8 @@ std::vector<std::vector<double>> SpeedFactors(const std::vector<ProfilePoint>& p
   std::map<Cell, std::vector<double>> cells;
   std::map<std::pair<int, int>, std::vector<const ProfilePoint*>> groups;
   for (const ProfilePoint& p : points) {
+    TERASIM_CHECK(p.round >= 0 && p.thread >= 0, "profile point of round {} thread {}", p.round,
+                  p.thread);
     cells[{p.pass, p.rows, p.tokens, p.context}].push_back(p.time_ns);
     groups[{p.round, p.thread}].push_back(&p);
   }

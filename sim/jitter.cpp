@@ -1,6 +1,7 @@
 #include "sim/jitter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "models/errors.h"
@@ -22,12 +23,22 @@ uint64_t Next(uint64_t& state) {
 JitterResult SimulateWithJitter(const Schedule& schedule, const NetworkTopology& topology,
                                 const ComputeCostModel& cost, const SimOptions& options,
                                 const JitterOptions& jitter) {
-  if (jitter.samples < 1) ThrowInput("jitter: samples must be >= 1, not {}", jitter.samples);
-  if (jitter.factors.empty()) ThrowInput("jitter: no speed factors");
-  for (const auto& row : jitter.factors) {
-    if (row.empty()) ThrowInput("jitter: a row of speed factors is empty");
+  const std::string& where = jitter.origin;
+  if (jitter.samples < 1)
+    ThrowInput("{}: jitter samples must be >= 1, not {}", where, jitter.samples);
+  if (jitter.factors.empty()) ThrowInput("{}: no speed factors", where);
+  for (size_t r = 0; r < jitter.factors.size(); ++r) {
+    const std::vector<double>& row = jitter.factors[r];
+    if (row.size() != 1 && row.size() < static_cast<size_t>(schedule.devices)) {
+      ThrowInput(
+          "{}: speed factors row {} has {} factors for {} devices (1 shared by all, or one per "
+          "device)",
+          where, r, row.size(), schedule.devices);
+    }
     for (double f : row) {
-      if (!(f > 0)) ThrowInput("jitter: speed factor {} must be > 0", f);
+      if (!std::isfinite(f) || !(f > 0)) {
+        ThrowInput("{}: speed factors row {}: {} must be a finite number > 0", where, r, f);
+      }
     }
   }
   // Every sample's factors first, so that the median sample can be replayed again.
@@ -35,7 +46,7 @@ JitterResult SimulateWithJitter(const Schedule& schedule, const NetworkTopology&
   std::vector<std::vector<double>> speeds(jitter.samples, std::vector<double>(schedule.devices));
   for (auto& speed : speeds) {
     const std::vector<double>& row = jitter.factors[Next(state) % jitter.factors.size()];
-    for (int d = 0; d < schedule.devices; ++d) speed[d] = row[d % row.size()];
+    for (int d = 0; d < schedule.devices; ++d) speed[d] = row[row.size() == 1 ? 0 : d];
   }
   JitterResult result;
   SimOptions sample = options;
@@ -48,8 +59,9 @@ JitterResult SimulateWithJitter(const Schedule& schedule, const NetworkTopology&
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](int a, int b) { return result.iteration_ns[a] < result.iteration_ns[b]; });
-  const auto rank = [&](double q) {
-    return order[std::min<size_t>(order.size() - 1, static_cast<size_t>(q * order.size()))];
+  const auto rank = [&](double q) {  // nearest rank: the ceil(q n)-th smallest
+    const auto k = static_cast<size_t>(std::ceil(q * static_cast<double>(order.size())));
+    return order[std::clamp<size_t>(k, 1, order.size()) - 1];
   };
   const int middle = order[(order.size() - 1) / 2];
   result.median_ns = result.iteration_ns[middle];

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/simulator.h"
@@ -23,11 +24,12 @@
 namespace terasim {
 
 struct JitterOptions {
-  // The rows to draw from: row[d] is device d's factor (device d takes row[d % size], so a row
-  // of one factor serves every device). Every factor > 0.
+  // The rows to draw from: row[d] is device d's factor; a row of one factor serves every device.
+  // Every row has 1 or at least as many factors as devices; every factor is finite and > 0.
   std::vector<std::vector<double>> factors;
   int samples = 101;  // >= 1
   uint64_t seed = 1;
+  std::string origin = "jitter";  // names the factors' source in errors (a file, a trace)
 };
 
 struct JitterResult {
@@ -38,7 +40,8 @@ struct JitterResult {
   SimResult median;  // the median sample (the lower middle one for an even count)
 };
 
-// Throws InputError when `jitter` has no rows, an empty row, a factor <= 0, or samples < 1; and
+// Throws InputError naming jitter.origin when it has no rows, a row of the wrong width, a factor
+// that is not finite and > 0, or samples < 1; and
 // what Simulate throws. `options.device_speed` is overwritten per sample.
 JitterResult SimulateWithJitter(const Schedule& schedule, const NetworkTopology& topology,
                                 const ComputeCostModel& cost, const SimOptions& options,

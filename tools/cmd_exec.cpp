@@ -75,6 +75,7 @@ int RunExec(const Args& args) {
   const int blas_threads = vm["blas-threads"].as<int>();
   if (blas_threads < 1) ThrowInput("terasim exec: --blas-threads must be >= 1");
   if (backend == "cpu") SetBlasThreads(blas_threads);
+  exec.threads_per_device = blas_threads;
 
   Schedule schedule = ReadPirFile(path);
   RequireValidSchedule(schedule);

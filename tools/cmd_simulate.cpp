@@ -180,6 +180,7 @@ int RunSimulate(const Args& args) {
     j.samples = jitter_samples;
     j.seed = vm["seed"].as<uint64_t>();
     if (!durations_from.empty()) {
+      j.origin = durations_from;
       j.factors = TraceSpeedFactors(schedule, ReadTraceFile(durations_from), durations_from);
       if (j.factors.empty()) {
         ThrowInput("--jitter-samples: {} has no iteration in which every device ran all its ops",
@@ -187,6 +188,7 @@ int RunSimulate(const Args& args) {
       }
     } else if (calibrated && !calibrated->table().speed_factors.empty()) {
       j.factors = calibrated->table().speed_factors;
+      j.origin = vm["calib"].as<std::string>();
     } else {
       ThrowInput(
           "--jitter-samples: needs speed factors: a --calib table that has speed_factors "

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -85,13 +86,17 @@ ProfileGrid ScheduleGrid(const Schedule& schedule) {
   std::set<int64_t> tokens = {1}, contexts = {0};
   int layers = 1;
   // The most slices a device holds between their forwards and backwards.
-  int in_flight = 1;
-  std::map<int, int> live;  // device -> slices forwarded and not yet backwarded
+  // A slice is held from its first forward op on a device (of any layer or block) to its
+  // first backward op there; ops are listed per device in the order they run.
+  size_t in_flight = 1;
+  std::map<int, std::set<std::tuple<int, int, int64_t, int64_t>>> live;  // device -> slices
   for (const Op& op : schedule.ops) {
-    if (op.part != LayerPart::kMlp) {  // a split layer's two blocks count once
-      if (op.kind == OpKind::kFwd) in_flight = std::max(in_flight, ++live[op.device]);
-      if (IsBackwardCoverage(op.kind)) live[op.device] -= 1;
+    const auto slice = std::make_tuple(op.stage, op.microbatch, op.tokens.begin, op.tokens.end);
+    if (op.kind == OpKind::kFwd) {
+      live[op.device].insert(slice);
+      in_flight = std::max(in_flight, live[op.device].size());
     }
+    if (IsBackwardCoverage(op.kind)) live[op.device].erase(slice);
     if (!IsCompute(op.kind)) continue;
     const SliceWork work = SliceWorkOf(schedule, op);
     if (work.pass == Pass::kOptimizer) continue;  // profiled once per round anyway
@@ -105,7 +110,7 @@ ProfileGrid ScheduleGrid(const Schedule& schedule) {
   grid.tokens.assign(tokens.begin(), tokens.end());
   grid.contexts.assign(contexts.begin(), contexts.end());
   grid.layers = layers;
-  grid.in_flight = in_flight;
+  grid.in_flight = static_cast<int>(in_flight);
   return grid;
 }
 
@@ -249,19 +254,20 @@ int RunValidate(const Args& args) {
   exec.iterations = warmup + iterations;
   exec.seed = seed;
   exec.threads = ParseStreamThreads(vm["exec-threads"].as<std::string>(), "--exec-threads");
+  exec.threads_per_device = blas_threads;
   std::cerr << fmt::format("validate: running {} for {} iterations on {}\n", pir, exec.iterations,
                            backend);
   ExecResult measured;
   std::vector<ProfilePoint> points;  // --calib auto's measurements
   if (auto_calib) {
+    const ProfileGrid shape = ScheduleGrid(schedule);
     measured = RunInterleaved(schedule, card, exec, backend, warmup, iterations, &points);
     table = FitCalibration(
         points, cluster.Instance().device, card.name,
         fmt::format(
             "terasim validate --calib auto: {} rounds of {} interleaved with its measured "
             "iterations (stack of {} layers, {} slices in flight, blas threads {}); code {}",
-            iterations, pir, ScheduleGrid(schedule).layers, ScheduleGrid(schedule).in_flight,
-            blas_threads, CodeVersion()));
+            iterations, pir, shape.layers, shape.in_flight, blas_threads, CodeVersion()));
   } else {
     measured = ExecuteInProcess(schedule, card, exec, backend);
   }
@@ -292,14 +298,23 @@ int RunValidate(const Args& args) {
   SimOptions replay_options = sim;
   replay_options.compute_ns = TraceComputeDurations(schedule, measured_steady, "measured trace");
   const SimResult replay_steady = Simulate(schedule, topology, calibrated, replay_options);
-  // With speed jitter: the calibration's factors for the model, the run's own for the replay.
+  // With speed jitter: the calibration's factors for the model, the run's own for the replay;
+  // both or neither, so that the two compare alike.
   JitterOptions model_jitter;
   model_jitter.samples = jitter_samples;
   model_jitter.seed = seed;
   model_jitter.factors = table.speed_factors;
+  model_jitter.origin = auto_calib ? "--calib auto" : calib_path;
   JitterOptions replay_jitter = model_jitter;
   replay_jitter.factors = TraceSpeedFactors(schedule, measured_steady, "measured trace");
+  replay_jitter.origin = "measured trace";
   const bool jitter = jitter_samples > 0 && !model_jitter.factors.empty();
+  if (jitter_samples > 0 && !jitter) {
+    std::cerr << fmt::format(
+        "terasim validate: {} has no speed_factors: model and replay at the median speed (no "
+        "jitter)\n",
+        calib_path);
+  }
   std::optional<JitterResult> model_spread;
   std::optional<JitterResult> replay_spread;
   if (jitter) {
@@ -332,6 +347,7 @@ int RunValidate(const Args& args) {
                    {"iteration_error_without_jitter", error_of(predicted_steady)},
                    {"replay_without_jitter_s", NsToSeconds(replay_steady.iteration_time_ns)},
                    {"replay_iteration_error_without_jitter", error_of(replay_steady)}};
+    jitter_json["replay_jittered"] = replay_spread.has_value();
     if (replay_spread) {
       jitter_json["replay_p10_s"] = NsToSeconds(replay_spread->p10_ns);
       jitter_json["replay_p90_s"] = NsToSeconds(replay_spread->p90_ns);
@@ -478,9 +494,10 @@ int RunValidate(const Args& args) {
     }
     std::cout << fmt::format(
         "  jitter       median of {} iterations with per-device speed factors ({} profiled rounds, "
-        "{:.2f}-{:.2f}; replay: the run's own iterations); at the median speed: model {:.4f} s "
-        "({:+.1f} %), replay {:.4f} s ({:+.1f} %)\n",
+        "{:.2f}-{:.2f}; replay: {}); at the median speed: model {:.4f} s ({:+.1f} %), replay "
+        "{:.4f} s ({:+.1f} %)\n",
         jitter_samples, table.speed_factors.size(), low, high,
+        replay_spread ? "the run's own iterations" : "none, no whole iteration in the trace",
         NsToSeconds(predicted_steady.iteration_time_ns), 100 * error_of(predicted_steady),
         NsToSeconds(replay_steady.iteration_time_ns), 100 * error_of(replay_steady));
   }

@@ -1,7 +1,7 @@
 // Kept apart so that a new git version recompiles only this file.
 #include "traces/code_version.h"
 
-#include "git_version.h"  // generated at build time: cmake/GitVersion.cmake
+#include "terasim_git_version.h"  // generated at build time: cmake/GitVersion.cmake
 
 namespace terasim {
 

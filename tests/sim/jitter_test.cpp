@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "models/errors.h"
 #include "sim/jitter.h"
@@ -87,9 +88,20 @@ TEST_CASE("Jitter options without factors, with a factor <= 0 or no samples are 
   const FakeCost cost(1, 2);
   JitterOptions jitter;
   CHECK_THROWS_AS(SimulateWithJitter(schedule, topology, cost, {}, jitter), InputError);
+  jitter.origin = "calib.json";
   jitter.factors = {{1.0, 0.0}};
-  CHECK_THROWS_WITH(SimulateWithJitter(schedule, topology, cost, {}, jitter),
-                    Catch::Matchers::Contains("must be > 0"));
+  CHECK_THROWS_WITH(
+      SimulateWithJitter(schedule, topology, cost, {}, jitter),
+      Catch::Matchers::Contains("calib.json: speed factors row 0: 0 must be a finite"));
+  jitter.factors = {{1.0, std::numeric_limits<double>::infinity()}};
+  CHECK_THROWS_AS(SimulateWithJitter(schedule, topology, cost, {}, jitter), InputError);
+  // Three devices: a row of 2 factors is neither shared (1) nor one per device.
+  Schedule three = schedule;
+  three.devices = 3;
+  jitter.factors = {{1.0, 1.1}};
+  CHECK_THROWS_WITH(
+      SimulateWithJitter(three, testing::FreeTopology(3), cost, {}, jitter),
+      Catch::Matchers::Contains("calib.json: speed factors row 0 has 2 factors for 3 devices"));
   jitter.factors = {{1.0}};
   jitter.samples = 0;
   CHECK_THROWS_AS(SimulateWithJitter(schedule, topology, cost, {}, jitter), InputError);

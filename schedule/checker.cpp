@@ -6,7 +6,8 @@
 //   3. SEND/RECV and collective matching (schedule/comm_matching.cpp), coverage and slice order
 //      (schedule/coverage.cpp); when the matching passes, the dependency-cycle search
 //      (schedule/dependency_cycle.cpp) and, unless it found a cycle within one device, the dry
-//      run (schedule/dry_run.cpp).
+//      run (schedule/dry_run.cpp); and when all of these pass, the data flow
+//      (schedule/data_flow.cpp).
 #include "schedule/checker.h"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "models/errors.h"
 #include "schedule/comm_matching.h"
 #include "schedule/coverage.h"
+#include "schedule/data_flow.h"
 #include "schedule/dependency_cycle.h"
 #include "schedule/dry_run.h"
 #include "schedule/schedule_index.h"
@@ -224,6 +226,9 @@ std::vector<Diagnostic> CheckSchedule(const Schedule& schedule) {
     // dry run's report adds which device waits for what; within one device it would only
     // blame the devices that wait for that one.
     if (CheckDependencyCycles(schedule, index, out) != 1) CheckDryRun(schedule, index, out);
+    // The data flow only once everything else holds: it asks what a working order puts first,
+    // and a coverage or slice-order mistake would only repeat itself as missing data.
+    if (out.empty()) CheckDataFlow(schedule, index, out);
   }
   return InFileOrder(std::move(out));
 }

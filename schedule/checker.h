@@ -7,8 +7,12 @@
 // every member issues the group's collectives with the same identities, kinds and bytes in
 // the same order; every micro-batch's tokens x layers covered exactly once forward and once
 // backward per tp rank; forward slices ascending and backward slices descending on each
-// stage; and a dry run (each communication op waits for its peer, each collective for all
-// members) that completes without deadlock.
+// stage; a dry run (each communication op waits for its peer, each collective for all
+// members) that completes without deadlock; and the data flow (schedule/data_flow.h): every
+// input an op reads (an activation, a gradient, a tp partial sum, the keys and values of the
+// previous token slice, the weight gradients) is written on its device by an op that the order
+// puts before it, so that the executor never waits for data the order has not delivered.
+// The rules are written once in docs/execution_rules.md.
 #pragma once
 
 #include <string>

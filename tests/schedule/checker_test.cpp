@@ -367,3 +367,97 @@ TEST_CASE("terasim show prints the grid of a valid schedule", "[schedule][cli]")
         std::string::npos);
   CHECK(show.out.find("dev 3 | .  .  .  F0 B0 F1 B1") != std::string::npos);
 }
+
+// Data flow (schedule/data_flow.h, docs/execution_rules.md rule 5). The three schedules of
+// issue 15 that `check` accepted and `simulate` timed, but `exec` stalled on or crashed with:
+// each is now refused with the cycle of waits, before anything runs.
+
+TEST_CASE("a last-stage backward moved before its own forward is a cycle of waits",
+          "[schedule][checker][dataflow]") {
+  // tests/golden/1f1b_p3_m4.pir with lines 62 and 63 swapped (sed '62{h;d};63G'): B.s2.m2 reads
+  // the loss gradient grad.l4.m2 that F.s2.m2 writes, and F.s2.m2 now follows it on the stream.
+  const std::vector<std::string> messages = Messages(Load("dataflow_bwd_before_fwd.pir"));
+  REQUIRE(messages.size() == 1);
+  CHECK(messages[0] ==
+        "dataflow_bwd_before_fwd.pir:62: B.s2.m2.t0-32: deadlock: cycle of waits: B.s2.m2.t0-32 "
+        "(line 62) waits for grad.l4.m2.t0-32, which F.s2.m2.t0-32 (line 63) writes; "
+        "F.s2.m2.t0-32 waits for B.s2.m2.t0-32 (line 62: later on stream compute than "
+        "B.s2.m2.t0-32)");
+}
+
+TEST_CASE("a tp backward moved after its own all-reduce is a cycle of waits",
+          "[schedule][checker][dataflow]") {
+  // tests/golden/broadcast_gpipe_p2_t2.pir, sed '65{h;d};66G': on dev 2 the all-reduce of
+  // tpb.l2.mlp.m0 now comes before the backward that writes it.
+  const std::vector<std::string> messages = Messages(Load("dataflow_bwd_after_its_allreduce.pir"));
+  REQUIRE_FALSE(messages.empty());
+  CHECK(messages[0].find("dataflow_bwd_after_its_allreduce.pir:65: ARB.s1.m0.t0-32.l2.mlp.r0: "
+                         "deadlock: cycle of waits: ARB.s1.m0.t0-32.l2.mlp.r0 (line 65) waits "
+                         "for tpb.l2.mlp.m0.t0-32, which B.s1.m0.t0-32.l2.mlp.r0 (line 66) "
+                         "writes") == 0);
+}
+
+TEST_CASE(
+    "an attention backward before the mlp all-reduce it needs is refused, on one stream "
+    "or two",
+    "[schedule][checker][dataflow]") {
+  // tests/golden/tp2_1f1b_p2_m2.pir, sed '115{h;d};116G': B.l3.attn needs the finished mlp
+  // backward, which the all-reduce ARB.l3.mlp (now after it on the stream) completes. The
+  // executor died on a back-end assertion here.
+  const std::vector<std::string> swapped = Messages(Load("dataflow_allreduce_swapped.pir"));
+  REQUIRE_FALSE(swapped.empty());
+  CHECK(swapped[0].find("dataflow_allreduce_swapped.pir:115: B.s1.m1.t0-32.l3.attn.r0: "
+                        "deadlock: cycle of waits") == 0);
+  CHECK(swapped[0].find("the finished backward of layer 3 mlp (micro-batch 1, tokens 0-32)") !=
+        std::string::npos);
+  // The all-reduce on a stream of its own: nothing orders it after the backward that writes its
+  // input, nor before the backward that reads its output.
+  Schedule own = Load("dataflow_allreduce_own_stream.pir");
+  const std::vector<std::string> messages = Messages(own);
+  REQUIRE_FALSE(messages.empty());
+  CHECK(messages[0] ==
+        "dataflow_allreduce_own_stream.pir:115: ARB.s1.m1.t0-32.l3.mlp.r0: reads "
+        "tpb.l3.mlp.m1.t0-32, which B.s1.m1.t0-32.l3.mlp.r0 (line 114, dev 2 stream compute) "
+        "writes, but nothing orders B.s1.m1.t0-32.l3.mlp.r0 before it (add "
+        "after=B.s1.m1.t0-32.l3.mlp.r0 or put both on one stream)");
+  // Following the advice on both sides makes the schedule valid: the order now carries the data.
+  OpWithKey(own, "ARB.s1.m1.t0-32.l3.mlp.r0").after.push_back("B.s1.m1.t0-32.l3.mlp.r0");
+  OpWithKey(own, "B.s1.m1.t0-32.l3.attn.r0").after.push_back("ARB.s1.m1.t0-32.l3.mlp.r0");
+  CHECK(Messages(own).empty());
+}
+
+TEST_CASE("a cycle of waits through another device names each step",
+          "[schedule][checker][dataflow]") {
+  // 1F1B on 3 stages: dev 1's SEND of act.l3.m0 no longer waits for the forward that writes it,
+  // and that forward now waits for the gradient of micro-batch 0 from dev 2, which dev 2 can
+  // only compute from that very activation: SF.s1 -> RF.s2 -> F.s2 -> B.s2 -> SB.s2 -> RB.s1 ->
+  // F.s1, which writes what SF.s1 reads.
+  Schedule s = ReadPirFile(std::string(TERASIM_TEST_DATA) + "/../golden/1f1b_p3_m4.pir");
+  s.source = "1f1b_p3_m4.pir";
+  OpWithKey(s, "SF.s1.m0.t0-32").after.clear();
+  OpWithKey(s, "F.s1.m0.t0-32").after.push_back("RB.s1.m0.t0-32");
+  const std::vector<std::string> messages = Messages(s);
+  const std::string cycle = Find(messages, "cycle of waits");
+  INFO(cycle);
+  CHECK(cycle.find("SF.s1.m0.t0-32: deadlock: cycle of waits: SF.s1.m0.t0-32") !=
+        std::string::npos);
+  CHECK(cycle.find("waits for act.l3.m0.t0-32, which F.s1.m0.t0-32") != std::string::npos);
+  CHECK(cycle.find("F.s1.m0.t0-32 waits for RB.s1.m0.t0-32") != std::string::npos);
+  // The step through dev 2: the RECV waits with its SEND there.
+  CHECK(cycle.find("on dev 2") != std::string::npos);
+}
+
+TEST_CASE("terasim check and exec refuse the data-flow cycles with exit 1",
+          "[schedule][cli][dataflow]") {
+  for (const char* name : {"dataflow_bwd_before_fwd.pir", "dataflow_bwd_after_its_allreduce.pir",
+                           "dataflow_allreduce_swapped.pir"}) {
+    INFO(name);
+    const Run check = RunTerasim(std::string("check ") + kBadDir + "/" + name);
+    CHECK(check.exit_code == 1);
+    CHECK(check.out.find("cycle of waits") != std::string::npos);
+    // exec checks first: exit 1 (bad input) in well under its 120 s stall timeout, not exit 3.
+    const Run exec = RunTerasim(std::string("exec --model tiny ") + kBadDir + "/" + name);
+    CHECK(exec.exit_code == 1);
+    CHECK(exec.out.find("cycle of waits") != std::string::npos);
+  }
+}

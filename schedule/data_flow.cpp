@@ -1,0 +1,534 @@
+#include "schedule/data_flow.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "schedule/dry_run.h"
+
+namespace terasim {
+namespace {
+
+// What an op reads or writes on its device. Store tensors (act, grad, tp partial sums, opaque
+// identities) as the executor's tensor store holds them; the rest is back-end state: a block's
+// finished forward / backward, and the keys and values (forward) or their gradients (backward)
+// that a token slice leaves for the next one.
+enum class Res : uint8_t {
+  kAct,
+  kGrad,
+  kTpSumF,  // tpf.l.part.m.t: a split block's forward partial output
+  kTpSumB,  // tpb...
+  kFinF,    // layer `layer` part `part` forward of (mb, [a, b)) finished
+  kFinB,    // its backward finished
+  kCtxF,    // keys and values of layer `layer`, micro-batch mb, for the slice ending at a
+  kCtxB,    // their gradients, for the slice starting at a
+  kOpaque,  // any other tensor identity (a = interned id)
+};
+
+struct Key {
+  int device = 0;
+  Res kind = Res::kOpaque;
+  int part = 0;  // LayerPart as int
+  int layer = -1;
+  int mb = -1;
+  int a = 0;
+  int b = 0;
+  bool operator==(const Key&) const = default;
+};
+
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    uint64_t h = 1469598103934665603ULL;
+    for (int64_t v : {int64_t{k.device}, int64_t(k.kind), int64_t{k.part}, int64_t{k.layer},
+                      int64_t{k.mb}, int64_t{k.a}, int64_t{k.b}}) {
+      h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ULL;
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+constexpr int kAttn = static_cast<int>(LayerPart::kAttention);
+constexpr int kMlp = static_cast<int>(LayerPart::kMlp);
+
+std::vector<std::string_view> SplitDots(std::string_view text) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = text.find('.', start);
+    parts.push_back(text.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+bool Tagged(std::string_view field, char prefix, int& value) {
+  if (field.size() < 2 || field[0] != prefix) return false;
+  const char* end = field.data() + field.size();
+  auto [ptr, ec] = std::from_chars(field.data() + 1, end, value);
+  return ec == std::errc() && ptr == end;
+}
+
+bool Tokens(std::string_view field, int& a, int& b) {
+  if (field.size() < 4 || field[0] != 't') return false;
+  const size_t dash = field.find('-');
+  if (dash == std::string_view::npos) return false;
+  auto r1 = std::from_chars(field.data() + 1, field.data() + dash, a);
+  auto r2 = std::from_chars(field.data() + dash + 1, field.data() + field.size(), b);
+  return r1.ec == std::errc() && r1.ptr == field.data() + dash && r2.ec == std::errc() &&
+         r2.ptr == field.data() + field.size();
+}
+
+// A tensor identity as the executor reads it (exec/tensor_id.cpp: the same grammar).
+struct Tensor {
+  Key key;               // device left 0
+  int wgrad_stage = -1;  // wgrad.s{S}...: the stage
+};
+
+class Tensors {
+ public:
+  Tensor Parse(const std::string& text) {
+    Tensor t;
+    const std::vector<std::string_view> f = SplitDots(text);
+    if ((f[0] == "act" || f[0] == "grad") && (f.size() == 4 || f.size() == 5)) {
+      Key k;
+      k.kind = f[0] == "act" ? Res::kAct : Res::kGrad;
+      int copy = 0;
+      if (Tagged(f[1], 'l', k.layer) && Tagged(f[2], 'm', k.mb) && Tokens(f[3], k.a, k.b) &&
+          (f.size() == 4 || Tagged(f[4], 'r', copy))) {
+        t.key = k;
+        return t;
+      }
+    } else if ((f[0] == "tpf" || f[0] == "tpb") && f.size() == 5 &&
+               (f[2] == "attn" || f[2] == "mlp")) {
+      Key k;
+      k.kind = f[0] == "tpf" ? Res::kTpSumF : Res::kTpSumB;
+      k.part = f[2] == "attn" ? kAttn : kMlp;
+      if (Tagged(f[1], 'l', k.layer) && Tagged(f[3], 'm', k.mb) && Tokens(f[4], k.a, k.b)) {
+        t.key = k;
+        return t;
+      }
+    } else if (f[0] == "wgrad" && f.size() >= 2) {
+      int stage = -1;
+      if (Tagged(f[1], 's', stage)) t.wgrad_stage = stage;
+    }
+    auto [it, inserted] = opaque_.emplace(text, static_cast<int>(opaque_.size()));
+    t.key.kind = Res::kOpaque;
+    t.key.a = it->second;
+    if (inserted) names_.push_back(text);
+    return t;
+  }
+  const std::string& Name(int id) const { return names_[id]; }
+
+ private:
+  std::unordered_map<std::string, int> opaque_;
+  std::vector<std::string> names_;
+};
+
+std::string PartWord(int part) { return part == kMlp ? "mlp" : "attn"; }
+
+std::string Describe(const Key& k, const Tensors& tensors) {
+  switch (k.kind) {
+    case Res::kAct:
+      return fmt::format("act.l{}.m{}.t{}-{}", k.layer, k.mb, k.a, k.b);
+    case Res::kGrad:
+      return fmt::format("grad.l{}.m{}.t{}-{}", k.layer, k.mb, k.a, k.b);
+    case Res::kTpSumF:
+    case Res::kTpSumB:
+      return fmt::format("{}.l{}.{}.m{}.t{}-{}", k.kind == Res::kTpSumF ? "tpf" : "tpb", k.layer,
+                         PartWord(k.part), k.mb, k.a, k.b);
+    case Res::kFinF:
+    case Res::kFinB:
+      return fmt::format("the finished {} of layer {} {} (micro-batch {}, tokens {}-{})",
+                         k.kind == Res::kFinF ? "forward" : "backward", k.layer, PartWord(k.part),
+                         k.mb, k.a, k.b);
+    case Res::kCtxF:
+      return fmt::format("the keys and values of layer {}, micro-batch {}, up to token {}", k.layer,
+                         k.mb, k.a);
+    case Res::kCtxB:
+      return fmt::format("the key/value gradients of layer {}, micro-batch {}, from token {}",
+                         k.layer, k.mb, k.a);
+    case Res::kOpaque:
+      return tensors.Name(k.a);
+  }
+  return "?";
+}
+
+bool IsBackwardOp(const Op& op, const Tensor& t) {
+  return (IsLayerCompute(op.kind) && op.kind != OpKind::kFwd) ||
+         (op.kind == OpKind::kAllReduce && t.key.kind == Res::kTpSumB);
+}
+
+class DataFlow {
+ public:
+  DataFlow(const Schedule& s, const ScheduleIndex& ix) : s_(s), ix_(ix) {
+    const size_t n = s.ops.size();
+    const std::vector<int64_t> one(n, 1);
+    const DryRunResult r = DryRun(s, ix, one);
+    start_ = r.start_tick;
+    finish_ = r.finish_tick;
+    seen_.assign(n, 0);
+    tensor_.reserve(n);
+    for (const Op& op : s.ops)
+      tensor_.push_back(op.tensor.empty() ? Tensor{} : tensors_.Parse(op.tensor));
+  }
+
+  void Run(std::vector<Diagnostic>& out) {
+    const int n = static_cast<int>(s_.ops.size());
+    std::vector<std::vector<Key>> reads(n);
+    for (int i = 0; i < n; ++i) Effects(i, reads[i]);
+    for (int i = 0; i < n; ++i) {
+      for (const Key& k : reads[i]) {
+        auto it = producers_.find(k);
+        if (it == producers_.end()) {
+          out.push_back(
+              OpDiagnostic(s_.ops[i], fmt::format("reads {}, which no op on dev {} writes",
+                                                  Describe(k, tensors_), s_.ops[i].device)));
+          break;
+        }
+        if (!CheckProducers(i, Describe(k, tensors_), it->second, /*all=*/false, out)) break;
+      }
+    }
+    // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
+    // contributes (the executor also waits for every such op issued before them on the device).
+    std::map<int, std::vector<int>> backward_of_device, wgrad_of_device;
+    for (int i = 0; i < n; ++i) {
+      if (IsBackwardOp(s_.ops[i], tensor_[i])) backward_of_device[s_.ops[i].device].push_back(i);
+      if (s_.ops[i].kind == OpKind::kAllReduce && tensor_[i].wgrad_stage >= 0) {
+        wgrad_of_device[s_.ops[i].device].push_back(i);
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      const Op& op = s_.ops[i];
+      const bool wgrad = op.kind == OpKind::kAllReduce && tensor_[i].wgrad_stage >= 0;
+      if (!wgrad && op.kind != OpKind::kOptimizer) continue;
+      const int stage = wgrad ? tensor_[i].wgrad_stage : op.stage;
+      std::vector<int> needed;
+      for (int b : backward_of_device[op.device]) {
+        const int bs = s_.ops[b].stage;
+        const bool earlier = b < i && (!wgrad || bs == stage || bs < 0);
+        if (earlier || (stage >= 0 && bs == stage) || (!wgrad && stage < 0)) needed.push_back(b);
+      }
+      if (!wgrad && stage >= 0) {
+        for (int j : wgrad_of_device[op.device]) {
+          if (tensor_[j].wgrad_stage == stage) needed.push_back(j);
+        }
+      }
+      CheckProducers(i, fmt::format("the weight gradients of stage {}", stage), needed,
+                     /*all=*/true, out);
+    }
+  }
+
+ private:
+  void Write(int op, Key k) {
+    k.device = s_.ops[op].device;
+    producers_[k].push_back(op);
+  }
+  static void Read(std::vector<Key>& reads, const Op& op, Key k) {
+    k.device = op.device;
+    reads.push_back(k);
+  }
+  static Key Make(Res kind, int layer, int part, const Op& op) {
+    Key k;
+    k.kind = kind;
+    k.layer = layer;
+    k.part = part;
+    k.mb = op.microbatch;
+    k.a = op.tokens.begin;
+    k.b = op.tokens.end;
+    return k;
+  }
+  static Key Ctx(Res kind, int layer, int mb, int at) {
+    Key k;
+    k.kind = kind;
+    k.layer = layer;
+    k.mb = mb;
+    k.a = at;
+    return k;
+  }
+  // The stage output after layer `end` (the loss gradient after the last layer).
+  Key Output(int end, int mb, int a, int b) const {
+    Key k;
+    k.kind = end < s_.layers ? Res::kAct : Res::kGrad;
+    k.layer = end;
+    k.mb = mb;
+    k.a = a;
+    k.b = b;
+    return k;
+  }
+
+  // Fills producers_ with what op i writes and `reads` with what it reads (see
+  // docs/execution_rules.md, "Data flow"; exec/runner.cpp RunCompute, RunAllReduce, RunOp).
+  void Effects(int i, std::vector<Key>& reads) {
+    const Op& op = s_.ops[i];
+    const Tensor& t = tensor_[i];
+    const bool split = !op.group.empty();
+    const int mb = op.microbatch, a = op.tokens.begin, b = op.tokens.end;
+    switch (op.kind) {
+      case OpKind::kFwd: {
+        const int first = op.layers.begin;
+        if (op.part != LayerPart::kMlp && first > 0) {
+          Read(reads, op, Make(Res::kAct, first, 0, op));
+        }
+        if (op.part == LayerPart::kMlp) Read(reads, op, Make(Res::kFinF, first, kAttn, op));
+        for (int l = op.layers.begin; l < op.layers.end; ++l) {
+          if (op.part != LayerPart::kMlp) {
+            if (a > 0) Read(reads, op, Ctx(Res::kCtxF, l, mb, a));
+            Write(i, Ctx(Res::kCtxF, l, mb, b));
+          }
+          if (op.part == LayerPart::kWhole) {
+            Write(i, Make(Res::kFinF, l, kAttn, op));
+            Write(i, Make(Res::kFinF, l, kMlp, op));
+          }
+        }
+        if (op.part == LayerPart::kWhole) {
+          Write(i, Output(op.layers.end, mb, a, b));
+        } else if (split) {
+          Write(i, Make(Res::kTpSumF, first, static_cast<int>(op.part), op));
+        } else {
+          Write(i, Make(Res::kFinF, first, static_cast<int>(op.part), op));
+          if (op.part == LayerPart::kMlp) Write(i, Output(first + 1, mb, a, b));
+        }
+        return;
+      }
+      case OpKind::kBwd:
+      case OpKind::kBwdInput: {
+        const int first = op.layers.begin;
+        if (op.part != LayerPart::kAttention) {
+          Read(reads, op, Make(Res::kGrad, op.layers.end, 0, op));
+        } else {
+          Read(reads, op, Make(Res::kFinB, first, kMlp, op));
+        }
+        for (int l = op.layers.begin; l < op.layers.end; ++l) {
+          if (op.part == LayerPart::kWhole) {
+            Read(reads, op, Make(Res::kFinF, l, kMlp, op));
+          } else {
+            Read(reads, op, Make(Res::kFinF, l, static_cast<int>(op.part), op));
+          }
+          if (op.part != LayerPart::kMlp) {
+            if (b < s_.sequence) Read(reads, op, Ctx(Res::kCtxB, l, mb, b));
+            Write(i, Ctx(Res::kCtxB, l, mb, a));
+          }
+          if (op.part == LayerPart::kWhole) {
+            Write(i, Make(Res::kFinB, l, kMlp, op));
+            Write(i, Make(Res::kFinB, l, kAttn, op));
+          }
+        }
+        if (op.part == LayerPart::kWhole) {
+          if (first > 0) Write(i, Make(Res::kGrad, first, 0, op));
+        } else if (split) {
+          Write(i, Make(Res::kTpSumB, first, static_cast<int>(op.part), op));
+        } else {
+          Write(i, Make(Res::kFinB, first, static_cast<int>(op.part), op));
+          if (op.part == LayerPart::kAttention && first > 0) {
+            Write(i, Make(Res::kGrad, first, 0, op));
+          }
+        }
+        return;
+      }
+      case OpKind::kBwdWeight:
+        for (int l = op.layers.begin; l < op.layers.end; ++l) {
+          Read(reads, op, Make(Res::kFinB, l, op.part == LayerPart::kMlp ? kMlp : kAttn, op));
+        }
+        return;
+      case OpKind::kSend:
+        Read(reads, op, t.key);
+        return;
+      case OpKind::kRecv:
+        Write(i, t.key);
+        return;
+      case OpKind::kBroadcast:
+        if (op.device == op.peer) {
+          Read(reads, op, t.key);
+        } else {
+          Write(i, t.key);
+        }
+        return;
+      case OpKind::kAllReduce:
+        if (t.key.kind == Res::kTpSumF || t.key.kind == Res::kTpSumB) {
+          const bool backward = t.key.kind == Res::kTpSumB;
+          const Key& k = t.key;
+          Read(reads, op, k);
+          Key fin = k;
+          fin.kind = backward ? Res::kFinB : Res::kFinF;
+          Write(i, fin);
+          if (!backward && k.part == kMlp) Write(i, Output(k.layer + 1, k.mb, k.a, k.b));
+          if (backward && k.part == kAttn && k.layer > 0) {
+            Key g = k;
+            g.kind = Res::kGrad;
+            g.part = 0;
+            Write(i, g);
+          }
+          return;
+        }
+        if (t.wgrad_stage >= 0) return;  // handled in Run
+        Read(reads, op, t.key);
+        Write(i, t.key);
+        return;
+      case OpKind::kAllGather:
+      case OpKind::kReduceScatter:
+        Read(reads, op, t.key);
+        Write(i, t.key);
+        return;
+      case OpKind::kOptimizer:
+        return;  // handled in Run
+    }
+  }
+
+  // The ops that run together with `op` (a SEND and its RECV, a collective's members).
+  std::vector<int> Node(int op) const {
+    if (ix_.partner[op] >= 0) return {op, ix_.partner[op]};
+    if (ix_.instance[op] >= 0) return ix_.instance_ops[ix_.instance[op]];
+    return {op};
+  }
+
+  // Whether the order puts `p` before `c` (p finishes before c can start, whatever the
+  // durations). The unit-duration dry run bounds the search: p before x implies
+  // start(x) >= finish(p).
+  bool Before(int p, int c) {
+    if (p == c) return false;
+    if (ix_.stream_of[p] == ix_.stream_of[c]) {
+      return ix_.position_in_stream[p] < ix_.position_in_stream[c];
+    }
+    for (int d : ix_.After(c)) {
+      if (d == p) return true;
+    }
+    if (finish_[p] < 0 || start_[c] < 0 || finish_[p] > start_[c]) return false;
+    ++stamp_;
+    std::vector<int> stack;
+    auto push_preds = [&](int x) {
+      for (int m : Node(x)) {
+        const int stream = ix_.stream_of[m];
+        const int pos = ix_.position_in_stream[m];
+        if (pos > 0) stack.push_back(ix_.streams[stream].ops[pos - 1]);
+        for (int d : ix_.After(m)) stack.push_back(d);
+      }
+    };
+    push_preds(c);
+    const std::vector<int> target = Node(p);
+    while (!stack.empty()) {
+      const int y = stack.back();
+      stack.pop_back();
+      if (seen_[y] == stamp_) continue;
+      seen_[y] = stamp_;
+      if (std::find(target.begin(), target.end(), y) != target.end()) return true;
+      if (start_[y] < finish_[p]) continue;
+      push_preds(y);
+    }
+    return false;
+  }
+
+  // If `c` comes before `p`, the path c -> ... -> p as "Y waits for X (why)" steps from p back
+  // to c; else empty.
+  std::vector<std::string> PathFrom(int c, int p) {
+    struct Step {
+      int from = -2;  // the op waited for (-1 at c, -2 unvisited)
+      int via = -1;   // the member of from's node that y follows
+      bool after = false;
+    };
+    const int n = static_cast<int>(s_.ops.size());
+    std::vector<Step> step(n);
+    std::vector<int> queue{c};
+    step[c].from = -1;
+    const std::vector<int> target = Node(p);
+    int hit = -1;
+    for (size_t q = 0; q < queue.size() && hit < 0; ++q) {
+      const int x = queue[q];
+      for (int m : Node(x)) {
+        auto visit = [&](int y, bool after) {
+          if (step[y].from != -2 || hit >= 0) return;
+          if (start_[y] >= 0 && start_[p] >= 0 && start_[y] > start_[p]) return;
+          step[y] = Step{x, m, after};
+          if (std::find(target.begin(), target.end(), y) != target.end()) hit = y;
+          queue.push_back(y);
+        };
+        const int stream = ix_.stream_of[m];
+        const int pos = ix_.position_in_stream[m];
+        const auto& ops = ix_.streams[stream].ops;
+        if (pos + 1 < static_cast<int>(ops.size())) visit(ops[pos + 1], false);
+        for (int d : ix_.Dependents(m)) visit(d, true);
+      }
+    }
+    std::vector<std::string> steps;
+    if (hit < 0) return steps;
+    for (int y = hit; step[y].from >= 0; y = step[y].from) {
+      const Op& from = s_.ops[step[y].from];
+      const Op& via = s_.ops[step[y].via];
+      if (step[y].via == step[y].from) {
+        steps.push_back(fmt::format("{} waits for {} (line {}, {})", s_.ops[y].key, from.key,
+                                    from.line,
+                                    step[y].after ? std::string("named in its after=")
+                                                  : "before it on stream " + via.stream));
+      } else {
+        steps.push_back(fmt::format(
+            "{} waits for {} (line {}, which runs together with {} on dev {}; {})", s_.ops[y].key,
+            from.key, from.line, via.key, via.device,
+            step[y].after ? fmt::format("its after= names {}", via.key)
+                          : fmt::format("{} comes before it on stream {}", via.key, via.stream)));
+      }
+    }
+    return steps;
+  }
+
+  // Checks that one (all=false) or every (all=true) op in `producers` comes before `c`;
+  // appends a diagnostic and returns false when not.
+  bool CheckProducers(int c, const std::string& what, const std::vector<int>& producers, bool all,
+                      std::vector<Diagnostic>& out) {
+    // Only the last producer of each stream matters: stream order puts the others before it.
+    std::map<int, int> last;  // stream -> producer
+    for (int p : producers) {
+      if (p == c) continue;
+      auto [it, inserted] = last.emplace(ix_.stream_of[p], p);
+      if (!inserted && ix_.position_in_stream[p] > ix_.position_in_stream[it->second]) {
+        it->second = p;
+      }
+    }
+    int bad = -1;
+    for (const auto& [stream, p] : last) {
+      const bool before = Before(p, c);
+      if (before && !all) return true;
+      if (!before && bad < 0) bad = p;
+      if (!before && all) break;
+    }
+    if (bad < 0) return true;
+    const Op& op = s_.ops[c];
+    const Op& producer = s_.ops[bad];
+    const std::vector<std::string> path = PathFrom(c, bad);
+    if (!path.empty()) {
+      std::string cycle = fmt::format(
+          "deadlock: cycle of waits: {} (line {}) waits for {}, which {} (line {}) writes", op.key,
+          op.line, what, producer.key, producer.line);
+      for (const std::string& step : path) cycle += "; " + step;
+      out.push_back(OpDiagnostic(op, std::move(cycle)));
+    } else {
+      out.push_back(OpDiagnostic(
+          op, fmt::format("reads {}, which {} (line {}, dev {} stream {}) writes, but nothing "
+                          "orders {} before it (add after={} or put both on one stream)",
+                          what, producer.key, producer.line, producer.device, producer.stream,
+                          producer.key, producer.key)));
+    }
+    return false;
+  }
+
+  const Schedule& s_;
+  const ScheduleIndex& ix_;
+  Tensors tensors_;
+  std::vector<Tensor> tensor_;
+  std::vector<int64_t> start_, finish_;
+  std::vector<uint32_t> seen_;
+  uint32_t stamp_ = 0;
+  std::unordered_map<Key, std::vector<int>, KeyHash> producers_;
+};
+
+}  // namespace
+
+void CheckDataFlow(const Schedule& schedule, const ScheduleIndex& index,
+                   std::vector<Diagnostic>& diagnostics) {
+  DataFlow(schedule, index).Run(diagnostics);
+}
+
+}  // namespace terasim

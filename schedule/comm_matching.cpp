@@ -1,6 +1,8 @@
 #include "schedule/comm_matching.h"
 
 #include <functional>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -157,6 +159,22 @@ void MatchCollectives(const Schedule& s, ScheduleIndex& ix, std::vector<Diagnost
       }
     }
     if (!agree) continue;
+    // Executors match a collective by its group and tensor identity (exec/transport.h), so an
+    // identity names one instance of its group.
+    std::unordered_map<std::string_view, int> identity;
+    bool unique = true;
+    for (int op : first) {
+      auto [it, inserted] = identity.emplace(s.ops[op].tensor, op);
+      if (inserted) continue;
+      unique = false;
+      const Op& earlier = s.ops[it->second];
+      out.push_back(OpDiagnostic(
+          s.ops[op],
+          fmt::format("group {}: tensor {} is used by two collectives (first by {}, {}); "
+                      "a tensor identity names one collective of its group",
+                      group.name, s.ops[op].tensor, earlier.key, LineOf(earlier))));
+    }
+    if (!unique) continue;
     for (size_t k = 0; k < first.size(); ++k) {
       const int id = static_cast<int>(ix.instance_ops.size());
       std::vector<int> members;

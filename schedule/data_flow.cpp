@@ -464,11 +464,12 @@ class DataFlow {
                                     step[y].after ? std::string("named in its after=")
                                                   : "before it on stream " + via.stream));
       } else {
-        steps.push_back(fmt::format(
-            "{} waits for {} (line {}, which runs together with {} on dev {}; {})", s_.ops[y].key,
-            from.key, from.line, via.key, via.device,
-            step[y].after ? fmt::format("its after= names {}", via.key)
-                          : fmt::format("{} comes before it on stream {}", via.key, via.stream)));
+        steps.push_back(
+            fmt::format("{} waits for {} (line {}, {}), which runs together with {} (dev {})",
+                        s_.ops[y].key, via.key, via.line,
+                        step[y].after ? std::string("named in its after=")
+                                      : "before it on stream " + via.stream,
+                        from.key, from.device));
       }
     }
     return steps;

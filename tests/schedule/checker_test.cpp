@@ -381,8 +381,7 @@ TEST_CASE("a last-stage backward moved before its own forward is a cycle of wait
   CHECK(messages[0] ==
         "dataflow_bwd_before_fwd.pir:62: B.s2.m2.t0-32: deadlock: cycle of waits: B.s2.m2.t0-32 "
         "(line 62) waits for grad.l4.m2.t0-32, which F.s2.m2.t0-32 (line 63) writes; "
-        "F.s2.m2.t0-32 waits for B.s2.m2.t0-32 (line 62: later on stream compute than "
-        "B.s2.m2.t0-32)");
+        "F.s2.m2.t0-32 waits for B.s2.m2.t0-32 (line 62, before it on stream compute)");
 }
 
 TEST_CASE("a tp backward moved after its own all-reduce is a cycle of waits",
@@ -443,8 +442,9 @@ TEST_CASE("a cycle of waits through another device names each step",
         std::string::npos);
   CHECK(cycle.find("waits for act.l3.m0.t0-32, which F.s1.m0.t0-32") != std::string::npos);
   CHECK(cycle.find("F.s1.m0.t0-32 waits for RB.s1.m0.t0-32") != std::string::npos);
-  // The step through dev 2: the RECV waits with its SEND there.
-  CHECK(cycle.find("on dev 2") != std::string::npos);
+  // The steps through dev 2: each RECV runs together with its SEND there.
+  CHECK(cycle.find("which runs together with SB.s2.m0.t0-32 (dev 2)") != std::string::npos);
+  CHECK(cycle.find("SB.s2.m0.t0-32 waits for B.s2.m0.t0-32") != std::string::npos);
 }
 
 TEST_CASE("terasim check and exec refuse the data-flow cycles with exit 1",

@@ -379,16 +379,26 @@ class DataFlow {
     }
   }
 
-  // The ops that run together with `op` (a SEND and its RECV, a collective's members).
-  std::vector<int> Node(int op) const {
-    if (ix_.partner[op] >= 0) return {op, ix_.partner[op]};
+  // The ops whose predecessors must all be done before `op` can finish, `op` included: a RECV
+  // completes only once its SEND started, a collective only once every member arrived. Not the
+  // reverse for a SEND: executors buffer it (exec/transport.h), so it may finish before its
+  // RECV is even posted. These are the edges every implementation honours.
+  std::vector<int> JoinedBefore(int op) const {
+    if (ix_.partner[op] >= 0 && s_.ops[op].kind == OpKind::kRecv) return {op, ix_.partner[op]};
+    if (ix_.instance[op] >= 0) return ix_.instance_ops[ix_.instance[op]];
+    return {op};
+  }
+  // The ops whose successors wait for `op`'s predecessors: the reverse of JoinedBefore (a SEND
+  // and its RECV, a collective's members).
+  std::vector<int> JoinedAfter(int op) const {
+    if (ix_.partner[op] >= 0 && s_.ops[op].kind == OpKind::kSend) return {op, ix_.partner[op]};
     if (ix_.instance[op] >= 0) return ix_.instance_ops[ix_.instance[op]];
     return {op};
   }
 
   // Whether the order puts `p` before `c` (p finishes before c can start, whatever the
-  // durations). The unit-duration dry run bounds the search: p before x implies
-  // start(x) >= finish(p).
+  // durations, in the simulator and in every executor). The unit-duration dry run bounds the
+  // search: p before x implies start(x) >= finish(p) there.
   bool Before(int p, int c) {
     if (p == c) return false;
     if (ix_.stream_of[p] == ix_.stream_of[c]) {
@@ -401,7 +411,7 @@ class DataFlow {
     ++stamp_;
     std::vector<int> stack;
     auto push_preds = [&](int x) {
-      for (int m : Node(x)) {
+      for (int m : JoinedBefore(x)) {
         const int stream = ix_.stream_of[m];
         const int pos = ix_.position_in_stream[m];
         if (pos > 0) stack.push_back(ix_.streams[stream].ops[pos - 1]);
@@ -409,13 +419,12 @@ class DataFlow {
       }
     };
     push_preds(c);
-    const std::vector<int> target = Node(p);
     while (!stack.empty()) {
       const int y = stack.back();
       stack.pop_back();
       if (seen_[y] == stamp_) continue;
       seen_[y] = stamp_;
-      if (std::find(target.begin(), target.end(), y) != target.end()) return true;
+      if (y == p) return true;
       if (start_[y] < finish_[p]) continue;
       push_preds(y);
     }
@@ -434,11 +443,12 @@ class DataFlow {
     std::vector<Step> step(n);
     std::vector<int> queue{c};
     step[c].from = -1;
-    const std::vector<int> target = Node(p);
+    // p waits for c once c is before p or before an op p joins (JoinedBefore).
+    const std::vector<int> target = JoinedBefore(p);
     int hit = -1;
     for (size_t q = 0; q < queue.size() && hit < 0; ++q) {
       const int x = queue[q];
-      for (int m : Node(x)) {
+      for (int m : JoinedAfter(x)) {
         auto visit = [&](int y, bool after) {
           if (step[y].from != -2 || hit >= 0) return;
           if (start_[y] >= 0 && start_[p] >= 0 && start_[y] > start_[p]) return;

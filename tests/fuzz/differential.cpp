@@ -161,11 +161,15 @@ Schedule MakeCase(uint64_t seed, int index, std::string& mutation) {
 DifferentialCounts RunDifferential(const DifferentialOptions& options) {
   DifferentialCounts counts;
   const testing::FakeCost cost(1, 2, 1);
-  for (int index = 0; index < options.cases; ++index) {
+  for (int index = options.first_case; index < options.first_case + options.cases; ++index) {
     std::string mutation;
     Schedule s = MakeCase(options.seed, index, mutation);
     s.source = fmt::format("case{}.pir", index);
     ++counts.cases;
+    if (options.progress && counts.cases % 500 == 0) {
+      std::cerr << counts.cases << " cases: " << counts.accepted << " accepted, " << counts.rejected
+                << " rejected, " << counts.failures.size() << " failures\n";
+    }
     const bool unmutated = mutation.find("; ") == std::string::npos;
     if (unmutated) ++counts.unmutated;
     auto fail = [&](std::string what) {

@@ -20,10 +20,14 @@ namespace terasim::fuzz {
 
 struct DifferentialOptions {
   uint64_t seed = 1;
+  int first_case = 0;  // run cases first_case .. first_case + cases - 1
   int cases = 100;
-  double stall_timeout_s = 20;  // the executor's; a stall is a failure
-  std::string failure_dir;      // where failing schedules are written ("" : nowhere)
-  bool verbose = false;         // one line per case on stderr
+  // The executor's stall timeout; a stall is a failure. Generous: a RECV posted at the start of
+  // an iteration waits the whole iteration, which a loaded machine can stretch a hundredfold.
+  double stall_timeout_s = 120;
+  std::string failure_dir;  // where failing schedules are written ("" : nowhere)
+  bool verbose = false;     // one line per case on stderr
+  bool progress = false;    // the counts every 500 cases on stderr
 };
 
 struct DifferentialFailure {

@@ -1,7 +1,8 @@
 // terasim_differential: the long run of the differential fuzz harness (tests/fuzz/differential.h),
 // for tools/fuzz/differential.sh.
 //
-//   terasim_differential [--cases N] [--seed S] [--failures DIR] [--stall-timeout SECONDS] [-v]
+//   terasim_differential [--cases N] [--first I] [--seed S] [--failures DIR] [--stall-timeout
+//   SECONDS] [-v]
 //
 // Prints "cases N accepted A rejected R unmutated U failures F" and one line per failure; exits
 // 1 when any case failed.
@@ -24,7 +25,9 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     try {
-      if (arg == "--cases") {
+      if (arg == "--first") {
+        options.first_case = std::stoi(value());
+      } else if (arg == "--cases") {
         options.cases = std::stoi(value());
       } else if (arg == "--seed") {
         options.seed = std::stoull(value());
@@ -32,6 +35,8 @@ int main(int argc, char** argv) {
         options.failure_dir = value();
       } else if (arg == "--stall-timeout") {
         options.stall_timeout_s = std::stod(value());
+      } else if (arg == "--progress") {
+        options.progress = true;
       } else if (arg == "-v" || arg == "--verbose") {
         options.verbose = true;
       } else {

@@ -19,4 +19,4 @@ if [[ ! -f "$build/build.ninja" && ! -f "$build/Makefile" ]]; then
 fi
 cmake --build "$build" --target terasim_differential -j "${JOBS:-2}"
 exec "$build/tests/fuzz/terasim_differential" --cases "$cases" --seed "$seed" \
-  --failures "$build/fuzz-failures"
+  --failures "$build/fuzz-failures" --progress

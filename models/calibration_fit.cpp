@@ -158,8 +158,8 @@ CalibrationTable FitCalibration(const std::vector<ProfilePoint>& points, const s
       const CalibratedCostModel base_model(probe_table);
       auto base_ns = [&](double tokens) {
         SliceWork w;
-        w.pass = pass;
-        w.rows = rows;
+        w.pass = probe.pass;  // not the bindings: clang before 16 cannot capture those
+        w.rows = base.rows;
         w.tokens = static_cast<int64_t>(tokens);
         return static_cast<double>(base_model.Time(w));
       };

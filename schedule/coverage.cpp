@@ -191,10 +191,10 @@ void CheckCoverage(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagn
   for (int i = 0; i < n; ++i) {
     const Op& op = s.ops[i];
     if (!IsLayerCompute(op.kind)) continue;
-    auto [u0, u1] = Units(op);
+    const auto units = Units(op);  // not bindings: clang before 16 cannot capture those
     auto add = [&](Work work) {
-      pieces.push_back(
-          {op.microbatch, ix.tp_rank[i], work, u0, u1, op.tokens.begin, op.tokens.end, i});
+      pieces.push_back({op.microbatch, ix.tp_rank[i], work, units.first, units.second,
+                        op.tokens.begin, op.tokens.end, i});
     };
     if (op.kind == OpKind::kFwd) add(Work::kForward);
     if (IsBackwardCoverage(op.kind)) add(Work::kBackward);

@@ -29,6 +29,9 @@ nlohmann::json ParseJson(const std::string& text, const std::string& origin) {
     size_t colon = message.find("syntax error");
     if (colon != std::string::npos) message = message.substr(colon);
     ThrowInput("{}: line {} column {}: invalid JSON: {}", origin, line, column, message);
+  } catch (const nlohmann::json::exception& e) {
+    // E.g. a number too large for a double ("out_of_range.406"): bad input too.
+    ThrowInput("{}: invalid JSON: {}", origin, e.what());
   }
 }
 

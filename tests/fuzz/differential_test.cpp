@@ -12,7 +12,7 @@ TEST_CASE("every mutated schedule the checker accepts runs to the end in simulat
           "[fuzz][differential]") {
   DifferentialOptions options;
   options.seed = 20261201;
-  options.cases = 200;
+  options.cases = 300;
   const DifferentialCounts c = RunDifferential(options);
   for (const DifferentialFailure& f : c.failures) {
     UNSCOPED_INFO("case " << f.case_index << ": " << f.what << "\n" << f.mutation << "\n" << f.pir);

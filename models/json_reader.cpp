@@ -30,6 +30,9 @@ nlohmann::json ParseJson(const std::string& text, const std::string& origin) {
     size_t colon = message.find("syntax error");
     if (colon != std::string::npos) message = message.substr(colon);
     ThrowInput("{}: line {} column {}: invalid JSON: {}", origin, line, column, message);
+  } catch (const nlohmann::json::exception& e) {
+    // E.g. out_of_range 406, "number overflow parsing '1e999'": bad input, not a fault.
+    ThrowInput("{}: invalid JSON: {}", origin, e.what());
   }
 }
 

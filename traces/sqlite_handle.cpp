@@ -21,6 +21,8 @@ int CheckSqlite(int rc, sqlite3* db, const char* call, const char* file, int lin
   std::string_view root = TERASIM_SOURCE_DIR "/";
   if (source.substr(0, root.size()) == root) file += root.size();
 #endif
+  // A build with relative source paths (ccache's CCACHE_BASEDIR) names "../../traces/x.cpp".
+  while (std::string_view(file).substr(0, 3) == "../") file += 3;
   throw SqliteError(fmt::format("{}: {} failed at {}:{}: {}", where, call, file, line, message), rc,
                     message);
 }

@@ -13,6 +13,7 @@
 #include "traces/chrome_trace.h"
 #include "traces/result_store.h"
 #include "traces/sqlite_handle.h"
+#include "traces/trace_csv.h"
 
 namespace terasim {
 namespace {
@@ -131,6 +132,16 @@ TEST_CASE("The Chrome trace reader refuses a pid beyond the device limit and hug
           Catch::Contains("kMaxDurationNs"));
   CHECK_THROWS_AS(ReadChromeTrace(head + R"("pid": 0, "tid": 0, "ts": 0, "dur": -1}]})", "t.json"),
                   InputError);
+}
+
+TEST_CASE("The trace CSV reader refuses a device or a time beyond the limits") {
+  const std::string header = "run,iteration,key,kind,device,stream,start_ns,end_ns,bytes,flops\n";
+  // device 2^32 + 1 would read as 1 once cut to int.
+  CHECK_THROWS_WITH(ReadTraceCsv(header + "r,0,F,FWD,4294967297,c,0,10,0,0\n", "t.csv"),
+                    "t.csv:2: device: must be <= 1048575 (got 4294967297)");
+  CHECK_THROWS_WITH(ReadTraceCsv(header + "r,0,F,FWD,0,c,0,99999999999999999999,0,0\n", "t.csv"),
+                    "t.csv:2: end_ns: '99999999999999999999' is out of range");
+  CHECK(ReadTraceCsv(header + "r,0,F,FWD,3,c,0,10,0,0\n", "t.csv").rows.at(0).device == 3);
 }
 
 }  // namespace

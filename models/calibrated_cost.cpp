@@ -7,6 +7,7 @@
 
 #include "models/errors.h"
 #include "models/json_reader.h"
+#include "models/limits.h"
 
 namespace terasim {
 namespace {
@@ -44,24 +45,26 @@ std::vector<double> NumberArray(const JsonReader& r, const std::string& key) {
 ContextFit ParseContextFit(const JsonReader& r) {
   r.RejectUnknown({"a0", "a1", "a2", "a3", "r2", "max_rel_error", "points"});
   ContextFit fit;
-  fit.a0 = r.RequireDouble("a0");
-  fit.a1 = r.RequireDouble("a1");
-  fit.a2 = r.RequireDouble("a2");
-  fit.a3 = r.RequireDouble("a3");
+  // Nanosecond coefficients: bounded so that the fitted term stays a representable duration.
+  const double max_ns = static_cast<double>(limits::kMaxDurationNs);
+  fit.a0 = r.RequireDoubleIn("a0", -max_ns, max_ns);
+  fit.a1 = r.RequireDoubleIn("a1", -max_ns, max_ns);
+  fit.a2 = r.RequireDoubleIn("a2", -max_ns, max_ns);
+  fit.a3 = r.RequireDoubleIn("a3", -max_ns, max_ns);
   fit.r2 = r.RequireDouble("r2");
   if (fit.r2 > 1) ThrowInput("{}: r2: must be <= 1 (got {})", r.where(), fit.r2);
   fit.max_rel_error = r.RequireDouble("max_rel_error");
   if (fit.max_rel_error < 0) {
     ThrowInput("{}: max_rel_error: must be >= 0 (got {})", r.where(), fit.max_rel_error);
   }
-  fit.points = static_cast<int>(r.RequireInt("points", 0));
+  fit.points = static_cast<int>(r.RequireInt("points", 0, INT32_MAX));
   return fit;
 }
 
 RowsCurve ParseCurve(const JsonReader& r) {
   r.RejectUnknown({"rows", "tokens", "time_ns", "context"});
   RowsCurve curve;
-  curve.rows = static_cast<int>(r.RequireInt("rows", 1));
+  curve.rows = static_cast<int>(r.RequireInt("rows", 1, limits::kMaxBatch, "kMaxBatch"));
   curve.tokens = NumberArray(r, "tokens");
   curve.time_ns = NumberArray(r, "time_ns");
   if (curve.tokens.size() < 2) {
@@ -76,8 +79,10 @@ RowsCurve ParseCurve(const JsonReader& r) {
     if (i > 0 && curve.tokens[i] <= curve.tokens[i - 1]) {
       ThrowInput("{}: tokens[{}]: must be greater than tokens[{}]", r.where(), i, i - 1);
     }
-    if (!(curve.time_ns[i] > 0)) {
-      ThrowInput("{}: time_ns[{}]: must be > 0 (got {})", r.where(), i, curve.time_ns[i]);
+    if (!(curve.time_ns[i] > 0 &&
+          curve.time_ns[i] <= static_cast<double>(limits::kMaxDurationNs))) {
+      ThrowInput("{}: time_ns[{}]: must be in (0, {}] (kMaxDurationNs, models/limits.h) (got {})",
+                 r.where(), i, limits::kMaxDurationNs, curve.time_ns[i]);
     }
   }
   curve.context = ParseContextFit(r.Child("context"));
@@ -88,10 +93,11 @@ PassTable ParsePassTable(const JsonReader& r) {
   PassTable t;
   t.pass = ParsePass(r);
   t.block = ParseBlock(r);
-  t.tp = static_cast<int>(r.OptionalInt("tp", 1, 1));
+  t.tp = static_cast<int>(r.OptionalInt("tp", 1, 1, limits::kMaxDevices, "kMaxDevices"));
   if (t.pass == Pass::kOptimizer) {
     r.RejectUnknown({"pass", "block", "tp", "time_ns_per_layer"});
-    t.optimizer_ns_per_layer = r.RequirePositive("time_ns_per_layer");
+    t.optimizer_ns_per_layer =
+        r.RequireDoubleIn("time_ns_per_layer", 1e-9, static_cast<double>(limits::kMaxDurationNs));
     return t;
   }
   r.RejectUnknown({"pass", "block", "tp", "rows"});
@@ -257,7 +263,17 @@ TimeNs CalibratedCostModel::Time(const SliceWork& work) const {
     ThrowInput("{}: no table for pass {} block {} tp {}", table_.origin, PassName(work.pass),
                BlockName(work.block), work.tp);
   }
-  return std::max<TimeNs>(1, std::llround(layer_ns * work.layers));
+  const double total_ns = layer_ns * work.layers;
+  // A table whose numbers are each in range can still extrapolate past any real duration
+  // (huge coefficients times a long context): refuse it rather than wrap or clamp.
+  if (!(total_ns <= static_cast<double>(limits::kMaxDurationNs))) {
+    ThrowInput(
+        "{}: pass {} block {} tp {}: {} layers of {} rows x {} tokens after {} give {} ns, "
+        "beyond the limit {} (kMaxDurationNs, models/limits.h)",
+        table_.origin, PassName(work.pass), BlockName(work.block), work.tp, work.layers, work.rows,
+        work.tokens, work.context, total_ns, limits::kMaxDurationNs);
+  }
+  return std::max<TimeNs>(1, std::llround(total_ns));
 }
 
 }  // namespace terasim

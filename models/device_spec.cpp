@@ -5,10 +5,19 @@
 
 #include "models/errors.h"
 #include "models/json_reader.h"
+#include "models/limits.h"
 #include "models/model_card.h"
 
 namespace terasim {
 namespace {
+
+// Ranges of a device's rates: finite, positive, and far outside any real device on both sides
+// (a V100 does 1.25e14 FLOP/s and 9e11 B/s), so that work / rate stays a finite, representable
+// number of nanoseconds.
+constexpr double kMinFlops = 1e6;       // FLOP/s, and FLOPs of saturation_flops
+constexpr double kMaxFlops = 1e18;      // an exaFLOP per second per device
+constexpr double kMinBytesPerS = 1e3;   // a kB/s
+constexpr double kMaxBytesPerS = 1e15;  // a PB/s
 
 // A number in [lo, hi]; throws "WHERE: KEY: must be in [lo, hi] (got v)".
 double RequireInRange(const JsonReader& r, const std::string& key, double lo, double hi) {
@@ -37,9 +46,10 @@ ComputeModelParams ParseComputeModel(const JsonReader& r) {
   if (p.efficiency_max > 1) {
     ThrowInput("{}: efficiency_max: must be <= 1 (got {})", r.where(), p.efficiency_max);
   }
-  p.saturation_flops = r.RequirePositive("saturation_flops");
+  p.saturation_flops = r.RequireDoubleIn("saturation_flops", 1, kMaxFlops);
   p.sharpness = RequireInRange(r, "sharpness", 1, 64);
-  p.kernel_overhead_ns_per_layer = r.RequireInt("kernel_overhead_ns_per_layer", 0);
+  p.kernel_overhead_ns_per_layer =
+      r.RequireInt("kernel_overhead_ns_per_layer", 0, limits::kMaxDurationNs, "kMaxDurationNs");
   p.memory_efficiency = r.RequirePositive("memory_efficiency");
   if (p.memory_efficiency > 1) {
     ThrowInput("{}: memory_efficiency: must be <= 1 (got {})", r.where(), p.memory_efficiency);
@@ -97,21 +107,22 @@ DeviceSpec ParseDeviceSpec(const std::string& json_text, const std::string& orig
   d.name = r.RequireString("name");
   if (d.name.empty()) ThrowInput("{}: name: must not be empty", origin);
   d.product = r.RequireString("product");
-  d.peak_fp16_tensor_flops = r.RequirePositive("peak_fp16_tensor_flops");
-  d.peak_bf16_tensor_flops = r.RequireDouble("peak_bf16_tensor_flops");
+  d.peak_fp16_tensor_flops = r.RequireDoubleIn("peak_fp16_tensor_flops", kMinFlops, kMaxFlops);
+  d.peak_bf16_tensor_flops = r.RequireDoubleIn("peak_bf16_tensor_flops", -kMaxFlops, kMaxFlops);
   if (d.peak_bf16_tensor_flops < 0) {
     ThrowInput("{}: peak_bf16_tensor_flops: must be >= 0 (0: no bf16) (got {})", origin,
                d.peak_bf16_tensor_flops);
   }
-  d.peak_fp32_flops = r.RequirePositive("peak_fp32_flops");
-  d.memory_bytes = r.RequireInt("memory_bytes", 1);
-  d.memory_reserve_bytes = r.RequireInt("memory_reserve_bytes", 0);
+  d.peak_fp32_flops = r.RequireDoubleIn("peak_fp32_flops", kMinFlops, kMaxFlops);
+  d.memory_bytes = r.RequireInt("memory_bytes", 1, limits::kMaxBytes, "kMaxBytes");
+  d.memory_reserve_bytes = r.RequireInt("memory_reserve_bytes", 0, limits::kMaxBytes, "kMaxBytes");
   if (d.memory_reserve_bytes >= d.memory_bytes) {
     ThrowInput("{}: memory_reserve_bytes: {} must be less than memory_bytes {}", origin,
                d.memory_reserve_bytes, d.memory_bytes);
   }
-  d.memory_bw_bytes_per_s = r.RequirePositive("memory_bw_bytes_per_s");
-  d.sm_count = static_cast<int>(r.RequireInt("sm_count", 1));
+  d.memory_bw_bytes_per_s =
+      r.RequireDoubleIn("memory_bw_bytes_per_s", kMinBytesPerS, kMaxBytesPerS);
+  d.sm_count = static_cast<int>(r.RequireInt("sm_count", 1, INT32_MAX));
   d.compute = ParseComputeModel(r.Child("compute_model"));
   if (!(d.PeakFlops() > 0)) {
     ThrowInput("{}: compute_model: precision: the device has no {} peak", origin,

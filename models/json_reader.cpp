@@ -1,6 +1,7 @@
 #include "models/json_reader.h"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -30,7 +31,7 @@ nlohmann::json ParseJson(const std::string& text, const std::string& origin) {
     if (colon != std::string::npos) message = message.substr(colon);
     ThrowInput("{}: line {} column {}: invalid JSON: {}", origin, line, column, message);
   } catch (const nlohmann::json::exception& e) {
-    // E.g. a number too large for a double ("out_of_range.406"): bad input too.
+    // E.g. out_of_range 406, "number overflow parsing '1e999'": bad input, not a fault.
     ThrowInput("{}: invalid JSON: {}", origin, e.what());
   }
 }
@@ -54,24 +55,48 @@ std::string JsonReader::RequireString(const std::string& key) const {
   return v.get<std::string>();
 }
 
-int64_t JsonReader::RequireInt(const std::string& key, int64_t min_value) const {
+int64_t JsonReader::RequireInt(const std::string& key, int64_t min_value, int64_t max_value,
+                               const char* limit_name) const {
   const auto& v = Get(key);
   if (!v.is_number_integer()) ThrowInput("{}: {}: must be an integer", where_, key);
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+    ThrowInput("{}: {}: {} is out of range (at most {})", where_, key, v.get<uint64_t>(),
+               max_value);
+  }
   int64_t value = v.get<int64_t>();
   if (value < min_value)
     ThrowInput("{}: {}: must be >= {} (got {})", where_, key, min_value, value);
+  if (value > max_value) {
+    if (limit_name != nullptr) {
+      ThrowInput("{}: {}: {} exceeds the limit {} ({}, models/limits.h)", where_, key, value,
+                 max_value, limit_name);
+    }
+    ThrowInput("{}: {}: must be <= {} (got {})", where_, key, max_value, value);
+  }
   return value;
 }
 
 double JsonReader::RequireDouble(const std::string& key) const {
   const auto& v = Get(key);
   if (!v.is_number()) ThrowInput("{}: {}: must be a number", where_, key);
-  return v.get<double>();
+  const double value = v.get<double>();
+  // JSON has no infinity, but a literal such as 1e999 parses to one.
+  if (!std::isfinite(value)) ThrowInput("{}: {}: must be finite (got {})", where_, key, value);
+  return value;
 }
 
 double JsonReader::RequirePositive(const std::string& key) const {
   double value = RequireDouble(key);
   if (!(value > 0)) ThrowInput("{}: {}: must be > 0 (got {})", where_, key, value);
+  return value;
+}
+
+double JsonReader::RequireDoubleIn(const std::string& key, double min_value,
+                                   double max_value) const {
+  double value = min_value > 0 ? RequirePositive(key) : RequireDouble(key);
+  if (!(value >= min_value && value <= max_value)) {
+    ThrowInput("{}: {}: must be in [{}, {}] (got {})", where_, key, min_value, max_value, value);
+  }
   return value;
 }
 
@@ -97,8 +122,9 @@ std::string JsonReader::OptionalString(const std::string& key, const std::string
   return Has(key) ? RequireString(key) : fallback;
 }
 
-int64_t JsonReader::OptionalInt(const std::string& key, int64_t fallback, int64_t min_value) const {
-  return Has(key) ? RequireInt(key, min_value) : fallback;
+int64_t JsonReader::OptionalInt(const std::string& key, int64_t fallback, int64_t min_value,
+                                int64_t max_value, const char* limit_name) const {
+  return Has(key) ? RequireInt(key, min_value, max_value, limit_name) : fallback;
 }
 
 double JsonReader::OptionalDouble(const std::string& key, double fallback) const {

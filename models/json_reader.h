@@ -29,16 +29,23 @@ class JsonReader {
   // Each Require* throws InputError "WHERE: KEY: ..." when the key is missing or has the
   // wrong type or range; each Optional* returns `fallback` when the key is missing.
   std::string RequireString(const std::string& key) const;
-  int64_t RequireInt(const std::string& key, int64_t min_value = INT64_MIN) const;
+  // An integer in [min_value, max_value] (never silently narrowed: a value beyond int64 is
+  // refused). `limit_name`, when given, names max_value in the error ("hidden: 4294967360 exceeds
+  // the limit 16777216 (kMaxModelDim, models/limits.h)").
+  int64_t RequireInt(const std::string& key, int64_t min_value = INT64_MIN,
+                     int64_t max_value = INT64_MAX, const char* limit_name = nullptr) const;
   double RequireDouble(const std::string& key) const;
-  double RequirePositive(const std::string& key) const;  // a number > 0
+  double RequirePositive(const std::string& key) const;  // a finite number > 0
+  // A finite number in [min_value, max_value]; the error names the field and the range (or
+  // says "must be > 0" for a value <= 0 when min_value > 0).
+  double RequireDoubleIn(const std::string& key, double min_value, double max_value) const;
   bool RequireBool(const std::string& key) const;
   const nlohmann::json& RequireArray(const std::string& key) const;
   const nlohmann::json& RequireObject(const std::string& key) const;
 
   std::string OptionalString(const std::string& key, const std::string& fallback) const;
-  int64_t OptionalInt(const std::string& key, int64_t fallback,
-                      int64_t min_value = INT64_MIN) const;
+  int64_t OptionalInt(const std::string& key, int64_t fallback, int64_t min_value = INT64_MIN,
+                      int64_t max_value = INT64_MAX, const char* limit_name = nullptr) const;
   double OptionalDouble(const std::string& key, double fallback) const;
   bool OptionalBool(const std::string& key, bool fallback) const;
 

@@ -6,6 +6,7 @@
 
 #include "models/errors.h"
 #include "models/json_reader.h"
+#include "models/limits.h"
 
 namespace terasim {
 
@@ -39,12 +40,14 @@ ModelCard ParseModelCard(const std::string& json_text, const std::string& origin
   ModelCard card;
   card.name = r.RequireString("name");
   if (card.name.empty()) ThrowInput("{}: name: must not be empty", origin);
-  card.layers = static_cast<int>(r.RequireInt("layers", 1));
-  card.hidden = static_cast<int>(r.RequireInt("hidden", 1));
-  card.heads = static_cast<int>(r.RequireInt("heads", 1));
-  card.ffn = static_cast<int>(r.OptionalInt("ffn", 4LL * card.hidden, 1));
-  card.sequence = static_cast<int>(r.RequireInt("sequence", 1));
-  card.vocab = static_cast<int>(r.RequireInt("vocab", 1));
+  card.layers = static_cast<int>(r.RequireInt("layers", 1, limits::kMaxLayers, "kMaxLayers"));
+  card.hidden = static_cast<int>(r.RequireInt("hidden", 1, limits::kMaxHidden, "kMaxHidden"));
+  card.heads = static_cast<int>(r.RequireInt("heads", 1, limits::kMaxHidden, "kMaxHidden"));
+  card.ffn =
+      static_cast<int>(r.OptionalInt("ffn", 4LL * card.hidden, 1, limits::kMaxFfn, "kMaxFfn"));
+  card.sequence =
+      static_cast<int>(r.RequireInt("sequence", 1, limits::kMaxSequence, "kMaxSequence"));
+  card.vocab = static_cast<int>(r.RequireInt("vocab", 1, limits::kMaxVocab, "kMaxVocab"));
   card.embedding_in_stack = r.OptionalBool("embedding_in_stack", false);
   card.lm_head_in_stack = r.OptionalBool("lm_head_in_stack", false);
   if (card.hidden % card.heads != 0) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "models/errors.h"
+#include "models/limits.h"
 #include "schedule/pipeline_order.h"
 #include "schedule/slicing_planner.h"
 
@@ -13,6 +14,34 @@ namespace {
 
 void RequirePositive(int value, std::string_view flag) {
   if (value < 1) ThrowInput("{} {}: must be >= 1", flag, value);
+}
+
+// Refuses a size above its limit (models/limits.h) before anything is allocated for it.
+void RequireAtMost(int64_t value, int64_t limit, std::string_view what, std::string_view name) {
+  if (value > limit) {
+    ThrowInput("{} {}: exceeds the limit {} ({}, models/limits.h)", what, value, limit, name);
+  }
+}
+
+void CheckLimits(const GenerateOptions& o) {
+  RequireAtMost(o.microbatches, limits::kMaxMicrobatches, "--microbatches", "kMaxMicrobatches");
+  RequireAtMost(o.microbatch_size, limits::kMaxBatch, "--microbatch-size", "kMaxBatch");
+  const int64_t devices = int64_t{o.dp} * o.pp * o.tp;  // each <= INT32_MAX: no overflow
+  RequireAtMost(devices, limits::kMaxDevices, "--dp x --pp x --tp =", "kMaxDevices");
+  const int64_t batch = int64_t{o.dp} * o.microbatches * o.microbatch_size;
+  RequireAtMost(batch, limits::kMaxBatch,
+                "batch = --dp x --microbatches x --microbatch-size =", "kMaxBatch");
+  // At least a forward and a backward per device, micro-batch, slice and model chunk (in double:
+  // the product of unchecked factors may pass int64).
+  const double slices = o.uniform_slices > 0 ? o.uniform_slices : 1;
+  const double ops =
+      2.0 * static_cast<double>(devices) * o.virtual_stages * o.microbatches * slices;
+  if (ops > static_cast<double>(limits::kMaxOps)) {
+    ThrowInput(
+        "--dp {} x --pp {} x --tp {} x --virtual-stages {} x --microbatches {} x --slices {} makes "
+        "at least {:.0f} ops, above the limit {} (kMaxOps, models/limits.h)",
+        o.dp, o.pp, o.tp, o.virtual_stages, o.microbatches, slices, ops, limits::kMaxOps);
+  }
 }
 
 // Everything the emitter needs, fixed once the options are validated.
@@ -263,6 +292,7 @@ void Validate(const GenerateOptions& o) {
   RequirePositive(o.virtual_stages, "--virtual-stages");
   RequirePositive(o.microbatches, "--microbatches");
   RequirePositive(o.microbatch_size, "--microbatch-size");
+  CheckLimits(o);
   const ModelCard& m = o.model;
   if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.sequence < 1) {
     ThrowInput("--model {}: layers, hidden, heads and sequence must be >= 1", m.name);

@@ -10,6 +10,7 @@
 
 #include "models/errors.h"
 #include "models/json_reader.h"
+#include "models/limits.h"
 
 namespace terasim {
 namespace {
@@ -49,6 +50,20 @@ std::vector<std::string_view> Split(std::string_view text, char sep) {
   return parts;
 }
 
+// The largest value a field may take, and the name of that limit for messages.
+struct Limit {
+  int64_t value;
+  const char* name;
+};
+constexpr Limit kDevices{limits::kMaxDevices, "kMaxDevices"};
+constexpr Limit kDeviceIndex{limits::kMaxDevices - 1, "kMaxDevices"};
+constexpr Limit kLayers{limits::kMaxLayers, "kMaxLayers"};
+constexpr Limit kSequence{limits::kMaxSequence, "kMaxSequence"};
+constexpr Limit kBatch{limits::kMaxBatch, "kMaxBatch"};
+constexpr Limit kMicrobatchIndex{limits::kMaxMicrobatches - 1, "kMaxMicrobatches"};
+constexpr Limit kBytes{limits::kMaxBytes, "kMaxBytes"};
+constexpr Limit kVersion{INT32_MAX, "INT32_MAX"};
+
 // Parses the text of one line; `Fail` prefixes every message with origin:line[: key].
 class LineParser {
  public:
@@ -62,22 +77,34 @@ class LineParser {
     ThrowInput("{}:{}: {}: {}", origin_, line_, key_, message);
   }
 
-  int64_t Int(std::string_view field, std::string_view text, int64_t min_value) const {
+  // An integer in [min_value, limit.value]; the error names the limit (models/limits.h).
+  int64_t Int(std::string_view field, std::string_view text, int64_t min_value, Limit limit) const {
     int64_t value = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec == std::errc::result_out_of_range) {
+      Fail("{}: '{}' exceeds the limit {} ({}, models/limits.h)", field, text, limit.value,
+           limit.name);
+    }
     if (ec != std::errc() || ptr != text.data() + text.size()) {
       Fail("{}: '{}' is not an integer", field, text);
     }
     if (value < min_value) Fail("{}: {} must be >= {}", field, value, min_value);
+    if (value > limit.value) {
+      Fail("{}: {} exceeds the limit {} ({}, models/limits.h)", field, value, limit.value,
+           limit.name);
+    }
     return value;
   }
+  int Int32(std::string_view field, std::string_view text, int64_t min_value, Limit limit) const {
+    return static_cast<int>(Int(field, text, min_value, limit));
+  }
 
-  Range ParseRange(std::string_view field, std::string_view text) const {
+  Range ParseRange(std::string_view field, std::string_view text, Limit limit) const {
     size_t dash = text.find('-');
     if (dash == std::string_view::npos || dash == 0)
       Fail("{}: '{}' is not a range A-B", field, text);
-    Range r{static_cast<int>(Int(field, text.substr(0, dash), 0)),
-            static_cast<int>(Int(field, text.substr(dash + 1), 0))};
+    Range r{Int32(field, text.substr(0, dash), 0, limit),
+            Int32(field, text.substr(dash + 1), 0, limit)};
     if (r.end <= r.begin) Fail("{}: range {}-{} is empty", field, r.begin, r.end);
     return r;
   }
@@ -106,13 +133,13 @@ void ParseOpFields(const std::vector<std::string_view>& words, LineParser& p, Op
     std::string_view value = word.substr(eq + 1);
     if (!seen.insert(name).second) p.Fail("field '{}' given twice", name);
     if (name == "dev") {
-      op.device = static_cast<int>(p.Int(name, value, 0));
+      op.device = p.Int32(name, value, 0, kDeviceIndex);
     } else if (name == "stream") {
       op.stream = p.Name(name, value);
     } else if (name == "stage") {
-      op.stage = static_cast<int>(p.Int(name, value, 0));
+      op.stage = p.Int32(name, value, 0, kDeviceIndex);
     } else if (name == "layers") {
-      op.layers = p.ParseRange(name, value);
+      op.layers = p.ParseRange(name, value, kLayers);
     } else if (name == "part") {
       if (value == "attn") {
         op.part = LayerPart::kAttention;
@@ -122,19 +149,19 @@ void ParseOpFields(const std::vector<std::string_view>& words, LineParser& p, Op
         p.Fail("part: '{}' must be attn or mlp", value);
       }
     } else if (name == "mb") {
-      op.microbatch = static_cast<int>(p.Int(name, value, 0));
+      op.microbatch = p.Int32(name, value, 0, kMicrobatchIndex);
     } else if (name == "rows") {
-      op.rows = static_cast<int>(p.Int(name, value, 1));
+      op.rows = p.Int32(name, value, 1, kBatch);
     } else if (name == "tokens") {
-      op.tokens = p.ParseRange(name, value);
+      op.tokens = p.ParseRange(name, value, kSequence);
     } else if (name == "group") {
       op.group = p.Name(name, value);
     } else if (name == "peer") {
-      op.peer = static_cast<int>(p.Int(name, value, 0));
+      op.peer = p.Int32(name, value, 0, kDeviceIndex);
     } else if (name == "tensor") {
       op.tensor = p.Name(name, value);
     } else if (name == "bytes") {
-      op.bytes = p.Int(name, value, 0);
+      op.bytes = p.Int(name, value, 0, kBytes);
     } else if (name == "after") {
       for (std::string_view dep : Split(value, ',')) {
         if (dep.empty()) p.Fail("after: empty key in '{}'", value);
@@ -211,7 +238,7 @@ Schedule ReadPir(const std::string& text, const std::string& origin) {
       if (words.size() != 2 || words[0] != kMagic) {
         p.Fail("first line must be '{} {}'", kMagic, kPirFormatVersion);
       }
-      int64_t version = p.Int("version", words[1], 0);
+      int64_t version = p.Int("version", words[1], 0, kVersion);
       if (version != kPirFormatVersion) {
         p.Fail("format version {} is not supported (this terasim reads version {})", version,
                kPirFormatVersion);
@@ -234,13 +261,13 @@ Schedule ReadPir(const std::string& text, const std::string& origin) {
           if (name == "strategy") {
             s.shape.strategy = value == "-" ? "" : std::string(value);
           } else if (name == "dp") {
-            s.shape.dp = static_cast<int>(p.Int(name, value, 1));
+            s.shape.dp = p.Int32(name, value, 1, kDevices);
           } else if (name == "pp") {
-            s.shape.pp = static_cast<int>(p.Int(name, value, 1));
+            s.shape.pp = p.Int32(name, value, 1, kDevices);
           } else if (name == "tp") {
-            s.shape.tp = static_cast<int>(p.Int(name, value, 1));
+            s.shape.tp = p.Int32(name, value, 1, kDevices);
           } else if (name == "v") {
-            s.shape.virtual_stages = static_cast<int>(p.Int(name, value, 1));
+            s.shape.virtual_stages = p.Int32(name, value, 1, kLayers);
           } else {
             p.Fail("shape: unknown field '{}'", name);
           }
@@ -251,13 +278,13 @@ Schedule ReadPir(const std::string& text, const std::string& origin) {
       if (directive == "model") {
         s.model = std::string(words[1]);
       } else if (directive == "layers") {
-        s.layers = static_cast<int>(p.Int(directive, words[1], 1));
+        s.layers = p.Int32(directive, words[1], 1, kLayers);
       } else if (directive == "sequence") {
-        s.sequence = static_cast<int>(p.Int(directive, words[1], 1));
+        s.sequence = p.Int32(directive, words[1], 1, kSequence);
       } else if (directive == "devices") {
-        s.devices = static_cast<int>(p.Int(directive, words[1], 1));
+        s.devices = p.Int32(directive, words[1], 1, kDevices);
       } else if (directive == "batch") {
-        s.batch = static_cast<int>(p.Int(directive, words[1], 0));
+        s.batch = p.Int32(directive, words[1], 0, kBatch);
       }
       continue;
     }
@@ -267,11 +294,18 @@ Schedule ReadPir(const std::string& text, const std::string& origin) {
       g.name = p.Name("group", words[1]);
       g.line = line_no;
       for (std::string_view r : Split(words[2], ',')) {
-        g.ranks.push_back(static_cast<int>(p.Int("group ranks", r, 0)));
+        if (g.ranks.size() >= static_cast<size_t>(limits::kMaxDevices)) {
+          p.Fail("group ranks: more than the limit {} (kMaxDevices, models/limits.h)",
+                 limits::kMaxDevices);
+        }
+        g.ranks.push_back(p.Int32("group ranks", r, 0, kDeviceIndex));
       }
       s.groups.push_back(std::move(g));
     } else if (directive == "op") {
       if (words.size() < 3) p.Fail("op takes a key, a kind and fields");
+      if (s.ops.size() >= static_cast<size_t>(limits::kMaxOps)) {
+        p.Fail("more than the limit {} ops (kMaxOps, models/limits.h)", limits::kMaxOps);
+      }
       Op op;
       op.key = p.Name("key", words[1]);
       p.SetKey(op.key);

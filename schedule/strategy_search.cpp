@@ -13,12 +13,17 @@
 namespace terasim {
 namespace {
 
+// Ascending. Pairs d <= sqrt(n) with n / d, counting in 64 bits: a loop `d <= n` over int
+// never ends for n = INT_MAX (d overflows, then divides by zero).
 std::vector<int> Divisors(int n) {
-  std::vector<int> out;
-  for (int d = 1; d <= n; ++d) {
-    if (n % d == 0) out.push_back(d);
+  std::vector<int> low, high;
+  for (int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    low.push_back(static_cast<int>(d));
+    if (d * d != n) high.push_back(static_cast<int>(n / d));
   }
-  return out;
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "traces/code_version.h"
+#include "traces/traces.h"
 
 namespace terasim::cli {
 namespace {
@@ -105,6 +106,7 @@ int RunCalibrate(const Args& args) {
   const std::string output = vm["output"].as<std::string>();
   if (model_name.empty()) ThrowInput("terasim calibrate: --model is required");
   if (output.empty()) ThrowInput("terasim calibrate: -o/--output is required");
+  RequireReplaceableOutput(output);  // before the profiling, not after
   const std::string backend = vm["backend"].as<std::string>();
   const uint64_t seed = vm["seed"].as<uint64_t>();
   const ModelCard card = LoadModelCard(model_name);
@@ -149,11 +151,7 @@ int RunCalibrate(const Args& args) {
       FitCalibration(points, vm["device"].as<std::string>(), card.name, source);
   const std::string text = CalibrationJson(table);
   ParseCalibrationTable(text, output);  // what we write must read back
-  std::ofstream out(output);
-  if (!out) ThrowInput("{}: cannot write", output);
-  out << text;
-  out.close();
-  if (!out) ThrowInput("{}: cannot write", output);
+  WriteFileAtomically(output, text);
 
   nlohmann::json fits = nlohmann::json::array();
   for (const PassTable& t : table.tables) {

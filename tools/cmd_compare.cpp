@@ -3,15 +3,18 @@
 // database in one transaction, with an SVG bar chart and the winner's Perfetto trace.
 // `--paper` instead replays the published experiment's settings without and with token slicing.
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "models/errors.h"
 #include "models/json_reader.h"
+#include "models/limits.h"
 #include "schedule/memory_estimate.h"
 #include "schedule/slicing_planner.h"
 #include "schedule/slicing_spec.h"
@@ -54,11 +57,6 @@ nlohmann::json OptionsJson(const GenerateOptions& o) {
           {"order", SliceOrderName(o.order)},
           {"boundary", BoundaryName(o.boundary)},
           {"optimizer", o.optimizer}};
-}
-
-void WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !(out << text) || !out.flush()) ThrowInput("{}: cannot write", path);
 }
 
 int RunPaper(const po::variables_map& vm) {
@@ -217,10 +215,34 @@ int RunCompare(const Args& args) {
   inputs.model = vm["model"].as<std::string>();
   inputs.cluster = vm["cluster"].as<std::string>();
   inputs.network = ParseNetworkMode(vm["network"].as<std::string>());
-  if (!vm["nic-gbps"].defaulted()) inputs.cluster_options.nic_gbps = vm["nic-gbps"].as<double>();
+  if (!vm["nic-gbps"].defaulted()) {
+    // A negative value would silently mean "the instance's" (ClusterOptions' sentinel).
+    const double nic_gbps = vm["nic-gbps"].as<double>();
+    if (!(std::isfinite(nic_gbps) && nic_gbps > 0)) {
+      ThrowInput("--nic-gbps {}: must be a finite number > 0", nic_gbps);
+    }
+    inputs.cluster_options.nic_gbps = nic_gbps;
+  }
   PlanningContext context(inputs);
   SearchRequest request;
   request.batch = vm["batch"].as<int>();
+  if (request.batch < 1 || request.batch > limits::kMaxBatch) {
+    ThrowInput("--batch {}: must be in [1, {}] (kMaxBatch, models/limits.h)", request.batch,
+               limits::kMaxBatch);
+  }
+  // The store and the output folder are checked before the search, so that a bad --db or --out
+  // fails at once instead of after minutes of simulation.
+  const std::string db_path = vm["db"].as<std::string>();
+  std::optional<ResultStore> store;
+  if (!db_path.empty()) store.emplace(ResultStore::OpenOrCreate(db_path));
+  const std::string out_dir = vm["out"].as<std::string>();
+  if (!out_dir.empty()) {
+    std::error_code dir_error;
+    std::filesystem::create_directories(out_dir, dir_error);
+    if (dir_error) ThrowInput("--out: {}: {}", out_dir, dir_error.message());
+    RequireReplaceableOutput(out_dir + "/compare.svg");
+    RequireReplaceableOutput(out_dir + "/winner.trace.json");
+  }
   request.granularity = vm["granularity"].as<int>();
   request.max_evaluations_per_family = vm["max-evaluations"].as<int>();
   const std::string strategy = vm["strategy"].as<std::string>();
@@ -304,21 +326,20 @@ int RunCompare(const Args& args) {
                  {"speedup", row.speedup}};
     runs.emplace_back(std::move(r), &row.result.trace.rows);
   }
-  const std::string db_path = vm["db"].as<std::string>();
   std::vector<int64_t> run_ids;
   int64_t comparison_id = -1;
-  if (!db_path.empty() && !runs.empty()) {
-    ResultStore store = ResultStore::OpenOrCreate(db_path);
-    comparison_id = store.WriteComparisonWithRuns(
+  if (store && !runs.empty()) {
+    comparison_id = store->WriteComparisonWithRuns(
         fmt::format("compare {} on {}", context.model().name, context.cluster().Spec()), config,
         runs, &run_ids);
   }
 
   // The chart and the winner's trace.
-  const std::string out_dir = vm["out"].as<std::string>();
   std::string chart_path, trace_path;
   if (!out_dir.empty()) {
-    std::filesystem::create_directories(out_dir);
+    std::error_code dir_error;
+    std::filesystem::create_directories(out_dir, dir_error);
+    if (dir_error) ThrowInput("--out: {}: {}", out_dir, dir_error.message());
     std::vector<Bar> bars;
     for (size_t i = 0; i < rows.size(); ++i) {
       const CompareRow& row = rows[i];
@@ -337,7 +358,7 @@ int RunCompare(const Args& args) {
       bars.push_back(bar);
     }
     chart_path = out_dir + "/compare.svg";
-    WriteTextFile(
+    WriteFileAtomically(
         chart_path,
         SvgBarChart(fmt::format("{} on {}, batch {}: iteration time per strategy",
                                 context.model().name, context.cluster().Spec(), request.batch),

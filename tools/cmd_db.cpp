@@ -1,9 +1,11 @@
 // terasim db: the results store from the command line.
 //   terasim db runs [--db FILE] [--json]                 list the stored runs
-//   terasim db query SQL [--db FILE] [--json | --csv]    run one SQL statement, print its rows
+//   terasim db query SQL [--db FILE] [--json | --csv]    run one read-only SQL statement
+//                                                        (within ResultStore's query limits)
 //   terasim db export RUN [--trace OUT.json] [--csv OUT.csv] [--db FILE]
 //                                                        write a run's trace (Perfetto / CSV)
-// Every action reads an existing store and never creates one.
+// Every action reads an existing store through a read-only connection (ResultStore::
+// OpenReadOnly): it never creates, changes or needs write permission on the store.
 #include <iostream>
 #include <string>
 
@@ -21,7 +23,7 @@ namespace {
 constexpr const char* kDbUsage =
     "usage: terasim db ACTION [options]   (terasim db ACTION --help for its options)\n\n"
     "  runs     list the stored runs\n"
-    "  query    run one SQL statement and print its rows\n"
+    "  query    run one read-only SQL statement and print its rows\n"
     "  export   write a run's trace as Perfetto JSON and/or CSV\n";
 
 void AddDbOption(po::options_description& options) {
@@ -41,7 +43,7 @@ int RunDbRuns(const Args& args) {
   options.add_options()("json", po::bool_switch(), "print JSON (every field and metric)");
   po::variables_map vm;
   if (!Parse("db runs", "[--db FILE] [--json]", options, {}, args, vm)) return 0;
-  ResultStore store = ResultStore::OpenExisting(vm["db"].as<std::string>());
+  ResultStore store = ResultStore::OpenReadOnly(vm["db"].as<std::string>());
   std::vector<StoredRun> runs = store.ListRuns();
   if (vm["json"].as<bool>()) {
     nlohmann::json out = nlohmann::json::array();
@@ -81,7 +83,7 @@ int RunDbQuery(const Args& args) {
   if (vm["json"].as<bool>() && vm["csv"].as<bool>()) {
     ThrowInput("terasim db query: --json and --csv exclude each other");
   }
-  ResultStore store = ResultStore::OpenExisting(vm["db"].as<std::string>());
+  ResultStore store = ResultStore::OpenReadOnly(vm["db"].as<std::string>());
   QueryResult result = store.Query(vm["sql"].as<std::string>());
   if (vm["json"].as<bool>()) {
     std::cout << FormatQueryJson(result);
@@ -112,7 +114,9 @@ int RunDbExport(const Args& args) {
   if (json_path.empty() && csv_path.empty()) {
     ThrowInput("terasim db export: give --trace OUT.json and/or --csv OUT.csv");
   }
-  ResultStore store = ResultStore::OpenExisting(vm["db"].as<std::string>());
+  if (!json_path.empty()) RequireReplaceableOutput(json_path);
+  if (!csv_path.empty()) RequireReplaceableOutput(csv_path);
+  ResultStore store = ResultStore::OpenReadOnly(vm["db"].as<std::string>());
   int64_t run_id = vm["run"].as<int64_t>();
   Trace trace = store.ReadRunTrace(run_id);
   if (!json_path.empty()) WriteChromeTraceFile(json_path, trace);

@@ -8,6 +8,7 @@
 
 #include "models/device_spec.h"
 #include "models/errors.h"
+#include "models/limits.h"
 #include "models/model_card.h"
 #include "schedule/generator.h"
 #include "schedule/memory_estimate.h"
@@ -54,6 +55,10 @@ int RunMemory(const Args& args) {
   const int batch = vm["batch"].as<int>();
   const int slices = vm["slices"].as<int>();
   if (g.dp < 1) ThrowInput("--dp {}: must be >= 1", g.dp);
+  if (batch > limits::kMaxBatch) {
+    ThrowInput("--batch {}: exceeds the limit {} (kMaxBatch, models/limits.h)", batch,
+               limits::kMaxBatch);
+  }
   if (batch < 1 || batch % g.dp != 0) {
     ThrowInput("--batch {}: must be a positive multiple of --dp {}", batch, g.dp);
   }

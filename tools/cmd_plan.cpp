@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "models/errors.h"
+#include "models/limits.h"
 #include "schedule/slicing_planner.h"
 #include "schedule/slicing_spec.h"
 #include "schedule/stage_cost.h"
@@ -74,6 +75,10 @@ int RunPlan(const Args& args) {
   inputs.network = ParseNetworkMode(vm["network"].as<std::string>());
   PlanningContext context(inputs);
   const int batch = vm["batch"].as<int>();
+  if (batch < 1 || batch > limits::kMaxBatch) {
+    ThrowInput("--batch {}: must be in [1, {}] (kMaxBatch, models/limits.h)", batch,
+               limits::kMaxBatch);
+  }
   const int granularity = vm["granularity"].as<int>();
   const bool json = vm["json"].as<bool>();
 

@@ -10,6 +10,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/schedule_flags.h"
+#include "traces/traces.h"
 
 namespace terasim::cli {
 
@@ -51,7 +52,7 @@ int RunSchedule(const Args& args) {
     std::cout << WritePir(schedule);
     return 0;
   }
-  WritePirFile(schedule, output);
+  WriteFileAtomically(output, WritePir(schedule));
   if (vm["json"].as<bool>()) {
     PrintJson({{"output", output},
                {"strategy", schedule.shape.strategy},

@@ -2,6 +2,7 @@
 // options of `terasim schedule`) on a modelled cluster (sim/simulator.h) and reports the
 // iteration time, bubble fraction, model TFLOP/s per GPU, peak memory and link use.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "models/calibrated_cost.h"
 #include "models/device_spec.h"
 #include "models/errors.h"
+#include "models/limits.h"
 #include "models/model_card.h"
 #include "models/roofline_cost.h"
 #include "schedule/checker.h"
@@ -118,6 +120,14 @@ int RunSimulate(const Args& args) {
     ThrowInput("terasim simulate: give a .pir file or --strategy (exactly one of them)");
   }
   const NetworkMode network = ParseNetworkMode(vm["network"].as<std::string>());
+  // The store and the trace path are checked before the simulation, so that a bad --db or
+  // --trace fails at once.
+  std::optional<ResultStore> store;
+  if (!vm["db"].as<std::string>().empty()) {
+    store.emplace(ResultStore::OpenOrCreate(vm["db"].as<std::string>()));
+  }
+  if (!vm["trace"].as<std::string>().empty())
+    RequireReplaceableOutput(vm["trace"].as<std::string>());
 
   Schedule schedule;
   ModelCard model;
@@ -137,7 +147,14 @@ int RunSimulate(const Args& args) {
   }
 
   ClusterOptions cluster_options;
-  if (!vm["nic-gbps"].defaulted()) cluster_options.nic_gbps = vm["nic-gbps"].as<double>();
+  if (!vm["nic-gbps"].defaulted()) {
+    // A negative value would silently mean "the instance's" (ClusterOptions' sentinel).
+    const double nic_gbps = vm["nic-gbps"].as<double>();
+    if (!(std::isfinite(nic_gbps) && nic_gbps > 0)) {
+      ThrowInput("--nic-gbps {}: must be a finite number > 0", nic_gbps);
+    }
+    cluster_options.nic_gbps = nic_gbps;
+  }
   const Cluster cluster = BuildCluster(vm["cluster"].as<std::string>(), cluster_options);
   if (schedule.devices > cluster.NumGpus()) {
     ThrowInput("--cluster {}: {} GPUs, but the schedule needs {} devices",
@@ -197,7 +214,7 @@ int RunSimulate(const Args& args) {
     jitter = SimulateWithJitter(schedule, topology, cost, sim, j);
   }
   const SimResult result = jitter ? jitter->median : Simulate(schedule, topology, cost, sim);
-  if (!vm["db"].as<std::string>().empty()) {
+  if (store) {
     nlohmann::json config = nlohmann::json::object();
     for (const auto& [name, value] : vm) {
       if (name == "db" || name == "json" || name == "trace") continue;
@@ -207,9 +224,8 @@ int RunSimulate(const Args& args) {
       if (v.type() == typeid(double)) config[name] = boost::any_cast<double>(v);
       if (v.type() == typeid(bool)) config[name] = boost::any_cast<bool>(v);
     }
-    ResultStore store = ResultStore::OpenOrCreate(vm["db"].as<std::string>());
-    store.WriteRun(SimRunRecord(schedule, cluster.Spec(), result, memory.fits, config),
-                   result.trace.rows);
+    store->WriteRun(SimRunRecord(schedule, cluster.Spec(), result, memory.fits, config),
+                    result.trace.rows);
   }
   if (!trace_path.empty()) {
     WriteChromeTraceFile(trace_path, result.trace, LinkCounters(result, topology));

@@ -237,6 +237,15 @@ int RunTopo(const Args& args) {
   cluster_options.fabric = ParseFabricKind(vm["fabric"].as<std::string>());
   cluster_options.nodes_per_leaf = vm["nodes-per-leaf"].as<int>();
   cluster_options.oversubscription = vm["oversubscription"].as<double>();
+  // -1 (the default) keeps the instance's value; any other negative number is an error, not
+  // a silent "the instance's".
+  for (const char* flag : {"nic-gbps", "nic-latency-us", "nic-efficiency"}) {
+    const double value = vm[flag].as<double>();
+    if (!vm[flag].defaulted() && !(value >= 0)) {
+      ThrowInput("--{} {}: must be a finite number >= 0 (leave it out for the instance's)", flag,
+                 value);
+    }
+  }
   cluster_options.nic_gbps = vm["nic-gbps"].as<double>();
   cluster_options.nic_latency_us = vm["nic-latency-us"].as<double>();
   cluster_options.nic_efficiency = vm["nic-efficiency"].as<double>();

@@ -377,16 +377,15 @@ int RunValidate(const Args& args) {
     WriteChromeTraceFile(out_dir + "/predicted.json", predicted.trace);
     WriteChromeTraceFile(out_dir + "/replay.json", replay.trace);
     if (auto_calib) {
-      std::ofstream calib_out(out_dir + "/calib.json");
-      calib_out << CalibrationJson(table);
-      if (!calib_out.flush()) ThrowInput("--out: {}/calib.json: cannot write", out_dir);
-      std::ofstream profile_out(out_dir + "/profile.csv");
-      profile_out << "round,thread,pass,rows,tokens,context,time_ns\n";
+      WriteFileAtomically(out_dir + "/calib.json", CalibrationJson(table));
+      AtomicFile profile_out(out_dir + "/profile.csv");
+      profile_out.stream() << "round,thread,pass,rows,tokens,context,time_ns\n";
       for (const ProfilePoint& p : points) {
-        profile_out << fmt::format("{},{},{},{},{},{},{:.0f}\n", p.round, p.thread,
-                                   PassName(p.pass), p.rows, p.tokens, p.context, p.time_ns);
+        profile_out.stream() << fmt::format("{},{},{},{},{},{},{:.0f}\n", p.round, p.thread,
+                                            PassName(p.pass), p.rows, p.tokens, p.context,
+                                            p.time_ns);
       }
-      if (!profile_out.flush()) ThrowInput("--out: {}/profile.csv: cannot write", out_dir);
+      profile_out.Commit();
     }
   }
 

@@ -9,6 +9,7 @@
 
 #include "models/errors.h"
 #include "models/json_reader.h"
+#include "models/limits.h"
 #include "models/model_card.h"  // DataRoot()
 
 namespace terasim {
@@ -108,9 +109,10 @@ void ParseLinkTypes(const JsonReader& r, InstanceSpec* spec) {
     LinkType type;
     type.name = it.key();
     type.kind = ParseLinkKind(t.RequireString("kind"), t.where());
-    type.raw_bw_bytes_per_s = t.RequirePositive("bandwidth_gbytes_per_s") * 1e9;
+    // 1 kB/s to 1 PB/s: far outside any real link on both sides.
+    type.raw_bw_bytes_per_s = t.RequireDoubleIn("bandwidth_gbytes_per_s", 1e-6, 1e6) * 1e9;
     type.efficiency = RequireEfficiency(t, "efficiency");
-    type.latency_ns = t.RequireInt("latency_ns", 0);
+    type.latency_ns = t.RequireInt("latency_ns", 0, limits::kMaxDurationNs, "kMaxDurationNs");
     type.source = RequireSource(t, "source");
     spec->link_types.push_back(type);
   }
@@ -143,7 +145,7 @@ void ParseLinks(const JsonReader& r, InstanceSpec* spec) {
       for (const auto& t : spec->link_types) known += (known.empty() ? "" : ", ") + t.name;
       ThrowInput("{}: type: unknown link type '{}' (known: {})", l.where(), type_name, known);
     }
-    link.lanes = static_cast<int>(l.OptionalInt("lanes", 1, 1));
+    link.lanes = static_cast<int>(l.OptionalInt("lanes", 1, 1, 1024));
     const Component& a = spec->components[link.a];
     const Component& b = spec->components[link.b];
     if (link.a == link.b) ThrowInput("{}: a link must join two different components", l.where());
@@ -180,9 +182,9 @@ void ParseNetwork(const JsonReader& r, InstanceSpec* spec) {
   n.RejectUnknown(
       {"nic_gbits_per_s", "efficiency", "latency_us", "transport", "gpudirect", "source", "note"});
   NetworkSpec& net = spec->network;
-  net.nic_raw_bw_bytes_per_s = n.RequirePositive("nic_gbits_per_s") * 1e9 / 8;
+  net.nic_raw_bw_bytes_per_s = n.RequireDoubleIn("nic_gbits_per_s", 1e-5, 1e7) * 1e9 / 8;
   net.efficiency = RequireEfficiency(n, "efficiency");
-  double latency_us = n.RequirePositive("latency_us");
+  double latency_us = n.RequireDoubleIn("latency_us", 1e-3, limits::kMaxDurationNs / 1e3);
   net.latency_ns = static_cast<TimeNs>(std::llround(latency_us * 1000));
   net.transport = n.RequireString("transport");
   net.gpudirect = n.RequireBool("gpudirect");
@@ -312,7 +314,7 @@ InstanceSpec ParseInstanceSpec(const std::string& json_text, const std::string& 
   spec.device = r.RequireString("device");
   if (spec.device.empty()) ThrowInput("{}: device: must name a device spec", origin);
   RequireSource(r, "device_source");
-  spec.gpus = static_cast<int>(r.RequireInt("gpus", 1));
+  spec.gpus = static_cast<int>(r.RequireInt("gpus", 1, 64));
   if (spec.gpus > 64) ThrowInput("{}: gpus: at most 64 per node (got {})", origin, spec.gpus);
   ParseComponents(r, &spec);
   ParseLinkTypes(r, &spec);

@@ -13,6 +13,8 @@
 
 #include "models/errors.h"
 #include "models/json_reader.h"
+#include "models/limits.h"
+#include "traces/atomic_file.h"
 #include "traces/trace_order.h"
 
 namespace terasim {
@@ -143,11 +145,9 @@ std::string ChromeTraceJson(const Trace& trace, const std::vector<CounterSeries>
 
 void WriteChromeTraceFile(const std::string& path, const Trace& trace,
                           const std::vector<CounterSeries>& counters) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) ThrowInput("{}: cannot write", path);
-  WriteChromeTrace(trace, counters, out);
-  out.flush();
-  if (!out) ThrowInput("{}: cannot write", path);
+  AtomicFile file(path);
+  WriteChromeTrace(trace, counters, file.stream());
+  file.Commit();
 }
 
 Trace ReadChromeTrace(const std::string& text, const std::string& origin) {
@@ -187,13 +187,19 @@ Trace ReadChromeTrace(const std::string& text, const std::string& origin) {
     JsonReader e = JsonReader::Element(*events, i, origin, "traceEvents");
     if (e.OptionalString("ph", "") != "X") continue;
     TraceRow row;
-    int64_t pid = e.RequireInt("pid", 0);
+    // pid is the device: an input number like any other, refused above the device limit.
+    int64_t pid = e.RequireInt("pid", 0, limits::kMaxDevices - 1, "kMaxDevices");
     int64_t tid = e.OptionalInt("tid", 0);
-    TERASIM_CHECK(pid <= INT32_MAX, "pid {} out of range", pid);
     row.device = static_cast<int>(pid);
-    double ts_us = e.RequireDouble("ts");
+    // Microseconds; bounded so that start and end stay representable nanoseconds.
+    const double max_us = static_cast<double>(limits::kMaxDurationNs) / 1e3;
+    double ts_us = e.RequireDoubleIn("ts", -max_us, max_us);
     double dur_us = e.RequireDouble("dur");
     if (!(dur_us >= 0)) ThrowInput("{}: dur: must be >= 0 (got {})", e.where(), dur_us);
+    if (dur_us > max_us) {
+      ThrowInput("{}: dur: {} us exceeds the limit {} us (kMaxDurationNs, models/limits.h)",
+                 e.where(), dur_us, max_us);
+    }
     row.start_ns = std::llround(ts_us * 1e3);
     row.end_ns = row.start_ns + std::llround(dur_us * 1e3);
 
@@ -205,11 +211,11 @@ Trace ReadChromeTrace(const std::string& text, const std::string& origin) {
     std::optional<OpKind> parsed = ParseOpKind(kind);
     if (!parsed) ThrowInput("{}: args: kind: unknown op kind '{}'", e.where(), kind);
     row.kind = *parsed;
-    row.iteration = static_cast<int>(args.OptionalInt("iteration", 0, 0));
+    row.iteration = static_cast<int>(args.OptionalInt("iteration", 0, 0, INT32_MAX));
     auto name = thread_names.find({pid, tid});
     row.stream = args.OptionalString(
         "stream", name != thread_names.end() ? name->second : fmt::format("tid{}", tid));
-    row.bytes = args.OptionalInt("bytes", 0, 0);
+    row.bytes = args.OptionalInt("bytes", 0, 0, limits::kMaxBytes, "kMaxBytes");
     row.flops = args.OptionalDouble("flops", 0);
     trace.rows.push_back(std::move(row));
   }

@@ -41,7 +41,8 @@ void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& coun
                       std::ostream& out);
 // The same, as a string.
 std::string ChromeTraceJson(const Trace& trace, const std::vector<CounterSeries>& counters = {});
-// The same, to a file. Throws InputError "PATH: cannot write" when the file cannot be written.
+// The same, to a file, atomically (traces/atomic_file.h): the file is whole or untouched.
+// Throws InputError "PATH: cannot write" or "PATH: is a symlink: ..." (not a regular file).
 void WriteChromeTraceFile(const std::string& path, const Trace& trace,
                           const std::vector<CounterSeries>& counters = {});
 

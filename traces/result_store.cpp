@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include <fmt/format.h>
 
+#include "models/limits.h"
 #include "traces/code_version.h"
 #include "traces/store_schema.h"
 
@@ -49,10 +51,41 @@ StoredRun ReadRunColumns(const Statement& s, const std::string& path) {
   return run;
 }
 
+// Never adopt someone else's database: a file at schema version 0 must hold no tables.
+void RefuseForeignTables(Database& db) {
+  Statement tables = db.Prepare(
+      "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 1");
+  if (tables.Step()) {
+    ThrowInput(
+        "{}: has tables of its own (e.g. '{}') and schema version 0: not a terasim results "
+        "store; give --db a new file or an existing store",
+        db.path(), tables.Text(0));
+  }
+}
+
 }  // namespace
+
+int64_t ResultStore::ReadVersion() {
+  try {
+    return db_.PragmaInt("user_version");
+  } catch (const SqliteError& e) {
+    // SQLITE_NOTADB (26): the file is something else; anything else (permissions, locks, I/O)
+    // is said as SQLite says it.
+    if ((e.code() & 0xff) == 26) {
+      ThrowInput("{}: not a terasim results store ({})", path(), e.sqlite_message());
+    }
+    ThrowInput("{}: cannot read the store: {}", path(), e.sqlite_message());
+  }
+}
 
 ResultStore ResultStore::OpenOrCreate(const std::string& path) {
   ResultStore store(Database::Open(path, Database::Mode::kCreate));
+  const int64_t version = store.ReadVersion();
+  if (store.db_.ReadOnly()) {
+    ThrowInput("{}: the store is read-only (no permission to write the file or its folder)", path);
+  }
+  // Before Configure switches the file to WAL: a foreign file is left exactly as it was.
+  if (version == 0) RefuseForeignTables(store.db_);
   store.Configure(/*writable=*/true);
   store.Migrate();
   return store;
@@ -60,15 +93,43 @@ ResultStore ResultStore::OpenOrCreate(const std::string& path) {
 
 ResultStore ResultStore::OpenExisting(const std::string& path) {
   ResultStore store(Database::Open(path, Database::Mode::kExisting));
-  int64_t version = 0;
-  try {
-    version = store.db_.PragmaInt("user_version");
-  } catch (const SqliteError& e) {
-    ThrowInput("{}: not a terasim results store ({})", path, e.sqlite_message());
-  }
+  const int64_t version = store.ReadVersion();
   if (version == 0) ThrowInput("{}: not a terasim results store (schema version 0)", path);
+  if (store.db_.ReadOnly()) {
+    ThrowInput("{}: the store is read-only (no permission to write the file or its folder)", path);
+  }
   store.Configure(/*writable=*/true);
   store.Migrate();
+  return store;
+}
+
+ResultStore ResultStore::OpenReadOnly(const std::string& path, int64_t query_max_steps,
+                                      double query_max_seconds) {
+  int64_t version = 0;
+  {
+    ResultStore probe(Database::Open(path, Database::Mode::kExistingReadOnly));
+    version = probe.ReadVersion();
+  }
+  if (version == 0) ThrowInput("{}: not a terasim results store (schema version 0)", path);
+  if (version < StoreSchemaVersion()) {
+    // An older store: migrate it once where it may be written; a read-only one cannot be.
+    ResultStore writable(Database::Open(path, Database::Mode::kExisting));
+    if (writable.db_.ReadOnly()) {
+      ThrowInput(
+          "{}: schema version {} is older than this terasim's ({}) and the store is read-only; "
+          "open it once where it is writable to migrate it",
+          path, version, StoreSchemaVersion());
+    }
+    writable.Configure(/*writable=*/true);
+    writable.Migrate();
+  }
+  ResultStore store(Database::Open(path, Database::Mode::kExistingReadOnly));
+  store.read_only_ = true;
+  store.Configure(/*writable=*/false);
+  store.Migrate();  // only checks the version: a newer store is refused
+  store.db_.RestrictToQueries();
+  store.query_max_steps_ = query_max_steps;
+  store.query_max_seconds_ = query_max_seconds;
   return store;
 }
 
@@ -89,9 +150,11 @@ void ResultStore::Migrate() {
         path(), version, StoreSchemaVersion());
   }
   if (version == StoreSchemaVersion()) return;
+  TERASIM_CHECK(!read_only_, "{}: migrating a store opened read-only", path());
   Transaction transaction(db_);
   // Another process may have migrated between the check and the lock.
   version = db_.PragmaInt("user_version");
+  if (version == 0) RefuseForeignTables(db_);
   for (const StoreMigration& m : StoreMigrations()) {
     if (m.version <= version) continue;
     db_.Exec(m.sql);
@@ -236,12 +299,31 @@ Trace ResultStore::ReadRunTrace(int64_t run_id) {
     std::optional<OpKind> parsed = ParseOpKind(kind);
     if (!parsed) ThrowInput("{}: run {}: op {}: unknown kind '{}'", path(), run_id, row.key, kind);
     row.kind = *parsed;
-    row.device = static_cast<int>(s.Int(3));
+    // The store is a file anyone can edit: check what the trace writers assume.
+    const int64_t iteration = s.Int(0);
+    const int64_t device = s.Int(3);
+    if (iteration < 0 || iteration > INT32_MAX) {
+      ThrowInput("{}: run {}: op {}: iteration {} is out of range", path(), run_id, row.key,
+                 iteration);
+    }
+    if (device < 0 || device >= limits::kMaxDevices) {
+      ThrowInput("{}: run {}: op {}: device {} is out of range [0, {}) (kMaxDevices)", path(),
+                 run_id, row.key, device, limits::kMaxDevices);
+    }
+    row.device = static_cast<int>(device);
     row.stream = s.Text(4);
     row.start_ns = s.Int(5);
     row.end_ns = s.Int(6);
     row.bytes = s.Int(7);
     row.flops = s.Real(8);
+    if (row.end_ns < row.start_ns) {
+      ThrowInput("{}: run {}: op {}: end_ns {} is before start_ns {}", path(), run_id, row.key,
+                 row.end_ns, row.start_ns);
+    }
+    if (row.bytes < 0 || !std::isfinite(row.flops) || row.flops < 0) {
+      ThrowInput("{}: run {}: op {}: bytes {} and flops {} must be finite and >= 0", path(), run_id,
+                 row.key, row.bytes, row.flops);
+    }
     trace.rows.push_back(std::move(row));
   }
   return trace;
@@ -301,8 +383,17 @@ std::vector<int64_t> ResultStore::ComparisonRuns(int64_t comparison_id) {
 
 QueryResult ResultStore::Query(std::string_view sql) {
   QueryResult result;
+  // The limits cover this statement only (db export of a large run is not a runaway query).
+  struct LimitScope {
+    Database& db;
+    ~LimitScope() { db.ClearWorkLimit(); }
+  } scope{db_};
+  if (read_only_) db_.SetWorkLimit(query_max_steps_, query_max_seconds_);
   try {
     Statement s = db_.Prepare(sql);
+    if (read_only_ && !s.ReadOnly()) {
+      ThrowInput("{}: SQL: db query runs only statements that change nothing", path());
+    }
     int n = s.ColumnCount();
     for (int c = 0; c < n; ++c) result.columns.push_back(s.ColumnName(c));
     while (s.Step()) {
@@ -326,6 +417,16 @@ QueryResult ResultStore::Query(std::string_view sql) {
       result.rows.push_back(std::move(row));
     }
   } catch (const SqliteError& e) {
+    if (db_.WorkLimitHit()) {
+      ThrowInput(
+          "{}: SQL: stopped at the query limit (ResultStore::kQueryMaxSteps VM steps or "
+          "kQueryMaxSeconds s); narrow the query",
+          path());
+    }
+    if (read_only_ && e.sqlite_message().find("not authorized") != std::string::npos) {
+      ThrowInput("{}: SQL: db query runs only statements that change nothing ({})", path(),
+                 e.sqlite_message());
+    }
     ThrowInput("{}: SQL: {}", path(), e.sqlite_message());
   }
   return result;

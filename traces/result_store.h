@@ -57,13 +57,27 @@ struct StoredRun {
 
 class ResultStore {
  public:
-  // Opens `path` for writing, creating it (and its schema) when missing. Throws InputError
-  // "PATH: schema version N is newer than this terasim understands (M)", SqliteError.
+  // Opens `path` for writing, creating it (and its schema) when missing. Never adopts a SQLite
+  // file that is not a store: throws InputError "PATH: has tables of its own (...): not a
+  // terasim results store" for a file with schema version 0 and tables, "PATH: the store is
+  // read-only: ..." when it cannot be written, "PATH: schema version N is newer than this
+  // terasim understands (M)", SqliteError. Commands that write runs call this BEFORE their
+  // work, so that a bad --db fails fast.
   static ResultStore OpenOrCreate(const std::string& path);
-  // Opens an existing store without creating anything. Throws InputError "PATH: no such
-  // database file", "PATH: not a terasim results store", the newer-version error above, or
-  // SqliteError (e.g. "file is not a database").
+  // Opens an existing store for writing without creating anything. Throws InputError "PATH: no
+  // such database file", "PATH: not a terasim results store", the errors above, or SqliteError
+  // (e.g. "file is not a database").
   static ResultStore OpenExisting(const std::string& path);
+  // Opens an existing store for reading only: a store on a read-only file or folder reads fine.
+  // Query() then runs only statements that change nothing (query_only, no ATTACH, no PRAGMA
+  // assignments) and stops any statement after kQueryMaxSteps VM steps or kQueryMaxSeconds.
+  // A store at an older schema version is migrated first when it is writable. Throws as
+  // OpenExisting.
+  static ResultStore OpenReadOnly(const std::string& path, int64_t query_max_steps = kQueryMaxSteps,
+                                  double query_max_seconds = kQueryMaxSeconds);
+  static constexpr int64_t kQueryMaxSteps = int64_t{1}
+                                            << 32;  // a few seconds to minutes of VM work
+  static constexpr double kQueryMaxSeconds = 60;
 
   ResultStore(ResultStore&&) = default;
   ResultStore& operator=(ResultStore&&) = default;
@@ -104,7 +118,8 @@ class ResultStore {
   std::vector<int64_t> ComparisonRuns(int64_t comparison_id);
 
   // Runs one SQL statement and returns its rows. Throws InputError "PATH: SQL: MESSAGE"
-  // (SQLite's message) for bad SQL or a failing statement.
+  // (SQLite's message) for bad SQL or a failing statement; on a store opened read-only, also for
+  // a statement that would write and for one that exceeds the query limits.
   QueryResult Query(std::string_view sql);
 
   // Testing only: called inside WriteRun's transaction after the run row ("run", 0), after
@@ -115,6 +130,8 @@ class ResultStore {
 
  private:
   explicit ResultStore(Database db) : db_(std::move(db)) {}
+  // The user_version of a file opened by Open*, with the errors that name what the file is.
+  int64_t ReadVersion();
   void Configure(bool writable);
   void Migrate();
   void RequireRun(int64_t run_id);
@@ -128,6 +145,9 @@ class ResultStore {
   }
 
   Database db_;
+  bool read_only_ = false;  // opened by OpenReadOnly: Query() runs under the limits below
+  int64_t query_max_steps_ = kQueryMaxSteps;
+  double query_max_seconds_ = kQueryMaxSeconds;
   WriteHook write_hook_;
 };
 

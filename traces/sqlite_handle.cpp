@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <filesystem>
 #include <utility>
 
@@ -20,6 +21,8 @@ int CheckSqlite(int rc, sqlite3* db, const char* call, const char* file, int lin
   std::string_view root = TERASIM_SOURCE_DIR "/";
   if (source.substr(0, root.size()) == root) file += root.size();
 #endif
+  // A build with relative source paths (ccache's CCACHE_BASEDIR) names "../../traces/x.cpp".
+  while (std::string_view(file).substr(0, 3) == "../") file += 3;
   throw SqliteError(fmt::format("{}: {} failed at {}:{}: {}", where, call, file, line, message), rc,
                     message);
 }
@@ -49,17 +52,104 @@ Database Database::Open(const std::string& path, Mode mode) {
   }
   TERASIM_SQLITE(db.db_, sqlite3_extended_result_codes(db.db_, 1));
   TERASIM_SQLITE(db.db_, sqlite3_busy_timeout(db.db_, 10000));
+  if (mode == Mode::kExistingReadOnly) {
+    // Reading a WAL database needs its -shm file; where it is missing and cannot be created (a
+    // read-only folder, so no writer can be active either), read the file as immutable.
+    const int probe =
+        sqlite3_exec(db.db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+    if ((probe & 0xff) == SQLITE_CANTOPEN) {
+      std::string uri = "file:";
+      for (char c : path) {
+        if (c == '%' || c == '?' || c == '#') {
+          uri += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+        } else {
+          uri += c;
+        }
+      }
+      uri += "?immutable=1";
+      sqlite3* immutable = nullptr;
+      rc = sqlite3_open_v2(uri.c_str(), &immutable,
+                           SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+      Database other(immutable, path);
+      if (rc != SQLITE_OK) {
+        std::string message = immutable != nullptr ? sqlite3_errmsg(immutable) : sqlite3_errstr(rc);
+        throw SqliteError(fmt::format("{}: cannot open database: {}", path, message), rc, message);
+      }
+      TERASIM_SQLITE(other.db_, sqlite3_extended_result_codes(other.db_, 1));
+      return other;
+    }
+  }
   return db;
 }
 
+bool Database::ReadOnly() const { return sqlite3_db_readonly(db_, "main") == 1; }
+
+namespace {
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Refuses what would change the connection or a file outside the database's own statements.
+int QueryOnlyAuthorizer(void*, int action, const char* arg1, const char* arg2, const char*,
+                        const char*) {
+  if (action == SQLITE_ATTACH || action == SQLITE_DETACH) return SQLITE_DENY;
+  if (action == SQLITE_PRAGMA && arg2 != nullptr) {
+    // A pragma with an argument sets something, except these lookups.
+    const std::string_view name = arg1 != nullptr ? arg1 : "";
+    for (std::string_view lookup : {"table_info", "table_xinfo", "index_list", "index_info",
+                                    "index_xinfo", "foreign_key_list"}) {
+      if (name == lookup) return SQLITE_OK;
+    }
+    return SQLITE_DENY;
+  }
+  return SQLITE_OK;
+}
+
+}  // namespace
+
+void Database::RestrictToQueries() {
+  Exec("PRAGMA query_only = 1");
+  TERASIM_SQLITE(db_, sqlite3_set_authorizer(db_, QueryOnlyAuthorizer, nullptr));
+}
+
+void Database::ClearWorkLimit() {
+  sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+  work_limit_.reset();
+}
+
+void Database::SetWorkLimit(int64_t max_vm_steps, double max_seconds) {
+  work_limit_ = std::make_unique<WorkLimit>();
+  // The handler runs every kStride steps.
+  constexpr int kStride = 1000;
+  work_limit_->steps_left = max_vm_steps / kStride + 1;
+  work_limit_->deadline_s = SteadySeconds() + max_seconds;
+  sqlite3_progress_handler(
+      db_, kStride,
+      [](void* data) -> int {
+        auto* limit = static_cast<WorkLimit*>(data);
+        if (--limit->steps_left < 0 || SteadySeconds() > limit->deadline_s) {
+          limit->hit = true;
+          return 1;
+        }
+        return 0;
+      },
+      work_limit_.get());
+}
+
+bool Database::WorkLimitHit() const { return work_limit_ != nullptr && work_limit_->hit; }
+
 Database::Database(Database&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+    : db_(std::exchange(other.db_, nullptr)),
+      path_(std::move(other.path_)),
+      work_limit_(std::move(other.work_limit_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
     if (db_ != nullptr) sqlite3_close_v2(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    work_limit_ = std::move(other.work_limit_);
   }
   return *this;
 }
@@ -185,6 +275,8 @@ std::string Statement::Text(int column) const {
   if (text == nullptr) return "";
   return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
 }
+
+bool Statement::ReadOnly() const { return sqlite3_stmt_readonly(stmt_) != 0; }
 
 Transaction::Transaction(Database& db) : db_(db) { db_.Exec("BEGIN IMMEDIATE"); }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,8 @@ class Database {
   enum class Mode {
     kCreate,    // read-write, creating the file when it does not exist
     kExisting,  // read-write, the file must exist
+    // Read-only, the file must exist. A WAL store in a folder this process cannot write (so
+    // that SQLite cannot create its -shm file) is opened as immutable instead.
     kExistingReadOnly,
   };
 
@@ -81,14 +84,35 @@ class Database {
   int64_t PragmaInt(std::string_view name);
 
   int64_t LastInsertRowId() const;
+  // Whether the connection cannot write (opened read-only, or the file is not writable).
+  bool ReadOnly() const;
+
+  // For running SQL a person typed: PRAGMA query_only and an authorizer that refuses ATTACH,
+  // DETACH and PRAGMA assignments. Throws SqliteError.
+  void RestrictToQueries();
+  // From now on, interrupts the running statement after `max_vm_steps` more virtual-machine
+  // steps or `max_seconds` of wall time (it then fails with SqliteError "interrupted" and
+  // WorkLimitHit() is true), until ClearWorkLimit().
+  void SetWorkLimit(int64_t max_vm_steps, double max_seconds);
+  void ClearWorkLimit();
+  bool WorkLimitHit() const;
   const std::string& path() const { return path_; }
   sqlite3* handle() const { return db_; }
 
  private:
   Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
 
+  // The budget of RestrictToQueries; on the heap so that its address, given to SQLite's
+  // progress handler, survives moves of the Database.
+  struct WorkLimit {
+    int64_t steps_left = 0;
+    double deadline_s = 0;  // steady_clock seconds
+    bool hit = false;
+  };
+
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::unique_ptr<WorkLimit> work_limit_;
 };
 
 // A compiled statement. Move-only; finalized on destruction. Bind indexes start at 1, column
@@ -123,6 +147,8 @@ class Statement {
   int64_t Int(int column) const;
   double Real(int column) const;
   std::string Text(int column) const;  // "" for NULL
+  // Whether the statement leaves the database files unchanged (sqlite3_stmt_readonly).
+  bool ReadOnly() const;
 
  private:
   friend class Database;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "traces/atomic_file.h"
 #include "traces/xml_escape.h"
 
 #include "models/errors.h"
@@ -104,11 +105,7 @@ std::string ScatterSvg(const std::vector<ScatterSeries>& series, const ScatterOp
 
 void WriteScatterSvg(const std::string& path, const std::vector<ScatterSeries>& series,
                      const ScatterOptions& options) {
-  std::ofstream out(path);
-  if (!out) ThrowInput("{}: cannot write", path);
-  out << ScatterSvg(series, options);
-  out.close();
-  if (!out) ThrowInput("{}: cannot write", path);
+  WriteFileAtomically(path, ScatterSvg(series, options));
 }
 
 }  // namespace terasim

@@ -29,7 +29,8 @@ struct ScatterOptions {
 // length.
 std::string ScatterSvg(const std::vector<ScatterSeries>& series, const ScatterOptions& options);
 
-// Writes ScatterSvg to `path`. Throws InputError "PATH: cannot write".
+// Writes ScatterSvg to `path` atomically. Throws InputError "PATH: cannot write" or "PATH: is a
+// ...: terasim replaces only regular files".
 void WriteScatterSvg(const std::string& path, const std::vector<ScatterSeries>& series,
                      const ScatterOptions& options);
 

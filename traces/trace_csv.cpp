@@ -12,6 +12,8 @@
 
 #include "models/errors.h"
 #include "models/json_reader.h"
+#include "models/limits.h"
+#include "traces/atomic_file.h"
 #include "traces/trace_order.h"
 
 namespace terasim {
@@ -89,14 +91,19 @@ std::vector<Record> SplitCsv(const std::string& text, const std::string& origin)
 }
 
 int64_t ParseInt(const std::string& text, std::string_view column, const std::string& where,
-                 int64_t min_value) {
+                 int64_t min_value, int64_t max_value = INT64_MAX) {
   int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    ThrowInput("{}: {}: '{}' is out of range", where, column, text);
+  }
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
     ThrowInput("{}: {}: '{}' is not an integer", where, column, text);
   }
   if (value < min_value)
     ThrowInput("{}: {}: must be >= {} (got {})", where, column, min_value, value);
+  if (value > max_value)
+    ThrowInput("{}: {}: must be <= {} (got {})", where, column, max_value, value);
   return value;
 }
 
@@ -132,11 +139,9 @@ std::string TraceCsv(const Trace& trace, std::string_view run) {
 }
 
 void WriteTraceCsvFile(const std::string& path, const Trace& trace, std::string_view run) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) ThrowInput("{}: cannot write", path);
-  WriteTraceCsv(trace, run, out);
-  out.flush();
-  if (!out) ThrowInput("{}: cannot write", path);
+  AtomicFile file(path);
+  WriteTraceCsv(trace, run, file.stream());
+  file.Commit();
 }
 
 Trace ReadTraceCsv(const std::string& text, const std::string& origin) {
@@ -165,17 +170,18 @@ Trace ReadTraceCsv(const std::string& text, const std::string& origin) {
       ThrowInput("{}: run: '{}' differs from '{}' above (one run per file)", where, f[0], *run);
     }
     TraceRow row;
-    row.iteration = static_cast<int>(ParseInt(f[1], "iteration", where, 0));
+    row.iteration = static_cast<int>(ParseInt(f[1], "iteration", where, 0, INT32_MAX));
     row.key = f[2];
     if (row.key.empty()) ThrowInput("{}: key: empty", where);
     std::optional<OpKind> kind = ParseOpKind(f[3]);
     if (!kind) ThrowInput("{}: kind: unknown op kind '{}'", where, f[3]);
     row.kind = *kind;
-    row.device = static_cast<int>(ParseInt(f[4], "device", where, 0));
+    row.device = static_cast<int>(ParseInt(f[4], "device", where, 0, limits::kMaxDevices - 1));
     row.stream = f[5];
-    row.start_ns = ParseInt(f[6], "start_ns", where, INT64_MIN);
-    row.end_ns = ParseInt(f[7], "end_ns", where, row.start_ns);
-    row.bytes = ParseInt(f[8], "bytes", where, 0);
+    row.start_ns =
+        ParseInt(f[6], "start_ns", where, -limits::kMaxDurationNs, limits::kMaxDurationNs);
+    row.end_ns = ParseInt(f[7], "end_ns", where, row.start_ns, limits::kMaxDurationNs);
+    row.bytes = ParseInt(f[8], "bytes", where, 0, limits::kMaxBytes);
     row.flops = ParseDouble(f[9], "flops", where);
     trace.rows.push_back(std::move(row));
   }

@@ -24,7 +24,8 @@ inline constexpr std::string_view kTraceCsvHeader =
 void WriteTraceCsv(const Trace& trace, std::string_view run, std::ostream& out);
 // The same, as a string.
 std::string TraceCsv(const Trace& trace, std::string_view run = {});
-// The same, to a file. Throws InputError "PATH: cannot write".
+// The same, to a file, atomically (traces/atomic_file.h). Throws InputError "PATH: cannot write"
+// or "PATH: is a directory: ..." (not a regular file).
 void WriteTraceCsvFile(const std::string& path, const Trace& trace, std::string_view run = {});
 
 // Parses trace CSV; the trace's label is the run column. `origin` names the text in errors.

@@ -4,6 +4,7 @@
 // (result_store.h). Other folders include this header.
 #pragma once
 
+#include "traces/atomic_file.h"
 #include "traces/chrome_trace.h"
 #include "traces/code_version.h"
 #include "traces/query_result.h"

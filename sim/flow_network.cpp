@@ -37,6 +37,7 @@ int FlowNetwork::StartFlow(const std::vector<int>& route, double amount, TimeNs 
   flow.in_use = true;
   ++flow.version;
   ++active_flows_;
+  ++flows_started_;
   if (latency_ns > 0) {
     engine_.Schedule(engine_.Now() + latency_ns, handler_id_, kActivate, id,
                      static_cast<int64_t>(flow.version));

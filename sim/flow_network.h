@@ -42,6 +42,8 @@ class FlowNetwork : public EventHandler {
   TimeNs BusyNs(int channel) const { return channels_[channel].busy_ns; }
   // Flows currently moving or waiting out their latency.
   int ActiveFlows() const { return active_flows_; }
+  // Flows started since construction (for benchmarks).
+  int64_t FlowsStarted() const { return flows_started_; }
 
   // Optional: called at each rate recomputation for every channel whose total rate changed,
   // with the time, the channel and its new total rate (units/s). For utilization counters.
@@ -91,6 +93,7 @@ class FlowNetwork : public EventHandler {
   bool reallocate_pending_ = false;
   uint64_t visit_stamp_ = 0;
   int active_flows_ = 0;
+  int64_t flows_started_ = 0;
   std::function<void(TimeNs, int, double)> sampler_;
 };
 

@@ -76,6 +76,8 @@ class Replay : public EventHandler, public FlowListener {
 
   TimeNs EndNs() const { return end_ns_; }  // when the last op finished
   int64_t Events() const { return engine_.EventsProcessed(); }
+  // Flows started in the flow network (compute, transfers, collective steps).
+  int64_t Flows() const { return network_->FlowsStarted(); }
   TimeNs StartNs(int op) const { return ops_[op].start_ns; }
   TimeNs EndNs(int op) const { return ops_[op].end_ns; }
   // The op whose completion (or arrival, for communication) let `op` start, or -1.

@@ -33,6 +33,7 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
   result.network = options.network;
   result.iteration_time_ns = replay.EndNs();
   result.events = replay.Events();
+  result.flows = replay.Flows();
   const TimeNs t = std::max<TimeNs>(1, result.iteration_time_ns);
 
   const std::vector<ReplayStats::DeviceTimes> times = stats.Devices(result.iteration_time_ns);

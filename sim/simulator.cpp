@@ -79,7 +79,7 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
     row.end_ns = replay.EndNs(static_cast<int>(i));
     if (IsCompute(op.kind)) {
       if (options.model != nullptr)
-        row.flops = WorkFlops(*options.model, SliceWorkOf(schedule, op));
+        row.flops = WorkFlops(*options.model, SliceWorkOf(op, replay.WorkTp()[i]));
       result.model_flops += row.flops;
     } else {
       row.bytes = op.bytes;

@@ -231,6 +231,15 @@ void FlowNetwork::SolveComponent() {
   // costs O(crossings x log channels) instead of a scan of every channel per bottleneck, and
   // the arithmetic (each subtraction, each division) is the same as the reference's.
   const uint64_t stamp = visit_stamp_;
+  if (component_channels_.size() == 1) {
+    // One channel (a GPU's compute, a lone link): one round, every flow at capacity / crossings.
+    const Channel& channel = channels_[component_channels_[0]];
+    if (channel.flows.empty()) return;
+    const double share =
+        std::max(0.0, channel.capacity_per_s) / static_cast<int>(channel.flows.size());
+    for (int f : channel.flows) flows_[f].new_rate = share;
+    return;
+  }
   for (int c : component_channels_) {
     channels_[c].left_per_s = channels_[c].capacity_per_s;
     channels_[c].unfixed = 0;

@@ -225,8 +225,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  // About 1M ops: the 1T 1F1B shape with 100 micro-batches (~ 10 k ops per micro-batch... per
-  // device 20 ops per micro-batch x 512 devices).
+  // About 1M ops: the 1T 1F1B shape (512 devices, about 20 ops per device per micro-batch) with
+  // 100 micro-batches.
   rows.emplace_back("check", [] { return CheckRow(OneT(Strategy::kOneFOneB, 1, 100)); });
   const std::string settings_path = DataRoot() + "/tools/data/paper_settings.json";
   const nlohmann::json settings = ParseJson(ReadTextFile(settings_path), settings_path);

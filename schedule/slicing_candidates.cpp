@@ -278,10 +278,11 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
   std::vector<double> totals(n);
   auto sum_at = [&](double level) {
     ++passes;
-    for (size_t s = 0; s < n; ++s) {
+    // Each size's level DP is independent of the others: two threads share them.
+    ForEachSize(n, [&](size_t s) {
       SolveLevel(p.positions, level, false, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
-    }
+    });
     TryPlan(p, *work, totals, incumbent);
     return BatchSum(p, totals, nullptr);
   };
@@ -297,18 +298,18 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
   };
   auto leaf = [&](const Interval& iv) {
     ++passes;
-    for (size_t s = 0; s < n; ++s) {
+    ForEachSize(n, [&](size_t s) {
       SolveLevel(p.positions, iv.hi, true, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
-    }
+    });
     TryPlan(p, *work, totals, incumbent);
     limit = Limit(*incumbent);
     const std::vector<double> rest = RestBounds(p, totals);
-    for (size_t s = 0; s < n; ++s) {
+    ForEachSize(n, [&](size_t s) {
       Work& w = (*work)[s];
       const SizeCandidates& c = w.edges;
       const double base = k_minus_1 * iv.lo;
-      if (!(base + totals[s] + rest[s] < limit)) continue;
+      if (!(base + totals[s] + rest[s] < limit)) return;
       for (int i = 0; i < p.positions; ++i) {
         // Every path through row i costs at least prefix(i) + suffix(i).
         const double row_floor = c.prefix[i] + c.suffix[i] + rest[s];
@@ -321,7 +322,7 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
           if (bound < limit) w.keep[e] = 1;
         }
       }
-    }
+    });
   };
   std::vector<Interval> stack = {{0, top, sum_top}};
   while (!stack.empty()) {
@@ -425,10 +426,10 @@ Candidates FindCandidates(const SlicingProblem& p, Incumbent* incumbent) {
   // The bounds the enumeration reuses: over every survivor (any level).
   Candidates out;
   std::vector<double> totals(work.size());
-  for (size_t s = 0; s < work.size(); ++s) {
+  ForEachSize(work.size(), [&](size_t s) {
     SolveLevel(p.positions, kInf, true, &work[s]);
     totals[s] = work[s].edges.prefix[p.positions];
-  }
+  });
   out.sum_bound = BatchSum(p, totals, nullptr);
   const std::vector<double> rest = RestBounds(p, totals);
   for (size_t s = 0; s < work.size(); ++s) {

@@ -37,9 +37,12 @@ class Engine {
   int AddHandler(EventHandler* handler);
   void AddObserver(EventObserver* observer);
 
-  // Schedules an event for `handler` at `time_ns`. Throws InternalError when time_ns < Now()
-  // or the handler id is unknown.
-  void Schedule(TimeNs time_ns, int handler, int kind, int64_t a = 0, int64_t b = 0);
+  // Schedules an event for `handler` at `time_ns`; returns its seq. Throws InternalError when
+  // time_ns < Now() or the handler id is unknown.
+  uint64_t Schedule(TimeNs time_ns, int handler, int kind, int64_t a = 0, int64_t b = 0);
+  // The seq the next Schedule will assign: a handler that finds it one above the seq of an
+  // event it scheduled knows that nothing was scheduled since (and may add work to that event).
+  uint64_t NextSeq() const { return queue_.NextSeq(); }
 
   // Pops and dispatches events until the queue is empty. Returns the number dispatched.
   int64_t Run();

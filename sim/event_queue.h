@@ -30,6 +30,8 @@ class EventQueue {
   // Removes and returns the earliest event (ties: lowest seq). Precondition: !Empty().
   Event Pop();
   bool Empty() const { return heap_.empty(); }
+  // The seq the next Push will assign.
+  uint64_t NextSeq() const { return next_seq_; }
   size_t Size() const { return heap_.size(); }
 
  private:

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "models/errors.h"
-#include "sim/max_min_fair.h"
 
 namespace terasim {
 
@@ -37,9 +36,9 @@ int FlowNetwork::StartFlow(const std::vector<int>& route, double amount, TimeNs 
   flow.in_use = true;
   ++flow.version;
   ++active_flows_;
+  ++flows_started_;
   if (latency_ns > 0) {
-    engine_.Schedule(engine_.Now() + latency_ns, handler_id_, kActivate, id,
-                     static_cast<int64_t>(flow.version));
+    Enqueue(kActivate, engine_.Now() + latency_ns, id);
   } else {
     Activate(id);
   }
@@ -49,20 +48,51 @@ int FlowNetwork::StartFlow(const std::vector<int>& route, double amount, TimeNs 
 void FlowNetwork::Handle(const Event& event) {
   switch (event.kind) {
     case kActivate:
-      if (flows_[event.a].version == static_cast<uint64_t>(event.b)) Activate(event.a);
+    case kFinish: {
+      const int b = static_cast<int>(event.a);
+      OpenBatch& open = event.kind == kActivate ? open_activate_ : open_finish_;
+      if (open.batch == b) open.batch = -1;
+      // By index: finishing a flow may start flows, which may add batches.
+      for (size_t k = 0; k < batches_[b].flows.size(); ++k) {
+        const auto [id, version] = batches_[b].flows[k];
+        if (flows_[id].version != version) continue;  // rescheduled or finished since
+        if (event.kind == kActivate) {
+          Activate(id);
+        } else if (flows_[id].in_use) {
+          Finish(id);
+        }
+      }
+      batches_[b].flows.clear();
+      free_batches_.push_back(b);
       break;
+    }
     case kReallocate:
       reallocate_pending_ = false;
       Reallocate();
       break;
-    case kFinish:
-      if (flows_[event.a].in_use && flows_[event.a].version == static_cast<uint64_t>(event.b)) {
-        Finish(event.a);
-      }
-      break;
     default:
       TERASIM_CHECK(false, "unknown flow network event kind {}", event.kind);
   }
+}
+
+void FlowNetwork::Enqueue(EventKind kind, TimeNs time_ns, int id) {
+  OpenBatch& open = kind == kActivate ? open_activate_ : open_finish_;
+  if (open.batch >= 0 && open.time_ns == time_ns && open.seq + 1 == engine_.NextSeq()) {
+    batches_[open.batch].flows.emplace_back(id, flows_[id].version);
+    return;
+  }
+  int b;
+  if (!free_batches_.empty()) {
+    b = free_batches_.back();
+    free_batches_.pop_back();
+  } else {
+    b = static_cast<int>(batches_.size());
+    batches_.emplace_back();
+  }
+  batches_[b].flows.emplace_back(id, flows_[id].version);
+  open.batch = b;
+  open.time_ns = time_ns;
+  open.seq = engine_.Schedule(time_ns, handler_id_, kind, b);
 }
 
 void FlowNetwork::Activate(int id) {
@@ -121,80 +151,132 @@ void FlowNetwork::ScheduleFinish(int id) {
     const double ns = flow.remaining / flow.rate * 1e9;
     duration_ns = static_cast<TimeNs>(std::max(0.0, std::ceil(ns - 1e-6)));
   }
-  engine_.Schedule(engine_.Now() + duration_ns, handler_id_, kFinish, id,
-                   static_cast<int64_t>(flow.version));
+  Enqueue(kFinish, engine_.Now() + duration_ns, id);
 }
 
 void FlowNetwork::Reallocate() {
   const TimeNs now = engine_.Now();
-  // The connected component of flows and channels reachable from the changed channels.
+  // The connected component of flows and channels reachable from the changed channels: the
+  // only flows whose max-min rates can change.
   ++visit_stamp_;
-  std::vector<int> component_channels;
-  std::vector<int> component_flows;
-  std::vector<int> stack;
+  component_channels_.clear();
+  component_flows_.clear();
   for (int c : dirty_channels_) {
     channels_[c].dirty = false;
     if (channels_[c].visit == visit_stamp_) continue;
     channels_[c].visit = visit_stamp_;
-    stack.push_back(c);
-    while (!stack.empty()) {
-      const int ch = stack.back();
-      stack.pop_back();
-      component_channels.push_back(ch);
+    stack_.push_back(c);
+    while (!stack_.empty()) {
+      const int ch = stack_.back();
+      stack_.pop_back();
+      component_channels_.push_back(ch);
       for (int f : channels_[ch].flows) {
         if (flows_[f].visit == visit_stamp_) continue;
         flows_[f].visit = visit_stamp_;
-        component_flows.push_back(f);
+        component_flows_.push_back(f);
         for (int next : flows_[f].route) {
           if (channels_[next].visit == visit_stamp_) continue;
           channels_[next].visit = visit_stamp_;
-          stack.push_back(next);
+          stack_.push_back(next);
         }
       }
     }
   }
   dirty_channels_.clear();
-  if (component_flows.empty() && !sampler_) {
-    for (int c : component_channels) channels_[c].total_rate = 0;
+  if (component_flows_.empty() && !sampler_) {
+    for (int c : component_channels_) channels_[c].total_rate = 0;
     return;
   }
-
-  // Local indices for the solver.
-  std::sort(component_channels.begin(), component_channels.end());
-  std::vector<double> capacity(component_channels.size());
-  for (size_t i = 0; i < component_channels.size(); ++i) {
-    capacity[i] = channels_[component_channels[i]].capacity_per_s;
-  }
-  auto local = [&](int c) {
-    return static_cast<int>(
-        std::lower_bound(component_channels.begin(), component_channels.end(), c) -
-        component_channels.begin());
-  };
-  std::vector<std::vector<int>> routes(component_flows.size());
-  for (size_t i = 0; i < component_flows.size(); ++i) {
-    Flow& flow = flows_[component_flows[i]];
+  for (int id : component_flows_) {
+    Flow& flow = flows_[id];
     flow.remaining = std::max(0.0, flow.remaining - flow.rate * 1e-9 * (now - flow.last_update_ns));
     flow.last_update_ns = now;
-    routes[i].reserve(flow.route.size());
-    for (int c : flow.route) routes[i].push_back(local(c));
   }
-  const std::vector<double> rates = MaxMinFairRates(capacity, routes);
+  SolveComponent();
 
-  std::vector<double> channel_rate(component_channels.size(), 0.0);
-  for (size_t i = 0; i < component_flows.size(); ++i) {
-    const int id = component_flows[i];
-    for (int c : routes[i]) channel_rate[c] += rates[i];
-    if (rates[i] != flows_[id].rate) {
-      flows_[id].rate = rates[i];
+  for (int c : component_channels_) channels_[c].rate_sum = 0;
+  for (int id : component_flows_) {
+    Flow& flow = flows_[id];
+    for (int c : flow.route) channels_[c].rate_sum += flow.new_rate;
+    if (flow.new_rate != flow.rate) {
+      flow.rate = flow.new_rate;
       ScheduleFinish(id);
     }
   }
-  for (size_t i = 0; i < component_channels.size(); ++i) {
-    Channel& channel = channels_[component_channels[i]];
-    if (sampler_ && channel.total_rate != channel_rate[i]) {
-      sampler_(now, component_channels[i], channel_rate[i]);
+  if (sampler_) std::sort(component_channels_.begin(), component_channels_.end());
+  for (int c : component_channels_) {
+    Channel& channel = channels_[c];
+    if (sampler_ && channel.total_rate != channel.rate_sum) sampler_(now, c, channel.rate_sum);
+    channel.total_rate = channel.rate_sum;
+  }
+}
+
+// Heap order: the smallest share on top, ties to the lowest channel id.
+bool FlowNetwork::LaterShare(const ShareEntry& x, const ShareEntry& y) {
+  return x.share != y.share ? x.share > y.share : x.channel > y.channel;
+}
+
+void FlowNetwork::PushShare(int c) {
+  Channel& channel = channels_[c];
+  ++channel.heap_version;
+  heap_.push_back({std::max(0.0, channel.left_per_s) / channel.unfixed, c, channel.heap_version});
+  std::push_heap(heap_.begin(), heap_.end(), LaterShare);
+}
+
+void FlowNetwork::SolveComponent() {
+  // Progressive filling exactly as MaxMinFairRates does it: repeatedly the channel with the
+  // smallest fair share (remaining capacity / unfixed crossings; ties: the lowest channel id)
+  // saturates and fixes its unfixed flows at that share. The smallest share comes from a heap
+  // holding one current entry per channel (older entries are skipped by version), so a solve
+  // costs O(crossings x log channels) instead of a scan of every channel per bottleneck, and
+  // the arithmetic (each subtraction, each division) is the same as the reference's.
+  const uint64_t stamp = visit_stamp_;
+  if (component_channels_.size() == 1) {
+    // One channel (a GPU's compute, a lone link): one round, every flow at capacity / crossings.
+    const Channel& channel = channels_[component_channels_[0]];
+    if (channel.flows.empty()) return;
+    const double share =
+        std::max(0.0, channel.capacity_per_s) / static_cast<int>(channel.flows.size());
+    for (int f : channel.flows) flows_[f].new_rate = share;
+    return;
+  }
+  for (int c : component_channels_) {
+    channels_[c].left_per_s = channels_[c].capacity_per_s;
+    channels_[c].unfixed = 0;
+  }
+  for (int id : component_flows_) {
+    for (int c : flows_[id].route) ++channels_[c].unfixed;
+  }
+  heap_.clear();
+  for (int c : component_channels_) {
+    if (channels_[c].unfixed > 0) PushShare(c);
+  }
+  while (!heap_.empty()) {
+    std::pop_heap(heap_.begin(), heap_.end(), LaterShare);
+    const ShareEntry top = heap_.back();
+    heap_.pop_back();
+    Channel& bottleneck = channels_[top.channel];
+    if (top.version != bottleneck.heap_version || bottleneck.unfixed == 0) continue;
+    ++visit_stamp_;  // marks the channels touched in this round
+    touched_.clear();
+    for (int f : bottleneck.flows) {
+      Flow& flow = flows_[f];
+      if (flow.fixed == stamp) continue;
+      flow.fixed = stamp;
+      flow.new_rate = top.share;
+      for (int c : flow.route) {
+        Channel& channel = channels_[c];
+        channel.left_per_s -= top.share;
+        --channel.unfixed;
+        if (channel.visit != visit_stamp_) {
+          channel.visit = visit_stamp_;
+          touched_.push_back(c);
+        }
+      }
     }
-    channel.total_rate = channel_rate[i];
+    for (int c : touched_) {
+      if (channels_[c].unfixed > 0) PushShare(c);
+    }
   }
 }
 

@@ -6,6 +6,12 @@
 // to a change through shared channels, whenever a flow joins or leaves. When a flow has moved
 // its whole amount the listener hears OnFlowDone(tag).
 //
+// Cost: a recomputation solves only that connected component, by progressive filling with a
+// heap of channel shares, in arrays kept between calls (no allocation once warm); the rates are
+// those of MaxMinFairRates bit for bit. Activations and finishes due at the same time and
+// scheduled back to back (a ring step's flows) share one engine event, dispatched in the order
+// separate events would have been.
+//
 // The replay uses one FlowNetwork for network links (units: bytes, capacity bytes/s) and for
 // each GPU's compute (units: ns of work, capacity 1e9 per s: processor sharing). Not
 // thread-safe; the listener and the engine are borrowed and must outlive the network.
@@ -42,6 +48,8 @@ class FlowNetwork : public EventHandler {
   TimeNs BusyNs(int channel) const { return channels_[channel].busy_ns; }
   // Flows currently moving or waiting out their latency.
   int ActiveFlows() const { return active_flows_; }
+  // Flows started since construction (for benchmarks).
+  int64_t FlowsStarted() const { return flows_started_; }
 
   // Optional: called at each rate recomputation for every channel whose total rate changed,
   // with the time, the channel and its new total rate (units/s). For utilization counters.
@@ -62,24 +70,55 @@ class FlowNetwork : public EventHandler {
     TimeNs busy_ns = 0;
     uint64_t visit = 0;  // traversal stamp
     bool dirty = false;
+    // Solver scratch, valid while this channel is in the component being solved.
+    double left_per_s = 0;      // capacity not yet given to fixed flows
+    double rate_sum = 0;        // sum of the new rates of its flows
+    int unfixed = 0;            // crossings by flows not fixed yet
+    uint32_t heap_version = 0;  // bumped whenever its fair share changes
   };
   struct Flow {
     std::vector<int> route;
     double remaining = 0;  // units still to move at last_update_ns
     double rate = 0;       // units/s
+    double new_rate = 0;   // solver scratch
     TimeNs last_update_ns = 0;
     uint64_t version = 0;  // bumped on every (re)scheduling; stale events are ignored
     uint64_t visit = 0;
+    uint64_t fixed = 0;  // == the solve's stamp once its rate is fixed
     int64_t tag = 0;
     bool moving = false;
     bool in_use = false;
+  };
+  // Flows (with their version when added) whose activation or finish is due at one time. Flows
+  // scheduled for the same time with nothing else scheduled in between share one engine event:
+  // the engine would have dispatched their events back to back anyway, in the same order.
+  struct Batch {
+    std::vector<std::pair<int, uint64_t>> flows;
+  };
+  struct OpenBatch {
+    int batch = -1;  // -1: none may be extended
+    TimeNs time_ns = 0;
+    uint64_t seq = 0;
+  };
+  // A channel's fair share when it was pushed; stale once the channel's version moved on.
+  struct ShareEntry {
+    double share;
+    int channel;
+    uint32_t version;
   };
 
   void Activate(int flow);
   void Finish(int flow);
   void MarkDirty(int channel);
   void Reallocate();
+  // Progressive filling over component_flows_ / component_channels_ (the max-min fair rates of
+  // MaxMinFairRates, bit for bit), into Flow::new_rate and Channel::rate_sum.
+  void SolveComponent();
+  void PushShare(int channel);
+  static bool LaterShare(const ShareEntry& x, const ShareEntry& y);
   void ScheduleFinish(int flow);
+  // Schedules flow's activation (kActivate) or finish (kFinish) at `time_ns`.
+  void Enqueue(EventKind kind, TimeNs time_ns, int flow);
 
   Engine& engine_;
   FlowListener& listener_;
@@ -88,9 +127,19 @@ class FlowNetwork : public EventHandler {
   std::vector<Flow> flows_;
   std::vector<int> free_flows_;
   std::vector<int> dirty_channels_;
+  // Scratch of Reallocate, kept between calls so that a solve allocates nothing.
+  std::vector<int> component_channels_;
+  std::vector<int> component_flows_;
+  std::vector<int> stack_;
+  std::vector<int> touched_;
+  std::vector<ShareEntry> heap_;
+  std::vector<Batch> batches_;
+  std::vector<int> free_batches_;
+  OpenBatch open_activate_, open_finish_;
   bool reallocate_pending_ = false;
   uint64_t visit_stamp_ = 0;
   int active_flows_ = 0;
+  int64_t flows_started_ = 0;
   std::function<void(TimeNs, int, double)> sampler_;
 };
 

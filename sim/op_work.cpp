@@ -1,12 +1,50 @@
 #include "sim/op_work.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "models/errors.h"
 
 namespace terasim {
 
+namespace {
+
+// The tp degree of `op`'s work given its group's index (-1: none or undeclared).
+int TpOf(const Schedule& schedule, const Op& op, int group) {
+  if (!op.group.empty()) {
+    return group >= 0 ? static_cast<int>(schedule.groups[group].ranks.size()) : 1;
+  }
+  return op.kind == OpKind::kOptimizer ? std::max(1, schedule.shape.tp) : 1;
+}
+
+}  // namespace
+
 SliceWork SliceWorkOf(const Schedule& schedule, const Op& op) {
+  return SliceWorkOf(op, TpOf(schedule, op, op.group.empty() ? -1 : schedule.FindGroup(op.group)));
+}
+
+std::vector<int> WorkTpDegrees(const Schedule& schedule) {
+  std::unordered_map<std::string_view, int> index;
+  index.reserve(schedule.groups.size());
+  // Later duplicates do not replace the first (FindGroup returns the first).
+  for (size_t g = 0; g < schedule.groups.size(); ++g) {
+    index.emplace(schedule.groups[g].name, static_cast<int>(g));
+  }
+  std::vector<int> tp(schedule.ops.size());
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const Op& op = schedule.ops[i];
+    int group = -1;
+    if (!op.group.empty()) {
+      auto it = index.find(op.group);
+      if (it != index.end()) group = it->second;
+    }
+    tp[i] = TpOf(schedule, op, group);
+  }
+  return tp;
+}
+
+SliceWork SliceWorkOf(const Op& op, int tp) {
   TERASIM_CHECK(IsCompute(op.kind), "{} is not a compute op", op.key);
   SliceWork work;
   switch (op.kind) {
@@ -33,13 +71,7 @@ SliceWork SliceWorkOf(const Schedule& schedule, const Op& op) {
   work.rows = std::max(1, op.rows);
   work.tokens = op.tokens.Length();
   work.context = op.tokens.begin;
-  work.tp = 1;
-  if (!op.group.empty()) {
-    const int group = schedule.FindGroup(op.group);
-    if (group >= 0) work.tp = static_cast<int>(schedule.groups[group].ranks.size());
-  } else if (op.kind == OpKind::kOptimizer) {
-    work.tp = std::max(1, schedule.shape.tp);
-  }
+  work.tp = tp;
   return work;
 }
 

@@ -69,6 +69,7 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   // One compute channel per GPU: capacity in ns of work per second (processor sharing).
   for (int g = 0; g < topology.NumGpus(); ++g) capacity.push_back(1e9);
   network_ = std::make_unique<FlowNetwork>(engine_, std::move(capacity), *this);
+  for (int g = 0; g < topology.NumGpus(); ++g) compute_route_.push_back({num_links_ + g});
   BuildGraph();
 }
 
@@ -83,6 +84,7 @@ void Replay::BuildGraph() {
   const std::string where = schedule_.source.empty() ? "schedule" : schedule_.source;
   const int n = static_cast<int>(schedule_.ops.size());
   ops_.assign(n, OpState{});
+  work_tp_.assign(n, 1);
   std::unordered_map<std::string_view, int> key_index;
   key_index.reserve(n);
   for (int i = 0; i < n; ++i) key_index.emplace(schedule_.ops[i].key, i);
@@ -130,6 +132,16 @@ void Replay::BuildGraph() {
       auto it = key_index.find(dep);
       if (it == key_index.end()) ThrowInput("{}: after: unknown key {}", at(), dep);
       edges.emplace_back(it->second, i);
+    }
+    if (IsCompute(op.kind)) {
+      // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
+      if (!op.group.empty()) {
+        auto g = group_index.find(op.group);
+        work_tp_[i] =
+            g != group_index.end() ? static_cast<int>(schedule_.groups[g->second].ranks.size()) : 1;
+      } else if (op.kind == OpKind::kOptimizer) {
+        work_tp_[i] = std::max(1, schedule_.shape.tp);
+      }
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
       sends[static_cast<int64_t>(op.device) * devices + op.peer].emplace(op.tensor, i);
@@ -200,11 +212,11 @@ void Replay::StartOp(int i) {
     s.comm_start_ns = now;
     TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
                          ? options_.compute_ns[i]
-                         : cost_.Time(SliceWorkOf(schedule_, op));
+                         : cost_.Time(SliceWorkOf(op, work_tp_[i]));
     if (op.device < static_cast<int>(options_.device_speed.size())) {
       work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[op.device]);
     }
-    network_->StartFlow({num_links_ + placement_[op.device]}, static_cast<double>(work_ns), 0,
+    network_->StartFlow(compute_route_[placement_[op.device]], static_cast<double>(work_ns), 0,
                         static_cast<int64_t>(i) * 4 + kTagCompute);
   } else if (IsPointToPoint(op.kind)) {
     if (s.partner >= 0 && ops_[s.partner].state == State::kArrived) {
@@ -331,13 +343,26 @@ void Replay::StartPhase(int id) {
 void Replay::StartRunStep(int id, int r) {
   Instance& instance = instances_[id];
   const RingRun& run = plans_[instance.plan].plan.phases[instance.phase].runs[r];
-  const auto transfers = StepTransfers(run, instance.runs[r].step);
-  TERASIM_CHECK(!transfers.empty(), "collective step without transfers");
-  instance.runs[r].flows_left = static_cast<int>(transfers.size());
-  for (const auto& [src, dst] : transfers) {
+  // The transfers of StepTransfers(run, step), without building the list.
+  const int p = static_cast<int>(run.gpus.size());
+  const int step = instance.runs[r].step;
+  const int64_t tag = CollectiveTag(id, r);
+  int flows = 0;
+  auto start = [&](int src, int dst) {
     const RouteCache::Entry& route = routes_.Get(src, dst);
-    network_->StartFlow(route.links, run.bytes_per_flow, route.latency_ns, CollectiveTag(id, r));
+    ++flows;
+    ++instance.runs[r].flows_left;
+    network_->StartFlow(route.links, run.bytes_per_flow, route.latency_ns, tag);
+  };
+  instance.runs[r].flows_left = 0;
+  if (run.closed) {
+    for (int i = 0; i < p; ++i) start(run.gpus[i], run.gpus[(i + 1) % p]);
+  } else {
+    for (int e = 0; e + 1 < p; ++e) {
+      if (step - e >= 0 && step - e < run.chunks) start(run.gpus[e], run.gpus[e + 1]);
+    }
   }
+  TERASIM_CHECK(flows > 0, "collective step without transfers");
 }
 
 void Replay::FinishCollective(int id) {

@@ -76,12 +76,16 @@ class Replay : public EventHandler, public FlowListener {
 
   TimeNs EndNs() const { return end_ns_; }  // when the last op finished
   int64_t Events() const { return engine_.EventsProcessed(); }
+  // Flows started in the flow network (compute, transfers, collective steps).
+  int64_t Flows() const { return network_->FlowsStarted(); }
   TimeNs StartNs(int op) const { return ops_[op].start_ns; }
   TimeNs EndNs(int op) const { return ops_[op].end_ns; }
   // The op whose completion (or arrival, for communication) let `op` start, or -1.
   int CriticalPredecessor(int op) const { return ops_[op].critical_pred; }
   // The chain of ops ending at the op that finished last, first op first.
   std::vector<int> CriticalPath() const;
+  // Per op (by position): the tp degree of its work (WorkTpDegrees, sim/op_work.h).
+  const std::vector<int>& WorkTp() const { return work_tp_; }
   // GPU of schedule device `device`.
   int GpuOf(int device) const { return placement_[device]; }
   // Time the flow network kept each link busy (flow mode; all zero in analytic mode).
@@ -152,7 +156,9 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<ReplayObserver*> observers_;
 
   std::vector<OpState> ops_;
-  std::vector<int> succ_begin_;  // CSR successor lists
+  std::vector<int> work_tp_;                     // per op: the tp degree of its compute work
+  std::vector<std::vector<int>> compute_route_;  // per GPU: the route of its compute channel
+  std::vector<int> succ_begin_;                  // CSR successor lists
   std::vector<int> succ_;
   std::vector<std::vector<int>> group_gpus_;
   std::vector<Instance> instances_;

@@ -33,6 +33,7 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
   result.network = options.network;
   result.iteration_time_ns = replay.EndNs();
   result.events = replay.Events();
+  result.flows = replay.Flows();
   const TimeNs t = std::max<TimeNs>(1, result.iteration_time_ns);
 
   const std::vector<ReplayStats::DeviceTimes> times = stats.Devices(result.iteration_time_ns);
@@ -78,7 +79,7 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
     row.end_ns = replay.EndNs(static_cast<int>(i));
     if (IsCompute(op.kind)) {
       if (options.model != nullptr)
-        row.flops = WorkFlops(*options.model, SliceWorkOf(schedule, op));
+        row.flops = WorkFlops(*options.model, SliceWorkOf(op, replay.WorkTp()[i]));
       result.model_flops += row.flops;
     } else {
       row.bytes = op.bytes;

@@ -74,6 +74,7 @@ struct SimResult {
   std::vector<LinkRateSample> link_rates;  // when record_link_rates
   Trace trace;                             // one row per op
   int64_t events = 0;
+  int64_t flows = 0;  // flows started in the flow network (compute ones included)
   double wall_time_s = 0;
 };
 

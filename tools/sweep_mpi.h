@@ -26,6 +26,9 @@
 
 namespace terasim::cli {
 
+// One simulated grid point (tools/sweep/sweep_workers.h), under its old name too.
+using terasim::SweepResult;
+
 // The result as JSON text. An empty record.host becomes this machine's host name, so that the
 // run names the host that simulated it rather than the one that stores it. A non-finite
 // metric or FLOP count travels as null and comes back as NaN (which the store then rejects,

@@ -1,109 +1,30 @@
-// CpuBackend: the reference ComputeBackend, real fp32 math on the host with OpenBLAS sgemm.
+// The CPU reference back end: a Device (exec/device.h) doing real fp32 math on the host
+// (OpenBLAS sgemm and the kernels of exec/cpu_kernels.h), and CpuBackend, the back-end layer
+// (exec/transformer_backend.h) on it. Every kernel is the reference the CUDA kernels
+// mirror; memory is host memory, always zero-initialized, and every call completes before it
+// returns.
 //
-// Each layer: pre-LayerNorm causal self-attention (QKV projection, scores of a token slice
-// [t0, t1) against keys [0, t1) from the (micro-batch, layer) key/value buffer, softmax, output
-// projection) and a pre-LayerNorm MLP with tanh GeLU, each with a residual. The backward of a
-// slice adds its key/value gradient contributions for earlier positions to the buffer's
-// gradient, where the backward of earlier slices (which runs later) picks them up. Tensor
-// parallel shards follow exec/model_params.h. Weights come from (seed, layer) so any shard of
-// any tp degree starts from the same model.
-//
-// Thread safety: none (see ComputeBackend).
+// Thread safety: none per object (see ComputeBackend); distinct objects on distinct threads.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <optional>
-#include <tuple>
-#include <vector>
+#include <memory>
 
-#include "exec/compute_backend.h"
-#include "exec/model_params.h"
-#include "models/model_card.h"
+#include "exec/device.h"
+#include "exec/transformer_backend.h"
 
 namespace terasim {
 
-class CpuBackend : public ComputeBackend {
+// The reference device (host memory, OpenBLAS and exec/cpu_kernels.h); every kernel the
+// CUDA kernels mirror.
+std::unique_ptr<Device> MakeCpuDevice();
+
+// The back-end layer on a CpuDevice.
+class CpuBackend : public TransformerBackend {
  public:
   // Initializes the shard's weights from `seed`. Throws InputError when tp does not divide the
   // card's heads or ffn.
   CpuBackend(const ModelCard& card, ShardSpec shard, uint64_t seed);
-
-  void BeginIteration() override;
-  void Input(const SliceRef& slice, std::span<float> x) override;
-  void InputBackward(const SliceRef& slice, std::span<const float> grad_x) override;
-  void Forward(int layer, LayerPart part, const SliceRef& slice, std::span<const float> input,
-               std::span<float> output) override;
-  void FinishForward(int layer, LayerPart part, const SliceRef& slice,
-                     std::span<const float> summed, std::span<float> output) override;
-  void Backward(int layer, LayerPart part, const SliceRef& slice,
-                std::span<const float> grad_output, std::span<float> grad_input) override;
-  void FinishBackward(int layer, LayerPart part, const SliceRef& slice,
-                      std::span<const float> summed, std::span<float> grad_input) override;
-  double Loss(const SliceRef& slice, std::span<const float> output, std::span<float> grad_output,
-              int64_t global_tokens) override;
-  double LossSum() const override { return loss_sum_; }
-  std::vector<float> Gradients(Range layers) const override;
-  void SetGradients(Range layers, std::span<const float> values) override;
-  void SnapshotGradients(Range layers) override;
-  void GatherSnapshot(FullTensors& full) const override;
-  void OptimizerStep(Range layers, const AdamOptions& adam) override;
-  double LayerFlops(LayerPart part, const SliceRef& slice, bool backward) const override;
-
-  // For tests: the value of element (full_row, full_col) of parameter `name` (ParamName), or
-  // nullopt when this shard does not hold it; AddToParameter changes it (no-op if not held).
-  std::optional<float> ParameterValue(const std::string& name, int full_row, int full_col) const;
-  void AddToParameter(const std::string& name, int full_row, int full_col, float delta);
-
- private:
-  struct ParamSet {
-    int set = 0;  // layer index, kEmbedSet or kHeadSet
-    std::vector<ParamSpec> specs;
-    std::vector<std::vector<float>> weight, grad, adam_m, adam_v, snapshot;
-    bool snapped = false;
-    int adam_step = 0;
-  };
-  struct KvBuffer {
-    std::vector<float> k, v, dk, dv;  // [rows, sequence, hidden / tp] each
-  };
-  struct SliceState {  // saved activations of one (micro-batch, layer, slice)
-    std::vector<float> x, mean1, rstd1, a, qkv, probs, ctx;
-    std::vector<float> y, mean2, rstd2, b, u, g;
-    std::vector<float> dz, dy;
-  };
-  using SliceKey = std::tuple<int, int, int>;  // (micro-batch, layer, t0)
-
-  ParamSet MakeSet(int set, std::vector<ParamSpec> specs) const;
-  ParamSet& Layer(int layer);
-  SliceState& State(int layer, const SliceRef& slice);
-  KvBuffer& Kv(int layer, const SliceRef& slice);
-  // The sets in Gradients() order for a layer range.
-  std::vector<const ParamSet*> SetsIn(Range layers) const;
-  std::vector<ParamSet*> SetsIn(Range layers);
-  ParamSet* FindSet(const std::string& name, size_t& index);
-  const ParamSet* FindSet(const std::string& name, size_t& index) const;
-
-  void AttentionForward(int layer, const SliceRef& slice, std::span<const float> x,
-                        std::span<float> partial);
-  void MlpForward(int layer, const SliceRef& slice, std::span<float> partial);
-  void MlpBackward(int layer, const SliceRef& slice, std::span<const float> dz,
-                   std::span<float> partial);
-  void AttentionBackward(int layer, const SliceRef& slice, std::span<float> partial);
-
-  ModelCard card_;
-  ShardSpec shard_;
-  uint64_t seed_;
-  int hidden_;
-  int local_hidden_;  // hidden / tp: this shard's attention width
-  int local_heads_;
-  int head_dim_;
-  int local_ffn_;
-  std::map<int, ParamSet> layers_;
-  std::optional<ParamSet> embed_;
-  std::optional<ParamSet> head_;
-  std::map<std::pair<int, int>, KvBuffer> kv_;  // (micro-batch, layer)
-  std::map<SliceKey, SliceState> slices_;
-  double loss_sum_ = 0;
 };
 
 }  // namespace terasim

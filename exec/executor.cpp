@@ -30,6 +30,13 @@ BackendFactory MakeBackendFactory(const std::string& name, const ModelCard& card
 ExecResult ExecuteInProcess(const Schedule& schedule, const ModelCard& card,
                             const ExecOptions& options, const std::string& backend) {
   BackendFactory factory = MakeBackendFactory(backend, card, options.seed);
+  if (schedule.devices > kMaxDevicesPerProcess) {
+    ThrowInput(
+        "{}: devices {}: exec runs at most {} devices in one process (as threads); run "
+        "it under mpirun, one rank per device",
+        schedule.source.empty() ? "schedule" : schedule.source, schedule.devices,
+        kMaxDevicesPerProcess);
+  }
   InProcessTransport transport(
       std::chrono::milliseconds(static_cast<int64_t>(options.stall_timeout_s * 1000)));
   std::vector<int> devices(schedule.devices);

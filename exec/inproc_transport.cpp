@@ -8,16 +8,6 @@
 
 namespace terasim {
 
-namespace {
-
-int Position(const CollectiveCall& call) {
-  auto it = std::find(call.ranks.begin(), call.ranks.end(), call.device);
-  TERASIM_CHECK(it != call.ranks.end(), "device {} is not in group {}", call.device, call.group);
-  return static_cast<int>(it - call.ranks.begin());
-}
-
-}  // namespace
-
 void InProcessTransport::Send(int from, int to, const std::string& tensor,
                               std::span<const float> data) {
   {
@@ -64,7 +54,7 @@ void InProcessTransport::WaitArrival(int, uint64_t seen, std::chrono::millisecon
 std::vector<std::vector<float>> InProcessTransport::Exchange(const CollectiveCall& call,
                                                              std::span<const float> data) {
   const int n = static_cast<int>(call.ranks.size());
-  const int position = Position(call);
+  const int position = GroupPosition(call, call.device);
   const auto key = std::make_pair(call.group, call.tensor);
   std::unique_lock<std::mutex> lock(mutex_);
   Rendezvous& r = rendezvous_[key];
@@ -110,18 +100,6 @@ std::vector<float> InProcessTransport::AllGather(const CollectiveCall& call,
   std::vector<float> out;
   for (const auto& c : Exchange(call, data)) out.insert(out.end(), c.begin(), c.end());
   return out;
-}
-
-std::vector<float> InProcessTransport::ReduceScatter(const CollectiveCall& call,
-                                                     std::span<const float> data) {
-  const size_t n = call.ranks.size();
-  TERASIM_CHECK(data.size() % n == 0, "reduce-scatter {}: {} values over {} ranks", call.tensor,
-                data.size(), n);
-  std::vector<float> sum(data.begin(), data.end());
-  AllReduce(call, sum);
-  const size_t chunk = data.size() / n;
-  const size_t begin = static_cast<size_t>(Position(call)) * chunk;
-  return std::vector<float>(sum.begin() + begin, sum.begin() + begin + chunk);
 }
 
 void InProcessTransport::Abort() {

@@ -29,8 +29,6 @@ class InProcessTransport : public Transport {
   void AllReduce(const CollectiveCall& call, std::span<float> data) override;
   void Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) override;
   std::vector<float> AllGather(const CollectiveCall& call, std::span<const float> data) override;
-  std::vector<float> ReduceScatter(const CollectiveCall& call,
-                                   std::span<const float> data) override;
   void Abort() override;
   bool Polls() const override { return true; }
   std::optional<std::vector<float>> TryRecv(int to, int from, const std::string& tensor) override;

@@ -174,12 +174,6 @@ int MpiTransport::CommOf(const CollectiveCall& call) const {
   return it->second;
 }
 
-int MpiTransport::PositionOf(const CollectiveCall& call, int device) {
-  auto it = std::find(call.ranks.begin(), call.ranks.end(), device);
-  TERASIM_CHECK(it != call.ranks.end(), "device {} is not in group {}", device, call.group);
-  return static_cast<int>(it - call.ranks.begin());
-}
-
 void MpiTransport::Post(int comm, int dest, const std::string& name, std::span<const float> data) {
   std::vector<char> bytes = Encode(name, data);
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
@@ -255,7 +249,7 @@ std::vector<float> MpiTransport::Recv(int to, int from, const std::string& tenso
 std::vector<std::vector<float>> MpiTransport::GatherGroup(const CollectiveCall& call, int comm,
                                                           std::span<const float> data) {
   const int n = static_cast<int>(call.ranks.size());
-  const int position = PositionOf(call, call.device);
+  const int position = GroupPosition(call, call.device);
   const std::string name = "up:" + call.tensor;
   if (position != 0) {
     Post(comm, 0, name, data);
@@ -275,7 +269,7 @@ std::vector<float> MpiTransport::ScatterResult(const CollectiveCall& call, int c
                                                std::span<const float> data) {
   const int n = static_cast<int>(call.ranks.size());
   const std::string name = "down:" + call.tensor;
-  if (PositionOf(call, call.device) == 0) {
+  if (GroupPosition(call, call.device) == 0) {
     for (int m = 1; m < n; ++m) Post(comm, m, name, data);
     return std::vector<float>(data.begin(), data.end());
   }
@@ -310,7 +304,7 @@ void MpiTransport::AllReduce(const CollectiveCall& call, std::span<float> data) 
 void MpiTransport::Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) {
   const int comm = CommOf(call);
   const int n = static_cast<int>(call.ranks.size());
-  const int root_position = PositionOf(call, root);
+  const int root_position = GroupPosition(call, root);
   const std::string name = "bcast:" + call.tensor;
   if (call.device == root) {
     for (int m = 0; m < n; ++m) {
@@ -330,18 +324,6 @@ std::vector<float> MpiTransport::AllGather(const CollectiveCall& call,
   for (const auto& c : GatherGroup(call, comm, data))
     joined.insert(joined.end(), c.begin(), c.end());
   return ScatterResult(call, comm, joined);
-}
-
-std::vector<float> MpiTransport::ReduceScatter(const CollectiveCall& call,
-                                               std::span<const float> data) {
-  const size_t n = call.ranks.size();
-  TERASIM_CHECK(data.size() % n == 0, "reduce-scatter {}: {} values over {} ranks", call.tensor,
-                data.size(), n);
-  std::vector<float> sum(data.begin(), data.end());
-  AllReduce(call, sum);
-  const size_t chunk = data.size() / n;
-  const size_t begin = static_cast<size_t>(PositionOf(call, call.device)) * chunk;
-  return std::vector<float>(sum.begin() + begin, sum.begin() + begin + chunk);
 }
 
 void MpiTransport::Abort() { stop_.Stop(); }

@@ -87,8 +87,6 @@ class MpiTransport : public Transport {
   void AllReduce(const CollectiveCall& call, std::span<float> data) override;
   void Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) override;
   std::vector<float> AllGather(const CollectiveCall& call, std::span<const float> data) override;
-  std::vector<float> ReduceScatter(const CollectiveCall& call,
-                                   std::span<const float> data) override;
   void Abort() override;
 
   // Waits until every Send so far has left this process's buffers.
@@ -106,8 +104,6 @@ class MpiTransport : public Transport {
   };
   // Index into comms_: 0 is point-to-point, then one per group of this rank.
   int CommOf(const CollectiveCall& call) const;
-  // Position of `device` in the group of `call`.
-  static int PositionOf(const CollectiveCall& call, int device);
   void Post(int comm, int dest, const std::string& name, std::span<const float> data);
   std::vector<float> Take(int comm, int source, const std::string& name, const std::string& what);
   // Every member's data at position 0 (in rank order); empty on the other members.

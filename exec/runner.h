@@ -28,6 +28,12 @@
 
 namespace terasim {
 
+// One process runs at most this many devices (each at least one thread); a larger schedule
+// runs under mpirun, one rank per device.
+inline constexpr int kMaxDevicesPerProcess = 256;
+// ... and starts at most this many threads (kStream: one per (device, stream)).
+inline constexpr int kMaxThreadsPerProcess = 1024;
+
 // How the streams of a device get threads.
 //   kStream: one thread per (device, stream): streams run at once, as a GPU's do.
 //   kDevice: one thread per device, running whichever of its streams' next op can go
@@ -74,7 +80,8 @@ using BackendFactory =
 
 // Runs `schedule` (already checked with RequireValidSchedule) on `devices` (all of
 // 0..schedule.devices-1 in one process; one rank under MPI). Throws InputError when the
-// schedule does not fit the card (layers, sequence, tp degree) or an op is not executable, or
+// schedule does not fit the card (layers, sequence, tp degree), an op is not executable (a kind
+// this executor does not run yet is named), `devices` or their threads exceed the limits above, or
 // when options.threads is kDevice and cannot be;
 // InternalError on a stall (a wait longer than options.stall_timeout_s); rethrows the first
 // error of any device thread after stopping the others.

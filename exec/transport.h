@@ -31,6 +31,9 @@ struct CollectiveCall {
   std::string tensor;      // identity, the same on every member
 };
 
+// The position of `device` in call.ranks. Throws InternalError when it is not a member.
+int GroupPosition(const CollectiveCall& call, int device);
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -44,9 +47,9 @@ class Transport {
   virtual void Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) = 0;
   // The concatenation of every member's data in rank order.
   virtual std::vector<float> AllGather(const CollectiveCall& call, std::span<const float> data) = 0;
-  // The caller's 1/n chunk (by its position in ranks) of the sum; size divisible by n.
-  virtual std::vector<float> ReduceScatter(const CollectiveCall& call,
-                                           std::span<const float> data) = 0;
+  // The caller's 1/n chunk (by its position in ranks) of the sum; size divisible by n. The
+  // base runs AllReduce and keeps the chunk (so its sums are AllReduce's, bit for bit).
+  virtual std::vector<float> ReduceScatter(const CollectiveCall& call, std::span<const float> data);
   // Makes every current and future wait throw StoppedError (a device failed).
   virtual void Abort() = 0;
 

@@ -16,28 +16,12 @@
 // simulated it. Under mpirun in a build without MPI, each rank is the shard of its
 // OMPI_COMM_WORLD_RANK / _SIZE and writes its own points.
 //
-// Spec (JSON; unknown fields are errors):
-//   {"models": ["gpt3-1b"], "instances": ["p3.16xlarge"], "counts": [1, 2],
-//    "nic_gbps": [0, 100],          // 0: the instance's own; optional (default [0])
-//    "nic_latency_us": [-1, 5],     // -1: the instance's own; optional (default [-1])
-//    "batches": [8],                // global batch, sequences
-//    "strategies": [{"strategy": "1f1b", "dp": 1, "pp": 4, "tp": 2, "microbatch_size": 1,
-//                    "virtual_stages": 1, "slices": 0, "order": "flush",
-//                    "boundary": "p2p"}],
-//    "network": "analytic",         // optional: flow | analytic (default analytic)
-//    "calib": ""}                   // optional calibration table
-// A point whose dp x pp x tp exceeds the cluster's GPUs, or whose batch does not split into
-// dp x microbatch_size, is left out of the grid (and counted as such).
-#include <atomic>
+// The engine (spec, grid, workers, store writer) is the sweep library in tools/sweep/; this
+// command parses the flags, shards the points, drives the workers and the writer, and prints.
+#include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <csignal>
 #include <cstdlib>
-#include <deque>
 #include <iostream>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -45,133 +29,20 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "models/calibrated_cost.h"
-#include "models/device_spec.h"
 #include "models/errors.h"
-#include "models/json_reader.h"
 #include "models/model_card.h"
-#include "models/roofline_cost.h"
-#include "schedule/generator.h"
-#include "schedule/memory_estimate.h"
 #include "sim/simulator.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
-#include "tools/sim_run_record.h"
+#include "tools/sweep/sweep_grid.h"
+#include "tools/sweep/sweep_spec.h"
+#include "tools/sweep/sweep_workers.h"
+#include "tools/sweep/sweep_writer.h"
 #include "tools/sweep_mpi.h"
-#include "topologies/topology.h"
 #include "traces/traces.h"
 
 namespace terasim::cli {
 namespace {
-
-struct StrategyPoint {
-  std::string strategy;
-  int dp = 1, pp = 1, tp = 1, microbatch_size = 1, virtual_stages = 1, slices = 0;
-  std::string order = "flush", boundary = "p2p";
-};
-
-struct SweepSpec {
-  std::vector<std::string> models, instances;
-  std::vector<int> counts, batches;
-  std::vector<double> nic_gbps = {0}, nic_latency_us = {-1};
-  std::vector<StrategyPoint> strategies;
-  std::string network = "analytic";
-  std::string calib;
-};
-
-template <typename T>
-std::vector<T> ListOf(const JsonReader& r, const std::string& key, bool required,
-                      std::vector<T> fallback = {}) {
-  if (!r.Has(key)) {
-    if (required) ThrowInput("{}: {}: missing", r.where(), key);
-    return fallback;
-  }
-  const nlohmann::json& array = r.RequireArray(key);
-  if (array.empty()) ThrowInput("{}: {}: must not be empty", r.where(), key);
-  std::vector<T> out;
-  for (size_t i = 0; i < array.size(); ++i) {
-    try {
-      out.push_back(array[i].get<T>());
-    } catch (const nlohmann::json::exception&) {
-      ThrowInput("{}: {}[{}]: wrong type ({})", r.where(), key, i, array[i].dump());
-    }
-  }
-  return out;
-}
-
-SweepSpec ParseSpec(const std::string& path) {
-  const nlohmann::json doc = ParseJson(ReadTextFile(path), path);
-  JsonReader r(doc, path);
-  r.RejectUnknown({"models", "instances", "counts", "nic_gbps", "nic_latency_us", "batches",
-                   "strategies", "network", "calib", "note"});
-  SweepSpec s;
-  s.models = ListOf<std::string>(r, "models", true);
-  s.instances = ListOf<std::string>(r, "instances", true);
-  s.counts = ListOf<int>(r, "counts", true);
-  s.batches = ListOf<int>(r, "batches", true);
-  s.nic_gbps = ListOf<double>(r, "nic_gbps", false, {0.0});
-  s.nic_latency_us = ListOf<double>(r, "nic_latency_us", false, {-1.0});
-  s.network = r.OptionalString("network", "analytic");
-  ParseNetworkMode(s.network);
-  s.calib = r.OptionalString("calib", "");
-  for (int c : s.counts) {
-    if (c < 1) ThrowInput("{}: counts: {} must be >= 1", path, c);
-  }
-  for (int b : s.batches) {
-    if (b < 1) ThrowInput("{}: batches: {} must be >= 1", path, b);
-  }
-  const nlohmann::json& strategies = r.RequireArray("strategies");
-  if (strategies.empty()) ThrowInput("{}: strategies: must not be empty", path);
-  for (size_t i = 0; i < strategies.size(); ++i) {
-    JsonReader e = JsonReader::Element(strategies, i, path, "strategies");
-    e.RejectUnknown({"strategy", "dp", "pp", "tp", "microbatch_size", "virtual_stages", "slices",
-                     "order", "boundary"});
-    StrategyPoint p;
-    p.strategy = e.RequireString("strategy");
-    ParseStrategy(p.strategy, e.where() + ": strategy");
-    p.dp = static_cast<int>(e.OptionalInt("dp", 1, 1));
-    p.pp = static_cast<int>(e.OptionalInt("pp", 1, 1));
-    p.tp = static_cast<int>(e.OptionalInt("tp", 1, 1));
-    p.microbatch_size = static_cast<int>(e.OptionalInt("microbatch_size", 1, 1));
-    p.virtual_stages = static_cast<int>(e.OptionalInt("virtual_stages", 1, 1));
-    p.slices = static_cast<int>(e.OptionalInt("slices", 0, 0));
-    p.order = e.OptionalString("order", "flush");
-    ParseSliceOrder(p.order, e.where() + ": order");
-    p.boundary = e.OptionalString("boundary", "p2p");
-    ParseBoundary(p.boundary, e.where() + ": boundary");
-    s.strategies.push_back(p);
-  }
-  return s;
-}
-
-// One grid point.
-struct Job {
-  std::string model, instance;
-  int count = 1, batch = 1;
-  double nic_gbps = 0, nic_latency_us = -1;
-  StrategyPoint strategy;
-  nlohmann::json config;
-  std::string config_key;
-  int cluster = -1;  // index into the prepared clusters
-};
-
-struct PreparedCluster {
-  std::unique_ptr<Cluster> cluster;
-  std::unique_ptr<ClusterTopology> topology;
-  DeviceSpec device;
-};
-
-// Everything a point needs, loaded once and shared read-only by the worker threads.
-struct SweepInputs {
-  std::string spec_path;
-  SweepSpec spec;
-  std::map<std::string, ModelCard> models;
-  CollectiveOptions collectives;
-  std::optional<CalibrationTable> calib;
-  std::vector<PreparedCluster> clusters;
-  std::vector<Job> grid;  // in a fixed order, the same in every process
-  int left_out = 0;       // points the clusters or batches cannot hold
-};
 
 // "I/N" -> (I, N). Throws InputError "--shard: ...".
 std::pair<int, int> ParseShard(const std::string& text) {
@@ -184,208 +55,6 @@ std::pair<int, int> ParseShard(const std::string& text) {
   }
   return {index, count};
 }
-
-// Fills in.clusters, in.grid and in.left_out from in.spec. Throws InputError for an unknown
-// instance type or device.
-void BuildGrid(SweepInputs& in) {
-  const SweepSpec& spec = in.spec;
-  std::map<std::tuple<std::string, int, double, double>, int> cluster_index;
-  for (const std::string& model : spec.models) {
-    for (const std::string& instance : spec.instances) {
-      for (int count : spec.counts) {
-        for (double gbps : spec.nic_gbps) {
-          for (double latency : spec.nic_latency_us) {
-            for (int batch : spec.batches) {
-              for (const StrategyPoint& s : spec.strategies) {
-                const auto key = std::make_tuple(instance, count, gbps, latency);
-                auto [it, fresh] = cluster_index.try_emplace(key, in.clusters.size());
-                if (fresh) {
-                  ClusterOptions o;
-                  if (gbps > 0) o.nic_gbps = gbps;
-                  if (latency >= 0) o.nic_latency_us = latency;
-                  PreparedCluster c;
-                  c.cluster = std::make_unique<Cluster>(
-                      BuildCluster(fmt::format("{}:{}", instance, count), o));
-                  c.topology = std::make_unique<ClusterTopology>(*c.cluster);
-                  c.device = LoadDeviceSpec(c.cluster->Instance().device);
-                  in.clusters.push_back(std::move(c));
-                }
-                const int devices = s.dp * s.pp * s.tp;
-                if (devices > in.clusters[it->second].cluster->NumGpus() ||
-                    batch % (s.dp * s.microbatch_size) != 0) {
-                  ++in.left_out;
-                  continue;
-                }
-                Job job;
-                job.model = model;
-                job.instance = instance;
-                job.count = count;
-                job.batch = batch;
-                job.nic_gbps = gbps;
-                job.nic_latency_us = latency;
-                job.strategy = s;
-                job.cluster = it->second;
-                job.config = {{"model", model},
-                              {"cluster", fmt::format("{}:{}", instance, count)},
-                              {"nic_gbps", gbps},
-                              {"nic_latency_us", latency},
-                              {"batch", batch},
-                              {"strategy", s.strategy},
-                              {"dp", s.dp},
-                              {"pp", s.pp},
-                              {"tp", s.tp},
-                              {"microbatch_size", s.microbatch_size},
-                              {"virtual_stages", s.virtual_stages},
-                              {"slices", s.slices},
-                              {"order", s.order},
-                              {"boundary", s.boundary},
-                              {"network", spec.network},
-                              {"calib", spec.calib}};
-                job.config_key = "sweep " + job.config.dump();
-                in.grid.push_back(std::move(job));
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-// Generates and simulates grid point `index`; a failure becomes the result's error.
-SweepResult SimulatePoint(const SweepInputs& in, size_t index, int rank, const std::string& label) {
-  const Job& job = in.grid[index];
-  SweepResult out;
-  out.job = index;
-  out.rank = rank;
-  try {
-    const ModelCard& card = in.models.at(job.model);
-    const PreparedCluster& c = in.clusters[job.cluster];
-    GenerateOptions g;
-    g.model = card;
-    g.strategy = ParseStrategy(job.strategy.strategy);
-    g.dp = job.strategy.dp;
-    g.pp = job.strategy.pp;
-    g.tp = job.strategy.tp;
-    g.microbatch_size = job.strategy.microbatch_size;
-    g.microbatches = job.batch / (job.strategy.dp * job.strategy.microbatch_size);
-    g.virtual_stages = job.strategy.virtual_stages;
-    g.uniform_slices = job.strategy.slices;
-    g.order = ParseSliceOrder(job.strategy.order);
-    g.boundary = ParseBoundary(job.strategy.boundary);
-    const Schedule schedule = Generate(g);
-    const RooflineCostModel roofline(card, c.device);
-    std::unique_ptr<CalibratedCostModel> calibrated;
-    if (in.calib) calibrated = std::make_unique<CalibratedCostModel>(*in.calib, &roofline);
-    const ComputeCostModel& cost =
-        calibrated ? static_cast<const ComputeCostModel&>(*calibrated) : roofline;
-    const MemoryEstimate memory = EstimateMemory(schedule, card, c.device);
-    SimOptions sim;
-    sim.network = ParseNetworkMode(in.spec.network);
-    sim.collectives = in.collectives;
-    sim.model = &card;
-    for (const DeviceMemory& m : memory.devices) sim.peak_memory_bytes.push_back(m.peak);
-    SimResult result = Simulate(schedule, *c.topology, cost, sim);
-    RunRecord record = SimRunRecord(schedule, c.cluster->Spec(), result, memory.fits, job.config);
-    record.config_key = job.config_key;
-    record.label = label;
-    out.record = std::move(record);
-    out.rows = std::move(result.trace.rows);
-  } catch (const std::exception& e) {
-    out.error = e.what();
-  }
-  return out;
-}
-
-// Simulates a list of points on a pool of threads; the owning thread takes the results in
-// the order they finish. The destructor stops handing out points and joins the threads.
-class PointWorkers {
- public:
-  PointWorkers(const SweepInputs& in, std::vector<size_t> todo, int threads, int rank,
-               std::string label)
-      : in_(in), todo_(std::move(todo)), rank_(rank), label_(std::move(label)) {
-    const int n = std::min<int>(threads, static_cast<int>(todo_.size()));
-    for (int t = 0; t < n; ++t) threads_.emplace_back([this] { Work(); });
-  }
-  ~PointWorkers() { stop_ = true; }  // threads_, declared last, join first
-
-  size_t Size() const { return todo_.size(); }
-  // The next finished point, waiting at most `timeout`; nullopt when none finished by then.
-  std::optional<SweepResult> Next(std::chrono::milliseconds timeout) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (!ready_.wait_for(lock, timeout, [&] { return !results_.empty(); })) return std::nullopt;
-    SweepResult r = std::move(results_.front());
-    results_.pop_front();
-    return r;
-  }
-  // The next finished point. Precondition: fewer taken than Size().
-  SweepResult Next() { return *Next(std::chrono::hours(24 * 365)); }
-
- private:
-  void Work() {
-    for (size_t k = next_++; k < todo_.size() && !stop_; k = next_++) {
-      SweepResult r = SimulatePoint(in_, todo_[k], rank_, label_);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        results_.push_back(std::move(r));
-      }
-      ready_.notify_one();
-    }
-  }
-
-  const SweepInputs& in_;
-  const std::vector<size_t> todo_;
-  const int rank_;
-  const std::string label_;
-  std::atomic<size_t> next_{0};
-  std::atomic<bool> stop_{false};
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<SweepResult> results_;
-  std::vector<std::jthread> threads_;
-};
-
-// The one writer of a sweep: each point in its own transaction, never a config_key the store
-// already holds (another sweep may have stored it since the start). A failed point is
-// reported on stderr and counted.
-class PointWriter {
- public:
-  PointWriter(ResultStore& store, const SweepInputs& in, int kill_after, int ranks)
-      : store_(store), in_(in), kill_after_(kill_after), stored_by_rank_(ranks, 0) {}
-
-  // Throws what ResultStore::WriteRun throws.
-  void Write(const SweepResult& r) {
-    if (!r.record) {
-      ++failed_;
-      std::cerr << fmt::format("\nsweep: {}: {}\n", in_.grid[r.job].config.dump(), r.error);
-      return;
-    }
-    if (store_.FindRunByConfigKey(r.record->config_key)) {
-      ++already_stored_;
-      return;
-    }
-    store_.WriteRun(*r.record, r.rows);
-    ++stored_by_rank_.at(r.rank);
-    if (kill_after_ > 0 && Stored() >= kill_after_) std::raise(SIGKILL);
-  }
-  int Stored() const {
-    int n = 0;
-    for (int s : stored_by_rank_) n += s;
-    return n;
-  }
-  int Failed() const { return failed_; }
-  // Points found in the store at write time.
-  int AlreadyStored() const { return already_stored_; }
-  const std::vector<int>& StoredByRank() const { return stored_by_rank_; }
-
- private:
-  ResultStore& store_;
-  const SweepInputs& in_;
-  const int kill_after_;
-  std::vector<int> stored_by_rank_;
-  int failed_ = 0;
-  int already_stored_ = 0;
-};
 
 struct SweepFlags {
   std::string db;
@@ -408,14 +77,14 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 // One process (or one shard) writing its own points. Returns the exit code.
 int SweepAlone(const SweepInputs& in, std::pair<int, int> shard, const SweepFlags& flags) {
   std::vector<size_t> mine;
-  for (size_t i = 0; i < in.grid.size(); ++i) {
+  for (size_t i = 0; i < in.grid.points.size(); ++i) {
     if (static_cast<int>(i % shard.second) == shard.first) mine.push_back(i);
   }
   ResultStore store = ResultStore::OpenOrCreate(flags.db);
   std::vector<size_t> todo;
   int skipped = 0;
   for (size_t i : mine) {
-    if (store.FindRunByConfigKey(in.grid[i].config_key)) {
+    if (store.FindRunByConfigKey(in.grid.points[i].config_key)) {
       ++skipped;
     } else {
       todo.push_back(i);
@@ -423,8 +92,9 @@ int SweepAlone(const SweepInputs& in, std::pair<int, int> shard, const SweepFlag
   }
   if (flags.dry_run) {
     for (size_t i : mine) {
-      const bool stored = store.FindRunByConfigKey(in.grid[i].config_key).has_value();
-      std::cout << fmt::format("{} {}\n", stored ? "stored " : "todo   ", in.grid[i].config.dump());
+      const bool stored = store.FindRunByConfigKey(in.grid.points[i].config_key).has_value();
+      std::cout << fmt::format("{} {}\n", stored ? "stored " : "todo   ",
+                               in.grid.points[i].config.dump());
     }
     return 0;
   }
@@ -444,8 +114,8 @@ int SweepAlone(const SweepInputs& in, std::pair<int, int> shard, const SweepFlag
   if (flags.json) {
     PrintJson({{"spec", in.spec_path},
                {"db", store.path()},
-               {"points", in.grid.size()},
-               {"left_out", in.left_out},
+               {"points", in.grid.points.size()},
+               {"left_out", in.grid.left_out},
                {"shard", fmt::format("{}/{}", shard.first, shard.second)},
                {"shard_points", mine.size()},
                {"skipped", skipped},
@@ -457,8 +127,8 @@ int SweepAlone(const SweepInputs& in, std::pair<int, int> shard, const SweepFlag
     std::cout << fmt::format(
         "{}: {} points ({} left out: too few GPUs or batch does not split), shard {}/{}: {} "
         "points, {} already stored, {} simulated and stored, {} failed, {:.2f} s on {} threads\n",
-        in.spec_path, in.grid.size(), in.left_out, shard.first, shard.second, mine.size(), skipped,
-        writer.Stored(), writer.Failed(), wall_s, flags.jobs);
+        in.spec_path, in.grid.points.size(), in.grid.left_out, shard.first, shard.second,
+        mine.size(), skipped, writer.Stored(), writer.Failed(), wall_s, flags.jobs);
   }
   return writer.Failed() > 0 ? 1 : 0;
 }
@@ -468,19 +138,19 @@ int SweepAlone(const SweepInputs& in, std::pair<int, int> shard, const SweepFlag
 int SweepOverRanks(const SweepInputs& in, SweepRanks& ranks, const SweepFlags& flags) {
   const int rank = ranks.Rank();
   const int size = ranks.Size();
-  const size_t points = in.grid.size();
+  const size_t points = in.grid.points.size();
   // Rank 0 says which points are stored ('1') and which are not ('0').
   std::optional<ResultStore> store;
   std::string stored(points, '0');
   if (rank == 0) {
     store = ResultStore::OpenOrCreate(flags.db);
     for (size_t i = 0; i < points; ++i) {
-      if (store->FindRunByConfigKey(in.grid[i].config_key)) stored[i] = '1';
+      if (store->FindRunByConfigKey(in.grid.points[i].config_key)) stored[i] = '1';
     }
     if (flags.dry_run) {
       for (size_t i = 0; i < points; ++i) {
         std::cout << fmt::format("{} rank {} {}\n", stored[i] == '1' ? "stored " : "todo   ",
-                                 i % size, in.grid[i].config.dump());
+                                 i % size, in.grid.points[i].config.dump());
       }
     }
   }
@@ -545,7 +215,7 @@ int SweepOverRanks(const SweepInputs& in, SweepRanks& ranks, const SweepFlags& f
     PrintJson({{"spec", in.spec_path},
                {"db", store->path()},
                {"points", points},
-               {"left_out", in.left_out},
+               {"left_out", in.grid.left_out},
                {"ranks", size},
                {"skipped", skipped},
                {"stored", writer.Stored()},
@@ -558,7 +228,7 @@ int SweepOverRanks(const SweepInputs& in, SweepRanks& ranks, const SweepFlags& f
         "{}: {} points ({} left out: too few GPUs or batch does not split) on {} MPI ranks, {} "
         "already stored, {} simulated and stored by rank 0 (per rank: {}), {} failed, {:.2f} s "
         "on {} threads per rank\n",
-        in.spec_path, points, in.left_out, size, skipped, writer.Stored(),
+        in.spec_path, points, in.grid.left_out, size, skipped, writer.Stored(),
         fmt::join(writer.StoredByRank(), " "), writer.Failed(), wall_s, flags.jobs);
   }
   return writer.Failed() > 0 ? 1 : 0;
@@ -593,7 +263,7 @@ int RunSweep(const Args& args) {
   SweepInputs in;
   in.spec_path = vm["spec"].as<std::string>();
   if (in.spec_path.empty()) ThrowInput("terasim sweep: a SPEC.json is required");
-  in.spec = ParseSpec(in.spec_path);
+  in.spec = ParseSweepSpec(in.spec_path);
   SweepFlags flags;
   flags.db = vm["db"].as<std::string>();
   flags.jobs = vm["jobs"].as<int>();
@@ -622,7 +292,7 @@ int RunSweep(const Args& args) {
   }
   in.collectives = LoadCollectiveOptions(collectives_path);
   if (!in.spec.calib.empty()) in.calib = LoadCalibrationTable(in.spec.calib);
-  BuildGrid(in);
+  in.grid = BuildSweepGrid(in.spec);
 
   SweepRanks ranks;
   if (!ranks.Distributed()) return SweepAlone(in, shard, flags);

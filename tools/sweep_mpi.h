@@ -20,19 +20,14 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/sweep/sweep_workers.h"
 #include "traces/result_store.h"
 #include "traces/trace.h"
 
 namespace terasim::cli {
 
-// One simulated grid point: its run and trace, or why it failed.
-struct SweepResult {
-  size_t job = 0;  // index into the sweep's grid (the same on every rank)
-  int rank = 0;    // the process that simulated it
-  std::optional<RunRecord> record;
-  std::vector<TraceRow> rows;
-  std::string error;  // when record is empty
-};
+// One simulated grid point (tools/sweep/sweep_workers.h), under its old name too.
+using terasim::SweepResult;
 
 // The result as JSON text. An empty record.host becomes this machine's host name, so that the
 // run names the host that simulated it rather than the one that stores it. A non-finite

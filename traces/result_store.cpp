@@ -172,6 +172,17 @@ int64_t ResultStore::WriteRun(const RunRecord& run, const std::vector<TraceRow>&
   return run_id;
 }
 
+std::optional<int64_t> ResultStore::WriteRunUnlessStored(const RunRecord& run,
+                                                         const std::vector<TraceRow>& ops) {
+  Transaction transaction(db_);
+  if (FindRunByConfigKey(run.config_key.empty() ? run.config.dump() : run.config_key)) {
+    return std::nullopt;
+  }
+  int64_t run_id = InsertRun(run, ops);
+  transaction.Commit();
+  return run_id;
+}
+
 int64_t ResultStore::InsertRun(const RunRecord& run, const std::vector<TraceRow>& ops) {
   if (run.kind != "sim" && run.kind != "exec") {
     ThrowInput("{}: run kind must be 'sim' or 'exec', not '{}'", path(), run.kind);

@@ -91,6 +91,12 @@ class ResultStore {
   // on any throw nothing of the run is stored.
   int64_t WriteRun(const RunRecord& run, const std::vector<TraceRow>& ops);
 
+  // As WriteRun, unless a run with the record's config_key is stored: the check and the insert
+  // are one transaction (BEGIN IMMEDIATE), so writers sharing the file never store a key twice.
+  // Returns the new run id, or nullopt when the key was already stored.
+  std::optional<int64_t> WriteRunUnlessStored(const RunRecord& run,
+                                              const std::vector<TraceRow>& ops);
+
   // The id of the newest run whose config_key equals `config_key`, if any.
   std::optional<int64_t> FindRunByConfigKey(std::string_view config_key);
 

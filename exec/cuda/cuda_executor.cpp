@@ -22,6 +22,11 @@ ExecResult ExecuteOnGpu(const Schedule& schedule, const ModelCard& card,
   if (options.device < 0 || options.device >= count) {
     ThrowInput("exec: --gpu: device {} not in [0, {})", options.device, count);
   }
+  if (schedule.devices > kMaxDevicesPerProcess) {
+    ThrowInput("{}: devices {}: exec runs at most {} devices in one process",
+               schedule.source.empty() ? "schedule" : schedule.source, schedule.devices,
+               kMaxDevicesPerProcess);
+  }
   LoopbackTransport transport(
       schedule.devices, options.device,
       std::chrono::milliseconds(static_cast<int64_t>(exec_options.stall_timeout_s * 1000)));

@@ -137,11 +137,10 @@ __global__ void FillRowsKernel(int64_t n, int cols, const float* bias, float* x)
   }
 }
 
-__global__ void AddBiasResidualKernel(int64_t n, int cols, const float* a, const float* b,
-                                      const float* bias, float* out) {
+__global__ void AddRowBiasKernel(int64_t n, int cols, const float* bias, float* x) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(kBlock) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * kBlock) {
-    out[i] = a[i] + b[i] + (bias != nullptr ? bias[i % cols] : 0.0f);
+    x[i] += bias[i % cols];
   }
 }
 
@@ -306,11 +305,11 @@ void FillRows(cudaStream_t stream, int rows, int cols, const float* bias, float*
   CheckLaunch("FillRowsKernel");
 }
 
-void AddBiasResidual(cudaStream_t stream, int64_t n, int cols, const float* a, const float* b,
-                     const float* bias, float* out) {
+void AddRowBias(cudaStream_t stream, int rows, int cols, const float* bias, float* x) {
+  const int64_t n = static_cast<int64_t>(rows) * cols;
   if (n == 0) return;
-  AddBiasResidualKernel<<<Blocks(n), kBlock, 0, stream>>>(n, cols, a, b, bias, out);
-  CheckLaunch("AddBiasResidualKernel");
+  AddRowBiasKernel<<<Blocks(n), kBlock, 0, stream>>>(n, cols, bias, x);
+  CheckLaunch("AddRowBiasKernel");
 }
 
 void AddInPlace(cudaStream_t stream, int64_t n, const float* x, float* out) {

@@ -41,9 +41,8 @@ void GeluBackward(cudaStream_t stream, int64_t n, const float* u, const float* d
 void AddColumnSums(cudaStream_t stream, int rows, int cols, const float* x, float* out);
 // x[r, c] = bias[c] for every row.
 void FillRows(cudaStream_t stream, int rows, int cols, const float* bias, float* x);
-// out[i] = a[i] + b[i] + bias[i % cols] (bias may be null); out may alias a or b.
-void AddBiasResidual(cudaStream_t stream, int64_t n, int cols, const float* a, const float* b,
-                     const float* bias, float* out);
+// x[r, c] += bias[c] for every row.
+void AddRowBias(cudaStream_t stream, int rows, int cols, const float* bias, float* x);
 // out[i] += x[i].
 void AddInPlace(cudaStream_t stream, int64_t n, const float* x, float* out);
 // out[i] = value.

@@ -11,12 +11,6 @@ namespace terasim {
 
 namespace {
 
-int Position(const CollectiveCall& call, int device) {
-  auto it = std::find(call.ranks.begin(), call.ranks.end(), device);
-  TERASIM_CHECK(it != call.ranks.end(), "device {} is not in group {}", device, call.group);
-  return static_cast<int>(it - call.ranks.begin());
-}
-
 // Copies `count` floats device -> device on `stream`.
 void CopyOnDevice(float* dst, const float* src, int64_t count, cudaStream_t stream) {
   if (count == 0) return;
@@ -80,7 +74,7 @@ const LoopbackTransport::Rendezvous& LoopbackTransport::Arrive(const CollectiveC
                                                                std::span<const float> data) {
   UseDevice(gpu_);
   const int n = static_cast<int>(call.ranks.size());
-  const int position = Position(call, call.device);
+  const int position = GroupPosition(call, call.device);
   const cudaStream_t stream = StreamOf(call.device);
   Buffer contribution = Buffer::FromHost(data, stream);
   TERASIM_CUDA(cudaStreamSynchronize(stream));  // `data` is the caller's
@@ -134,7 +128,7 @@ void LoopbackTransport::AllReduce(const CollectiveCall& call, std::span<float> d
 
 void LoopbackTransport::Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) {
   const Rendezvous& r = Arrive(call, data);
-  const Buffer& from = r.contributions[Position(call, root)];
+  const Buffer& from = r.contributions[GroupPosition(call, root)];
   const cudaStream_t stream = StreamOf(call.device);
   Buffer copy(from.size(), stream);
   CopyOnDevice(copy.data(), from.data(), from.size(), stream);
@@ -157,20 +151,6 @@ std::vector<float> LoopbackTransport::AllGather(const CollectiveCall& call,
   std::vector<float> out = gathered.ToHost();
   Depart(call);
   return out;
-}
-
-std::vector<float> LoopbackTransport::ReduceScatter(const CollectiveCall& call,
-                                                    std::span<const float> data) {
-  const size_t n = call.ranks.size();
-  TERASIM_CHECK(data.size() % n == 0, "reduce-scatter {}: {} values over {} ranks", call.tensor,
-                data.size(), n);
-  const Rendezvous& r = Arrive(call, data);
-  Buffer sum = Sum(call, r);
-  const size_t chunk = data.size() / n;
-  const size_t begin = static_cast<size_t>(Position(call, call.device)) * chunk;
-  std::vector<float> out = sum.ToHost();
-  Depart(call);
-  return std::vector<float>(out.begin() + begin, out.begin() + begin + chunk);
 }
 
 void LoopbackTransport::Abort() {

@@ -39,8 +39,6 @@ class LoopbackTransport : public Transport {
   void AllReduce(const CollectiveCall& call, std::span<float> data) override;
   void Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) override;
   std::vector<float> AllGather(const CollectiveCall& call, std::span<const float> data) override;
-  std::vector<float> ReduceScatter(const CollectiveCall& call,
-                                   std::span<const float> data) override;
   void Abort() override;
 
  private:

@@ -26,12 +26,6 @@ int64_t TensorHash(const std::string& tensor) {
   return static_cast<int64_t>(std::hash<std::string>{}(tensor) >> 1);
 }
 
-int Position(const CollectiveCall& call, int device) {
-  auto it = std::find(call.ranks.begin(), call.ranks.end(), device);
-  TERASIM_CHECK(it != call.ranks.end(), "device {} is not in group {}", device, call.group);
-  return static_cast<int>(it - call.ranks.begin());
-}
-
 }  // namespace
 
 NcclTransport::NcclTransport(int ranks, int rank, const ncclUniqueId& id, int gpu,
@@ -113,7 +107,7 @@ std::vector<float> NcclTransport::Recv(int to, int from, const std::string& tens
 std::vector<NcclTransport::Buffer> NcclTransport::Exchange(const CollectiveCall& call,
                                                            std::span<const float> data) {
   const int n = static_cast<int>(call.ranks.size());
-  const int me = Position(call, call.device);
+  const int me = GroupPosition(call, call.device);
   const cudaStream_t stream = stream_.get();
   const std::string what =
       fmt::format("rank {}: collective {} on group {}", call.device, call.tensor, call.group);
@@ -170,7 +164,7 @@ void NcclTransport::Broadcast(const CollectiveCall& call, int root, std::vector<
   UseDevice(gpu_);
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<Buffer> all = Exchange(call, data);
-  data = all[Position(call, root)].ToHost();
+  data = all[GroupPosition(call, root)].ToHost();
 }
 
 std::vector<float> NcclTransport::AllGather(const CollectiveCall& call,
@@ -183,18 +177,6 @@ std::vector<float> NcclTransport::AllGather(const CollectiveCall& call,
     out.insert(out.end(), part.begin(), part.end());
   }
   return out;
-}
-
-std::vector<float> NcclTransport::ReduceScatter(const CollectiveCall& call,
-                                                std::span<const float> data) {
-  const size_t n = call.ranks.size();
-  TERASIM_CHECK(data.size() % n == 0, "reduce-scatter {}: {} values over {} ranks", call.tensor,
-                data.size(), n);
-  std::vector<float> sum(data.begin(), data.end());
-  AllReduce(call, sum);
-  const size_t chunk = data.size() / n;
-  const size_t begin = static_cast<size_t>(Position(call, call.device)) * chunk;
-  return std::vector<float>(sum.begin() + begin, sum.begin() + begin + chunk);
 }
 
 void NcclTransport::Abort() {

@@ -1,0 +1,151 @@
+// Runner: the executor's engine behind RunSchedule (exec/runner.h), internal to exec/. One
+// Runner runs one schedule on the devices of this process; its members are defined by idea:
+//   exec/run_plan.cpp   planning: devices, shards, streams, the deps each op waits for
+//   exec/run_ops.cpp    what each op does: layer math through the back end, collectives,
+//                       SEND / RECV, the optimizer
+//   exec/runner.cpp     running the streams: threads per stream or per device, waiting,
+//                       stall reports, iterations
+//   exec/run_trace.cpp  timing and tracing: the clock, trace rows, gathered gradients
+// Thread safety: as RunSchedule; a Runner is used once.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <tuple>
+#include "exec/runner.h"
+
+#ifdef __linux__
+#include <sched.h>
+#endif
+
+#include <fmt/format.h>
+
+#include "exec/model_params.h"
+#include "exec/stop_flag.h"
+#include "exec/tensor_id.h"
+#include "exec/tensor_store.h"
+#include "models/errors.h"
+
+namespace terasim::run_detail {
+
+using Clock = std::chrono::steady_clock;
+
+// The cores this process may run on.
+int UsableCores();
+// The op kinds this executor runs; a kind added to the IR is refused by name until it runs.
+bool Executable(OpKind kind);
+// "FILE:LINE: KEY" of an op, for errors.
+std::string OpWhere(const Schedule& schedule, const Op& op);
+
+struct DeviceState {
+  int device = 0;
+  ShardSpec shard;
+  std::map<int, Range> stage_layers;  // stage -> layers it spans on this device
+  std::unique_ptr<ComputeBackend> backend;
+  std::mutex backend_mutex;  // serializes back-end calls (one device's compute units)
+  std::unique_ptr<TensorStore> store;
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  std::vector<std::pair<std::string, std::vector<int>>> streams;  // in order of first op
+};
+
+class Runner {
+ public:
+  Runner(const Schedule& schedule, const ModelCard& card, const ExecOptions& options,
+         Transport& transport)
+      : schedule_(schedule),
+        card_(card),
+        options_(options),
+        transport_(transport),
+        stall_timeout_(static_cast<int64_t>(options.stall_timeout_s * 1000)),
+        dep_index_(KeyIndex(schedule)),
+        implicit_after_(schedule.ops.size()),
+        deps_(schedule.ops.size()),
+        input_keys_(schedule.ops.size()),
+        done_(schedule.ops.size(), 0) {}
+
+  ExecResult Run(const BackendFactory& make_backend, const std::vector<int>& devices);
+
+ private:
+  void Prepare(const BackendFactory& make_backend, const std::vector<int>& devices);
+  void RunStream(DeviceState& dev, const std::vector<int>& ops, int iteration,
+                 std::vector<TraceRow>& rows);
+  // StreamThreads::kDevice: one thread runs every stream of `dev`. Each turn it runs the first
+  // stream head that can go, SEND and RECV before compute, and sleeps until a message arrives
+  // when none can.
+  void RunDevice(DeviceState& dev, int iteration, std::vector<TraceRow>& rows);
+  // Whether every device run here can use one thread (see StreamThreads::kDevice); else
+  // `why` says what cannot.
+  bool DeviceThreadsPossible(std::string* why) const;
+  // kDevice: returns once a message for `device` arrived after `seen` (Transport::Arrivals) or
+  // a time slice passed. Spins (yielding the core) when spin_, else sleeps in the transport.
+  void WaitForArrival(int device, uint64_t seen);
+  // For kDevice: whether op `index` could run now without waiting (its deps are done, the
+  // tensor it reads is in the store).
+  bool CanRun(DeviceState& dev, int index) const;
+  // For a stall report: op `index` (a stream head of `dev`) and what it waits for.
+  std::string WhyWaiting(DeviceState& dev, int index) const;
+  // The store key op `index` reads (empty if none or from the back end itself).
+  std::string InputKey(int index) const;
+  void Record(const DeviceState& dev, const Op& op, int iteration, TimeNs start,
+              std::vector<TraceRow>& rows) const;
+  void MarkDone(DeviceState& dev, int index);
+  TimeNs Now() const;
+  void RunOp(DeviceState& dev, const Op& op, int iteration);
+  void RunCompute(DeviceState& dev, const Op& op);
+  void RunAllReduce(DeviceState& dev, const Op& op);
+  // After the tp sum of a block: bias, residual, LayerNorm backward; puts the resulting
+  // activation / gradient (or computes the loss) as the block's consumer expects.
+  void FinishBlock(DeviceState& dev, bool backward, int layer, LayerPart part,
+                   const SliceRef& slice, std::span<const float> summed);
+  // The forward of the last layer ended with `output`: loss and its gradient.
+  void FinishStackForward(DeviceState& dev, int layer_end, const SliceRef& slice,
+                          std::vector<float> output);
+  // A stage's weight gradients are complete only once every backward op of the stage and
+  // every tp all-reduce of a backward (whose finish runs the LayerNorm and embedding
+  // backward) is done. The dp all-reduce of wgrad and OPTIMIZER therefore also wait for the
+  // earlier (in issue order) such ops of their device, whatever their `after` lists say.
+  void AddImplicitDeps(int device);
+  SliceRef Slice(int microbatch, Range tokens) const;
+  CollectiveCall Call(const DeviceState& dev, const Op& op) const;
+  double OpFlops(const DeviceState& dev, const Op& op) const;
+  void Fail(std::exception_ptr error);
+
+  const Schedule& schedule_;
+  const ModelCard& card_;
+  const ExecOptions& options_;
+  Transport& transport_;
+  std::chrono::milliseconds stall_timeout_;
+  std::vector<std::unique_ptr<DeviceState>> devices_;
+  std::map<int, int> rows_of_mb_;
+  std::map<int, int64_t> first_sequence_of_mb_;
+  std::map<std::string, int> dep_index_;
+  // Per op: ops it waits for beyond its `after` list (see ImplicitDeps).
+  std::vector<std::vector<int>> implicit_after_;
+  // Per op of the devices run here: every op it waits for (`after` and implicit), and the
+  // store key it reads (InputKey).
+  std::vector<std::vector<int>> deps_;
+  std::vector<std::string> input_keys_;
+  // Per op. kStream: guarded by the owning device's done_mutex. kDevice: written and read only
+  // by the owning device's thread (its deps are ops of the same device).
+  std::vector<uint8_t> done_;
+  bool device_threads_ = false;  // StreamThreads::kDevice chosen
+  // kDevice threads wait for messages spinning: there are no more of them than cores. As CUDA's
+  // cudaDeviceScheduleAuto: a core that sleeps in every bubble wakes slowly and cold (TeraPipe's
+  // ops after a wait ran about 3 % slower than back-to-back ones on the validation VM).
+  bool spin_ = false;
+  StopFlag stop_;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+  Clock::time_point run_start_;
+};
+
+}  // namespace terasim::run_detail

@@ -1,0 +1,655 @@
+#include "exec/transformer_backend.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "exec/synthetic_data.h"
+#include "models/errors.h"
+
+namespace terasim {
+
+TransformerBackend::TransformerBackend(const ModelCard& card, ShardSpec shard, uint64_t seed,
+                                       std::unique_ptr<Device> device)
+    : device_(std::move(device)), card_(card), shard_(std::move(shard)), seed_(seed) {
+  ValidateTensorParallel(card_, shard_.tp, "exec");
+  device_->Enter();
+  hidden_ = card_.hidden;
+  local_hidden_ = hidden_ / shard_.tp;
+  local_heads_ = card_.heads / shard_.tp;
+  head_dim_ = card_.HeadDim();
+  local_ffn_ = card_.ffn / shard_.tp;
+  for (int layer : shard_.layers) {
+    TERASIM_CHECK(layer >= 0 && layer < card_.layers, "layer {} out of range", layer);
+    layers_.emplace(layer, MakeSet(layer, LayerParamSpecs(card_)));
+  }
+  const bool first = layers_.count(0) > 0;
+  const bool last = layers_.count(card_.layers - 1) > 0;
+  if (first && card_.embedding_in_stack) embed_ = MakeSet(kEmbedSet, EmbedParamSpecs(card_));
+  if (last && card_.lm_head_in_stack) head_ = MakeSet(kHeadSet, HeadParamSpecs(card_));
+}
+
+TransformerBackend::~TransformerBackend() {
+  // Frees are queued on the device: make it current for them.
+  device_->Enter();
+}
+
+TransformerBackend::ParamSet TransformerBackend::MakeSet(int set, std::vector<ParamSpec> specs) {
+  ParamSet ps;
+  ps.set = set;
+  ps.specs = std::move(specs);
+  for (const ParamSpec& spec : ps.specs) {
+    const std::vector<float> init = InitShard(spec, set, seed_, shard_.tp_rank, shard_.tp);
+    ps.weight.push_back(device_->FromHost(init));
+    const int64_t n = static_cast<int64_t>(init.size());
+    ps.grad.push_back(Zeros(n));
+    ps.adam_m.push_back(Zeros(n));
+    ps.adam_v.push_back(Zeros(n));
+    device_->Synchronize();  // `init` dies at the end of this iteration
+  }
+  return ps;
+}
+
+void TransformerBackend::Download(const DeviceArray& a, std::span<float> host) const {
+  TERASIM_CHECK(static_cast<int64_t>(host.size()) <= a.size(), "download of {} from {}",
+                host.size(), a.size());
+  device_->Download(a.data(), host);
+}
+
+TransformerBackend::ParamSet& TransformerBackend::Layer(int layer) {
+  auto it = layers_.find(layer);
+  TERASIM_CHECK(it != layers_.end(), "layer {} is not held by this device", layer);
+  return it->second;
+}
+
+TransformerBackend::SliceState& TransformerBackend::State(int layer, const SliceRef& slice) {
+  return slices_[SliceKey(slice.microbatch, layer, slice.t0)];
+}
+
+TransformerBackend::KvBuffer& TransformerBackend::Kv(int layer, const SliceRef& slice) {
+  KvBuffer& kv = kv_[{slice.microbatch, layer}];
+  if (kv.k.empty()) {
+    const int64_t n = static_cast<int64_t>(slice.rows) * card_.sequence * local_hidden_;
+    kv.k = Zeros(n);
+    kv.v = Zeros(n);
+    kv.dk = Zeros(n);
+    kv.dv = Zeros(n);
+  }
+  return kv;
+}
+
+void TransformerBackend::TokenIds(const SliceRef& slice, int offset, std::vector<int>& tokens,
+                                  std::vector<int>& positions) const {
+  const int n = slice.Tokens();
+  for (int r = 0; r < slice.rows; ++r) {
+    for (int i = 0; i < n; ++i) {
+      const int t = slice.t0 + i + offset;
+      tokens.push_back(SyntheticToken(seed_, slice.first_sequence + r, t, card_.vocab));
+      positions.push_back(t);
+    }
+  }
+}
+
+void TransformerBackend::BeginIteration() {
+  device_->Enter();
+  kv_.clear();
+  slices_.clear();
+  loss_sum_ = 0;
+  auto zero = [this](ParamSet& ps) {
+    for (auto& g : ps.grad) device_->Fill(g.size(), 0.0f, g.data());
+  };
+  for (auto& [layer, ps] : layers_) zero(ps);
+  if (embed_) zero(*embed_);
+  if (head_) zero(*head_);
+  device_->Synchronize();
+}
+
+void TransformerBackend::Input(const SliceRef& slice, std::span<float> x) {
+  device_->Enter();
+  const int n = slice.Tokens();
+  TERASIM_CHECK(static_cast<int64_t>(x.size()) == slice.Values(hidden_), "input size {}", x.size());
+  if (!embed_) {
+    // Synthetic activations from (seed, sequence, token, feature), on the host.
+    for (int r = 0; r < slice.rows; ++r) {
+      for (int i = 0; i < n; ++i) {
+        float* xr = x.data() + (static_cast<int64_t>(r) * n + i) * hidden_;
+        for (int c = 0; c < hidden_; ++c) {
+          xr[c] = SyntheticInput(seed_, slice.first_sequence + r, slice.t0 + i, c);
+        }
+      }
+    }
+    return;
+  }
+  std::vector<int> tokens;
+  std::vector<int> positions;
+  TokenIds(slice, 0, tokens, positions);
+  DeviceArray out = Uninitialized(slice.Values(hidden_));
+  device_->EmbedForward(hidden_, tokens, positions, embed_->weight[kTokenTable].data(),
+                        embed_->weight[kPositionTable].data(), out.data());
+  Download(out, x);
+}
+
+void TransformerBackend::InputBackward(const SliceRef& slice, std::span<const float> grad_x) {
+  if (!embed_) return;
+  device_->Enter();
+  std::vector<int> tokens;
+  std::vector<int> positions;
+  TokenIds(slice, 0, tokens, positions);
+  DeviceArray g = device_->FromHost(grad_x);
+  device_->EmbedBackward(hidden_, tokens, positions, g.data(), embed_->grad[kTokenTable].data(),
+                         embed_->grad[kPositionTable].data());
+  device_->Synchronize();  // grad_x and the ids are the caller's / this frame's
+}
+
+void TransformerBackend::AttentionForward(int layer, const SliceRef& slice, float* partial) {
+  ParamSet& p = Layer(layer);
+  SliceState& s = State(layer, slice);
+  KvBuffer& kv = Kv(layer, slice);
+  Device& d = *device_;
+  const int n = slice.Tokens();
+  const int rows_tokens = slice.rows * n;
+  const int h = hidden_;
+  const int hl = local_hidden_;
+  const int hd = head_dim_;
+  const int heads = local_heads_;
+  const int ctx_len = slice.t1;  // keys [0, t1)
+  const int seq = card_.sequence;
+  s.mean1 = Zeros(rows_tokens);
+  s.rstd1 = Zeros(rows_tokens);
+  s.a = Zeros(static_cast<int64_t>(rows_tokens) * h);
+  d.LayerNormForward(rows_tokens, h, s.x.data(), p.weight[kLn1Gain].data(),
+                     p.weight[kLn1Bias].data(), s.a.data(), s.mean1.data(), s.rstd1.data());
+  s.qkv = Zeros(static_cast<int64_t>(rows_tokens) * 3 * hl);
+  d.FillRows(rows_tokens, 3 * hl, p.weight[kQkvBias].data(), s.qkv.data());
+  d.Gemm(false, false, rows_tokens, 3 * hl, h, 1.0f, s.a.data(), h, p.weight[kQkvWeight].data(),
+         3 * hl, 1.0f, s.qkv.data(), 3 * hl);
+  // Append this slice's keys and values to the buffer: n rows of hl floats per sequence.
+  for (int r = 0; r < slice.rows; ++r) {
+    const float* src = s.qkv.data() + static_cast<int64_t>(r) * n * 3 * hl;
+    const int64_t dst = (static_cast<int64_t>(r) * seq + slice.t0) * hl;
+    d.Copy2D(kv.k.data() + dst, hl, src + hl, 3 * hl, hl, n);
+    d.Copy2D(kv.v.data() + dst, hl, src + 2 * hl, 3 * hl, hl, n);
+  }
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t block = static_cast<int64_t>(n) * ctx_len;  // one head's scores
+  s.probs = Zeros(static_cast<int64_t>(slice.rows) * heads * block);
+  s.ctx = Zeros(static_cast<int64_t>(rows_tokens) * hl);
+  for (int r = 0; r < slice.rows; ++r) {
+    const float* q = s.qkv.data() + static_cast<int64_t>(r) * n * 3 * hl;
+    const float* k = kv.k.data() + static_cast<int64_t>(r) * seq * hl;
+    float* pr = s.probs.data() + static_cast<int64_t>(r) * heads * block;
+    // Per head: scores = scale * q k^T.
+    d.Gemm(false, true, n, ctx_len, hd, scale, q, 3 * hl, k, hl, 0.0f, pr, ctx_len, heads, hd, hd,
+           block);
+  }
+  d.CausalSoftmax(slice.rows * heads, n, ctx_len, slice.t0, s.probs.data());
+  for (int r = 0; r < slice.rows; ++r) {
+    const float* v = kv.v.data() + static_cast<int64_t>(r) * seq * hl;
+    const float* pr = s.probs.data() + static_cast<int64_t>(r) * heads * block;
+    float* c = s.ctx.data() + static_cast<int64_t>(r) * n * hl;
+    // Per head: context = probs v.
+    d.Gemm(false, false, n, hd, ctx_len, 1.0f, pr, ctx_len, v, hl, 0.0f, c, hl, heads, block, hd,
+           hd);
+  }
+  d.Gemm(false, false, rows_tokens, h, hl, 1.0f, s.ctx.data(), hl, p.weight[kOutWeight].data(), h,
+         0.0f, partial, h);
+}
+
+void TransformerBackend::FinishAttention(int layer, const SliceRef& slice, const float* summed) {
+  ParamSet& p = Layer(layer);
+  SliceState& s = State(layer, slice);
+  const int64_t values = slice.Values(hidden_);
+  // y = (summed + bias) + x
+  s.y = Uninitialized(values);
+  device_->Copy2D(s.y.data(), values, summed, values, values, 1);
+  device_->AddRowBias(slice.rows * slice.Tokens(), hidden_, p.weight[kOutBias].data(), s.y.data());
+  device_->AddInPlace(values, s.x.data(), s.y.data());
+}
+
+void TransformerBackend::MlpForward(int layer, const SliceRef& slice, float* partial) {
+  ParamSet& p = Layer(layer);
+  SliceState& s = State(layer, slice);
+  Device& d = *device_;
+  const int rows_tokens = slice.rows * slice.Tokens();
+  const int h = hidden_;
+  const int fl = local_ffn_;
+  TERASIM_CHECK(!s.y.empty(), "layer {} mlp before its attention finished", layer);
+  s.mean2 = Zeros(rows_tokens);
+  s.rstd2 = Zeros(rows_tokens);
+  s.b = Zeros(static_cast<int64_t>(rows_tokens) * h);
+  d.LayerNormForward(rows_tokens, h, s.y.data(), p.weight[kLn2Gain].data(),
+                     p.weight[kLn2Bias].data(), s.b.data(), s.mean2.data(), s.rstd2.data());
+  s.u = Zeros(static_cast<int64_t>(rows_tokens) * fl);
+  d.FillRows(rows_tokens, fl, p.weight[kFc1Bias].data(), s.u.data());
+  d.Gemm(false, false, rows_tokens, fl, h, 1.0f, s.b.data(), h, p.weight[kFc1Weight].data(), fl,
+         1.0f, s.u.data(), fl);
+  s.g = Zeros(s.u.size());
+  d.GeluForward(s.u.size(), s.u.data(), s.g.data());
+  d.Gemm(false, false, rows_tokens, h, fl, 1.0f, s.g.data(), fl, p.weight[kFc2Weight].data(), h,
+         0.0f, partial, h);
+}
+
+void TransformerBackend::FinishMlp(int layer, const SliceRef& slice, const float* summed,
+                                   float* out) {
+  ParamSet& p = Layer(layer);
+  SliceState& s = State(layer, slice);
+  const int64_t values = slice.Values(hidden_);
+  // out = (summed + y) + bias
+  if (out != summed) device_->Copy2D(out, values, summed, values, values, 1);
+  device_->AddInPlace(values, s.y.data(), out);
+  device_->AddRowBias(slice.rows * slice.Tokens(), hidden_, p.weight[kFc2Bias].data(), out);
+}
+
+void TransformerBackend::Forward(int layer, LayerPart part, const SliceRef& slice,
+                                 std::span<const float> input, std::span<float> output) {
+  device_->Enter();
+  DeviceArray partial = Zeros(slice.Values(hidden_));
+  switch (part) {
+    case LayerPart::kAttention:
+      State(layer, slice).x = device_->FromHost(input);
+      AttentionForward(layer, slice, partial.data());
+      break;
+    case LayerPart::kMlp:
+      MlpForward(layer, slice, partial.data());
+      break;
+    case LayerPart::kWhole:
+      State(layer, slice).x = device_->FromHost(input);
+      AttentionForward(layer, slice, partial.data());
+      FinishAttention(layer, slice, partial.data());
+      MlpForward(layer, slice, partial.data());
+      FinishMlp(layer, slice, partial.data(), partial.data());
+      break;
+  }
+  Download(partial, output);
+}
+
+void TransformerBackend::FinishForward(int layer, LayerPart part, const SliceRef& slice,
+                                       std::span<const float> summed, std::span<float> output) {
+  device_->Enter();
+  TERASIM_CHECK(part != LayerPart::kWhole, "FinishForward of a whole layer");
+  DeviceArray in = device_->FromHost(summed);
+  if (part == LayerPart::kAttention) {
+    FinishAttention(layer, slice, in.data());
+    device_->Synchronize();  // `summed` is the caller's
+  } else {
+    FinishMlp(layer, slice, in.data(), in.data());
+    Download(in, output);
+  }
+}
+
+void TransformerBackend::MlpBackward(int layer, const SliceRef& slice, float* partial) {
+  ParamSet& p = Layer(layer);
+  SliceState& s = State(layer, slice);
+  Device& d = *device_;
+  TERASIM_CHECK(!s.g.empty(), "layer {} mlp backward before its forward", layer);
+  const int rows_tokens = slice.rows * slice.Tokens();
+  const int h = hidden_;
+  const int fl = local_ffn_;
+  const float* dz = s.dz.data();
+  d.AddColumnSums(rows_tokens, h, dz, p.grad[kFc2Bias].data());
+  DeviceArray dg = Zeros(static_cast<int64_t>(rows_tokens) * fl);
+  d.Gemm(false, true, rows_tokens, fl, h, 1.0f, dz, h, p.weight[kFc2Weight].data(), h, 0.0f,
+         dg.data(), fl);
+  d.Gemm(true, false, fl, h, rows_tokens, 1.0f, s.g.data(), fl, dz, h, 1.0f,
+         p.grad[kFc2Weight].data(), h);
+  d.GeluBackward(dg.size(), s.u.data(), dg.data(), dg.data());  // du
+  d.Gemm(true, false, h, fl, rows_tokens, 1.0f, s.b.data(), h, dg.data(), fl, 1.0f,
+         p.grad[kFc1Weight].data(), fl);
+  d.AddColumnSums(rows_tokens, fl, dg.data(), p.grad[kFc1Bias].data());
+  d.Gemm(false, true, rows_tokens, h, fl, 1.0f, dg.data(), fl, p.weight[kFc1Weight].data(), fl,
+         0.0f, partial, h);
+}
+
+void TransformerBackend::FinishMlpBackward(int layer, const SliceRef& slice, const float* summed) {
+  ParamSet& p = Layer(layer);
+  SliceState& s = State(layer, slice);
+  const int rows_tokens = slice.rows * slice.Tokens();
+  s.dy = Zeros(slice.Values(hidden_));
+  device_->LayerNormBackward(rows_tokens, hidden_, s.y.data(), s.mean2.data(), s.rstd2.data(),
+                             p.weight[kLn2Gain].data(), summed, s.dy.data(),
+                             p.grad[kLn2Gain].data(), p.grad[kLn2Bias].data());
+  device_->AddInPlace(s.dy.size(), s.dz.data(), s.dy.data());
+}
+
+void TransformerBackend::AttentionBackward(int layer, const SliceRef& slice, float* partial) {
+  ParamSet& p = Layer(layer);
+  SliceState& s = State(layer, slice);
+  KvBuffer& kv = Kv(layer, slice);
+  Device& d = *device_;
+  TERASIM_CHECK(!s.dy.empty(), "layer {} attention backward before the mlp's finished", layer);
+  const int n = slice.Tokens();
+  const int rows_tokens = slice.rows * n;
+  const int h = hidden_;
+  const int hl = local_hidden_;
+  const int hd = head_dim_;
+  const int heads = local_heads_;
+  const int ctx_len = slice.t1;
+  const int seq = card_.sequence;
+  const float* dy = s.dy.data();
+  d.AddColumnSums(rows_tokens, h, dy, p.grad[kOutBias].data());
+  DeviceArray dctx = Zeros(static_cast<int64_t>(rows_tokens) * hl);
+  d.Gemm(false, true, rows_tokens, hl, h, 1.0f, dy, h, p.weight[kOutWeight].data(), h, 0.0f,
+         dctx.data(), hl);
+  d.Gemm(true, false, hl, h, rows_tokens, 1.0f, s.ctx.data(), hl, dy, h, 1.0f,
+         p.grad[kOutWeight].data(), h);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t block = static_cast<int64_t>(n) * ctx_len;
+  DeviceArray dqkv = Zeros(static_cast<int64_t>(rows_tokens) * 3 * hl);
+  DeviceArray dp = Zeros(static_cast<int64_t>(slice.rows) * heads * block);
+  for (int r = 0; r < slice.rows; ++r) {
+    const int64_t kv_off = static_cast<int64_t>(r) * seq * hl;
+    const float* pr = s.probs.data() + static_cast<int64_t>(r) * heads * block;
+    const float* dc = dctx.data() + static_cast<int64_t>(r) * n * hl;
+    float* dpr = dp.data() + static_cast<int64_t>(r) * heads * block;
+    // Per head: dprobs = dctx v^T; dv += probs^T dctx.
+    d.Gemm(false, true, n, ctx_len, hd, 1.0f, dc, hl, kv.v.data() + kv_off, hl, 0.0f, dpr, ctx_len,
+           heads, hd, hd, block);
+    d.Gemm(true, false, ctx_len, hd, n, 1.0f, pr, ctx_len, dc, hl, 1.0f, kv.dv.data() + kv_off, hl,
+           heads, block, hd, hd);
+  }
+  d.SoftmaxBackward(slice.rows * heads * n, ctx_len, scale, s.probs.data(), dp.data());
+  for (int r = 0; r < slice.rows; ++r) {
+    const int64_t kv_off = static_cast<int64_t>(r) * seq * hl;
+    const float* q = s.qkv.data() + static_cast<int64_t>(r) * n * 3 * hl;
+    const float* dpr = dp.data() + static_cast<int64_t>(r) * heads * block;
+    float* dq = dqkv.data() + static_cast<int64_t>(r) * n * 3 * hl;
+    // Per head: dq = dscores k; dk += dscores^T q.
+    d.Gemm(false, false, n, hd, ctx_len, 1.0f, dpr, ctx_len, kv.k.data() + kv_off, hl, 0.0f, dq,
+           3 * hl, heads, block, hd, hd);
+    d.Gemm(true, false, ctx_len, hd, n, 1.0f, dpr, ctx_len, q, 3 * hl, 1.0f, kv.dk.data() + kv_off,
+           hl, heads, block, hd, hd);
+  }
+  // Later slices have already added their contributions: this slice's keys and values are
+  // complete now.
+  for (int r = 0; r < slice.rows; ++r) {
+    float* dst = dqkv.data() + static_cast<int64_t>(r) * n * 3 * hl;
+    const int64_t src = (static_cast<int64_t>(r) * seq + slice.t0) * hl;
+    d.Copy2D(dst + hl, 3 * hl, kv.dk.data() + src, hl, hl, n);
+    d.Copy2D(dst + 2 * hl, 3 * hl, kv.dv.data() + src, hl, hl, n);
+  }
+  d.Gemm(true, false, h, 3 * hl, rows_tokens, 1.0f, s.a.data(), h, dqkv.data(), 3 * hl, 1.0f,
+         p.grad[kQkvWeight].data(), 3 * hl);
+  d.AddColumnSums(rows_tokens, 3 * hl, dqkv.data(), p.grad[kQkvBias].data());
+  d.Gemm(false, true, rows_tokens, h, 3 * hl, 1.0f, dqkv.data(), 3 * hl,
+         p.weight[kQkvWeight].data(), 3 * hl, 0.0f, partial, h);
+}
+
+void TransformerBackend::FinishAttentionBackward(int layer, const SliceRef& slice,
+                                                 const float* summed, float* grad_input) {
+  ParamSet& p = Layer(layer);
+  SliceState& s = State(layer, slice);
+  const int rows_tokens = slice.rows * slice.Tokens();
+  device_->LayerNormBackward(rows_tokens, hidden_, s.x.data(), s.mean1.data(), s.rstd1.data(),
+                             p.weight[kLn1Gain].data(), summed, grad_input, p.grad[kLn1Gain].data(),
+                             p.grad[kLn1Bias].data());
+  device_->AddInPlace(slice.Values(hidden_), s.dy.data(), grad_input);
+}
+
+void TransformerBackend::Backward(int layer, LayerPart part, const SliceRef& slice,
+                                  std::span<const float> grad_output, std::span<float> grad_input) {
+  device_->Enter();
+  DeviceArray partial = Zeros(slice.Values(hidden_));
+  switch (part) {
+    case LayerPart::kMlp:
+      State(layer, slice).dz = device_->FromHost(grad_output);
+      MlpBackward(layer, slice, partial.data());
+      break;
+    case LayerPart::kAttention:
+      AttentionBackward(layer, slice, partial.data());
+      break;
+    case LayerPart::kWhole: {
+      State(layer, slice).dz = device_->FromHost(grad_output);
+      MlpBackward(layer, slice, partial.data());
+      FinishMlpBackward(layer, slice, partial.data());
+      AttentionBackward(layer, slice, partial.data());
+      DeviceArray gin = Zeros(partial.size());
+      FinishAttentionBackward(layer, slice, partial.data(), gin.data());
+      Download(gin, grad_input);
+      slices_.erase(SliceKey(slice.microbatch, layer, slice.t0));  // this slice is done here
+      return;
+    }
+  }
+  Download(partial, grad_input);
+}
+
+void TransformerBackend::FinishBackward(int layer, LayerPart part, const SliceRef& slice,
+                                        std::span<const float> summed,
+                                        std::span<float> grad_input) {
+  device_->Enter();
+  TERASIM_CHECK(part != LayerPart::kWhole, "FinishBackward of a whole layer");
+  DeviceArray in = device_->FromHost(summed);
+  if (part == LayerPart::kMlp) {
+    FinishMlpBackward(layer, slice, in.data());
+    device_->Synchronize();  // `summed` is the caller's
+  } else {
+    DeviceArray gin = Zeros(in.size());
+    FinishAttentionBackward(layer, slice, in.data(), gin.data());
+    Download(gin, grad_input);
+    slices_.erase(SliceKey(slice.microbatch, layer, slice.t0));  // this slice is done here
+  }
+}
+
+double TransformerBackend::Loss(const SliceRef& slice, std::span<const float> output,
+                                std::span<float> grad_output, int64_t global_tokens) {
+  device_->Enter();
+  const int rows_tokens = slice.rows * slice.Tokens();
+  const int h = hidden_;
+  const float inv_tokens = 1.0f / static_cast<float>(global_tokens);
+  double loss = 0;
+  if (!head_) {
+    // Sum of every output feature of every token, over the global token count (host).
+    for (int64_t i = 0; i < static_cast<int64_t>(rows_tokens) * h; ++i) {
+      loss += output[i];
+      grad_output[i] = inv_tokens;
+    }
+    loss /= static_cast<double>(global_tokens);
+    loss_sum_ += loss;
+    return loss;
+  }
+  ParamSet& hp = *head_;
+  Device& d = *device_;
+  const int vocab = card_.vocab;
+  std::vector<int> targets;
+  std::vector<int> positions;
+  TokenIds(slice, 1, targets, positions);  // the next token of each position
+  DeviceArray x = d.FromHost(output);
+  DeviceArray mean = Zeros(rows_tokens);
+  DeviceArray rstd = Zeros(rows_tokens);
+  DeviceArray hf = Zeros(static_cast<int64_t>(rows_tokens) * h);
+  d.LayerNormForward(rows_tokens, h, x.data(), hp.weight[kLnfGain].data(),
+                     hp.weight[kLnfBias].data(), hf.data(), mean.data(), rstd.data());
+  DeviceArray logits = Zeros(static_cast<int64_t>(rows_tokens) * vocab);
+  d.Gemm(false, true, rows_tokens, vocab, h, 1.0f, hf.data(), h, hp.weight[kLmWeight].data(), h,
+         0.0f, logits.data(), vocab);
+  const std::vector<double> row_loss =
+      d.CrossEntropy(rows_tokens, vocab, targets, inv_tokens, logits.data());
+  for (double l : row_loss) loss += l;  // rows in order
+  loss /= static_cast<double>(global_tokens);
+  d.Gemm(true, false, vocab, h, rows_tokens, 1.0f, logits.data(), vocab, hf.data(), h, 1.0f,
+         hp.grad[kLmWeight].data(), h);
+  DeviceArray dhf = Zeros(static_cast<int64_t>(rows_tokens) * h);
+  d.Gemm(false, false, rows_tokens, h, vocab, 1.0f, logits.data(), vocab,
+         hp.weight[kLmWeight].data(), h, 0.0f, dhf.data(), h);
+  DeviceArray grad = Zeros(x.size());
+  d.LayerNormBackward(rows_tokens, h, x.data(), mean.data(), rstd.data(),
+                      hp.weight[kLnfGain].data(), dhf.data(), grad.data(), hp.grad[kLnfGain].data(),
+                      hp.grad[kLnfBias].data());
+  Download(grad, grad_output);
+  loss_sum_ += loss;
+  return loss;
+}
+
+std::vector<const TransformerBackend::ParamSet*> TransformerBackend::SetsIn(Range layers) const {
+  std::vector<const ParamSet*> sets;
+  if (embed_ && layers.begin <= 0 && layers.end > 0) sets.push_back(&*embed_);
+  for (const auto& [layer, ps] : layers_) {
+    if (layer >= layers.begin && layer < layers.end) sets.push_back(&ps);
+  }
+  if (head_ && layers.begin < card_.layers && layers.end >= card_.layers) sets.push_back(&*head_);
+  return sets;
+}
+
+std::vector<TransformerBackend::ParamSet*> TransformerBackend::SetsIn(Range layers) {
+  std::vector<ParamSet*> sets;
+  for (const ParamSet* ps : std::as_const(*this).SetsIn(layers)) {
+    sets.push_back(const_cast<ParamSet*>(ps));
+  }
+  return sets;
+}
+
+std::vector<float> TransformerBackend::Gradients(Range layers) const {
+  device_->Enter();
+  std::vector<float> out;
+  for (const ParamSet* ps : SetsIn(layers)) {
+    for (const auto& g : ps->grad) {
+      const size_t at = out.size();
+      out.resize(at + static_cast<size_t>(g.size()));
+      device_->Download(g.data(), std::span<float>(out).subspan(at));
+    }
+  }
+  return out;
+}
+
+void TransformerBackend::SetGradients(Range layers, std::span<const float> values) {
+  device_->Enter();
+  size_t pos = 0;
+  for (ParamSet* ps : SetsIn(layers)) {
+    for (auto& g : ps->grad) {
+      const size_t n = static_cast<size_t>(g.size());
+      TERASIM_CHECK(pos + n <= values.size(), "gradient buffer too small: {}", values.size());
+      device_->Upload(values.subspan(pos, n), g.data());
+      pos += n;
+    }
+  }
+  TERASIM_CHECK(pos == values.size(), "gradient buffer size {} != {}", values.size(), pos);
+  device_->Synchronize();  // `values` is the caller's
+}
+
+void TransformerBackend::SnapshotGradients(Range layers) {
+  device_->Enter();
+  for (ParamSet* ps : SetsIn(layers)) {
+    if (ps->snapped) continue;
+    ps->snapshot.clear();
+    for (const auto& g : ps->grad) {
+      std::vector<float> host(static_cast<size_t>(g.size()));
+      device_->Download(g.data(), host);
+      ps->snapshot.push_back(std::move(host));
+    }
+    ps->snapped = true;
+  }
+}
+
+void TransformerBackend::GatherSnapshot(FullTensors& full) const {
+  for (const ParamSet* ps : SetsIn(Range{0, card_.layers})) {
+    if (!ps->snapped) continue;
+    for (size_t i = 0; i < ps->specs.size(); ++i) {
+      const ParamSpec& spec = ps->specs[i];
+      const std::string name = ParamName(ps->set, spec);
+      const size_t total = static_cast<size_t>(spec.rows) * spec.cols;
+      auto& values = full.values[name];
+      auto& covered = full.covered[name];
+      values.resize(total, 0.0f);
+      covered.resize(total, 0);
+      const int rows = ShardRows(spec, shard_.tp);
+      const int cols = ShardCols(spec, shard_.tp);
+      for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < cols; ++c) {
+          int fr = 0;
+          int fc = 0;
+          FullIndex(spec, shard_.tp_rank, shard_.tp, r, c, fr, fc);
+          const size_t at = static_cast<size_t>(fr) * spec.cols + fc;
+          if (covered[at]) continue;
+          values[at] = ps->snapshot[i][static_cast<size_t>(r) * cols + c];
+          covered[at] = 1;
+        }
+      }
+    }
+  }
+}
+
+void TransformerBackend::OptimizerStep(Range layers, const AdamOptions& adam) {
+  device_->Enter();
+  for (ParamSet* ps : SetsIn(layers)) {
+    ps->adam_step += 1;
+    const double bc1 = 1.0 - std::pow(static_cast<double>(adam.beta1), ps->adam_step);
+    const double bc2 = 1.0 - std::pow(static_cast<double>(adam.beta2), ps->adam_step);
+    const float step = static_cast<float>(adam.lr * std::sqrt(bc2) / bc1);
+    for (size_t i = 0; i < ps->weight.size(); ++i) {
+      device_->AdamStep(ps->weight[i].size(), adam.beta1, adam.beta2, adam.eps, step,
+                        ps->grad[i].data(), ps->adam_m[i].data(), ps->adam_v[i].data(),
+                        ps->weight[i].data());
+    }
+  }
+  device_->Synchronize();
+}
+
+double TransformerBackend::LayerFlops(LayerPart part, const SliceRef& slice, bool backward) const {
+  const double tokens = static_cast<double>(slice.rows) * slice.Tokens();
+  const double h = hidden_;
+  const double hl = local_hidden_;
+  // QKV and out-proj GEMMs plus scores and context over the slice's l x (c + l) block.
+  const double attn = 2.0 * tokens * h * 4.0 * hl + 4.0 * tokens * slice.t1 * hl;
+  const double mlp = 4.0 * tokens * h * local_ffn_;
+  double forward = part == LayerPart::kAttention ? attn
+                   : part == LayerPart::kMlp     ? mlp
+                                                 : attn + mlp;
+  return backward ? 2.0 * forward : forward;
+}
+
+const TransformerBackend::ParamSet* TransformerBackend::FindSet(const std::string& name,
+                                                                size_t& index) const {
+  for (const ParamSet* ps : SetsIn(Range{0, card_.layers})) {
+    for (size_t i = 0; i < ps->specs.size(); ++i) {
+      if (ParamName(ps->set, ps->specs[i]) == name) {
+        index = i;
+        return ps;
+      }
+    }
+  }
+  return nullptr;
+}
+
+int64_t TransformerBackend::ShardIndex(const ParamSpec& spec, int full_row, int full_col) const {
+  const int rows = ShardRows(spec, shard_.tp);
+  const int cols = ShardCols(spec, shard_.tp);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) {
+      int fr = 0;
+      int fc = 0;
+      FullIndex(spec, shard_.tp_rank, shard_.tp, r, c, fr, fc);
+      if (fr == full_row && fc == full_col) return static_cast<int64_t>(r) * cols + c;
+    }
+  }
+  return -1;
+}
+
+std::optional<float> TransformerBackend::ParameterValue(const std::string& name, int full_row,
+                                                        int full_col) const {
+  size_t i = 0;
+  const ParamSet* ps = FindSet(name, i);
+  if (ps == nullptr) return std::nullopt;
+  const int64_t at = ShardIndex(ps->specs[i], full_row, full_col);
+  if (at < 0) return std::nullopt;
+  device_->Enter();
+  float value = 0;
+  device_->Download(ps->weight[i].data() + at, std::span<float>(&value, 1));
+  return value;
+}
+
+void TransformerBackend::AddToParameter(const std::string& name, int full_row, int full_col,
+                                        float delta) {
+  size_t i = 0;
+  ParamSet* ps = const_cast<ParamSet*>(FindSet(name, i));
+  if (ps == nullptr) return;
+  const int64_t at = ShardIndex(ps->specs[i], full_row, full_col);
+  if (at < 0) return;
+  device_->Enter();
+  float value = 0;
+  float* w = ps->weight[i].data() + at;
+  device_->Download(w, std::span<float>(&value, 1));
+  value += delta;
+  device_->Upload(std::span<const float>(&value, 1), w);
+  device_->Synchronize();
+}
+
+}  // namespace terasim

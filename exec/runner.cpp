@@ -160,6 +160,9 @@ void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>&
                schedule_.sequence, card_.name, card_.sequence);
   }
   for (const Op& op : schedule_.ops) {
+    if (std::string f = RecipeFeature(op); !f.empty()) {
+      ThrowInput("{}: the executor does not run {} yet", OpWhere(schedule_, op), f);
+    }
     if (op.microbatch < 0 || op.rows <= 0) continue;
     auto [it, inserted] = rows_of_mb_.emplace(op.microbatch, op.rows);
     if (!inserted && it->second != op.rows) {

@@ -11,6 +11,7 @@ SliceWork SliceWorkOf(const Schedule& schedule, const Op& op) {
   SliceWork work;
   switch (op.kind) {
     case OpKind::kFwd:
+    case OpKind::kRecompute:  // full recomputation: one forward again
       work.pass = Pass::kForward;
       break;
     case OpKind::kBwd:
@@ -34,6 +35,15 @@ SliceWork SliceWorkOf(const Schedule& schedule, const Op& op) {
   work.tokens = op.tokens.Length();
   work.context = op.tokens.begin;
   work.tp = 1;
+  work.recompute_attention = op.recompute == Recompute::kSelective &&
+                             (op.kind == OpKind::kBwd || op.kind == OpKind::kBwdInput);
+  if (op.kind == OpKind::kOptimizer && op.zero > 0) {
+    // A ZeRO optimizer updates its 1 / D share of the stage's tp shard.
+    const int group = schedule.FindGroup(op.group);
+    const int dp = group < 0 ? 1 : static_cast<int>(schedule.groups[group].ranks.size());
+    work.tp = std::max(1, schedule.shape.tp) * std::max(1, dp);
+    return work;
+  }
   if (!op.group.empty()) {
     const int group = schedule.FindGroup(op.group);
     if (group >= 0) work.tp = static_cast<int>(schedule.groups[group].ranks.size());

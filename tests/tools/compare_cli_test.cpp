@@ -35,7 +35,7 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
   REQUIRE(rc == 0);
   const nlohmann::json j = nlohmann::json::parse(out);
   const auto& rows = j.at("strategies");
-  REQUIRE(rows.size() == 5);
+  REQUIRE(rows.size() == 6);  // gpipe, 1f1b, interleaved, zero-bubble, megatron, terapipe
   double best = 1e300, best_without = 1e300;
   for (const auto& r : rows) {
     REQUIRE(r.at("found").get<bool>());

@@ -301,6 +301,13 @@ class DeviceEmitter {
     return TpCollective(u, OpKind::kAllReduce, names.ar, names.tp, layer, part_name);
   }
 
+  // A unit's name that every data-parallel replica shares (its local micro-batch id), for the
+  // identities of dp collectives, which every member issues alike: "u{local}.t{t0}-{t1}".
+  std::string ReplicaTag(const UnitPlace& u) const {
+    return fmt::format("u{}.t{}-{}", u.mb - d_ * plan_.Microbatches(), u.tokens.begin,
+                       u.tokens.end);
+  }
+
   // ZeRO-3: the all-gather of layer `layer`'s parameters for one unit's `tag` pass ("F"
   // forward, "B" backward and its recomputation), on the `zero` stream. It waits for the
   // compute op two layers back (`two_back`, when set): one layer in use, one prefetched.
@@ -310,7 +317,7 @@ class DeviceEmitter {
                        OpKind::kAllGather, "zero", u);
     op.layers = {layer, layer + 1};
     op.group = plan_.DpGroup(p_, r_);
-    op.tensor = fmt::format("param.l{}.{}.{}.r{}", layer, tag, u.TensorTag(), r_);
+    op.tensor = fmt::format("param.l{}.{}.{}.r{}", layer, tag, ReplicaTag(u), r_);
     op.bytes = LayerParamBytes();
     if (!two_back.empty()) op.after = {two_back};
     return op.key;
@@ -322,7 +329,7 @@ class DeviceEmitter {
                        "dp", u);
     op.layers = {layer, layer + 1};
     op.group = plan_.DpGroup(p_, r_);
-    op.tensor = fmt::format("wgrad.l{}.{}.r{}", layer, u.TensorTag(), r_);
+    op.tensor = fmt::format("wgrad.l{}.{}.r{}", layer, ReplicaTag(u), r_);
     op.bytes = LayerParamBytes();
     op.after = {last};
     return op.key;

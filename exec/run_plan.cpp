@@ -53,6 +53,8 @@ bool Executable(OpKind kind) {
     case OpKind::kBroadcast:
     case OpKind::kOptimizer:
       return true;
+    case OpKind::kRecompute:  // recomputation: not in the executor yet
+      return false;
   }
   return false;
 }
@@ -79,6 +81,9 @@ void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>&
           "{}: exec does not run {} ops (it runs FWD, BWD, BWD_INPUT, BWD_WEIGHT, SEND, "
           "RECV, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BROADCAST, OPTIMIZER)",
           OpWhere(schedule_, op), OpKindName(op.kind));
+    }
+    if (std::string f = RecipeFeature(op); !f.empty()) {
+      ThrowInput("{}: the executor does not run {} yet", OpWhere(schedule_, op), f);
     }
   }
   if (devices.size() > static_cast<size_t>(kMaxDevicesPerProcess)) {

@@ -35,6 +35,9 @@ struct SliceWork {
   int64_t tokens = 0;
   int64_t context = 0;
   int tp = 1;
+  // Selective activation recomputation: a backward (kBackward, kBackwardInput) first recomputes
+  // the attention core's forward (scores and their product with V) that its forward dropped.
+  bool recompute_attention = false;
 };
 
 class ComputeCostModel {

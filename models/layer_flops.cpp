@@ -23,13 +23,14 @@ ForwardFlops LayerForwardFlops(const ModelCard& model, const SliceWork& work) {
 Flops LayerPassFlops(const ModelCard& model, const SliceWork& work) {
   const ForwardFlops fwd = LayerForwardFlops(model, work);
   const Flops weight_matmuls = fwd.projections + fwd.mlp;
+  const Flops recomputed = work.recompute_attention ? fwd.attention : 0;
   switch (work.pass) {
     case Pass::kForward:
       return fwd.Total();
     case Pass::kBackward:
-      return 2 * fwd.Total();
+      return 2 * fwd.Total() + recomputed;
     case Pass::kBackwardInput:
-      return weight_matmuls + 2 * fwd.attention;
+      return weight_matmuls + 2 * fwd.attention + recomputed;
     case Pass::kBackwardWeight:
       return weight_matmuls;
     case Pass::kOptimizer:

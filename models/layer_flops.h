@@ -15,6 +15,8 @@
 // size: dX = dY W^T (BackwardInput) and dW = X^T dY (BackwardWeight). The score and value
 // products have no weights: both of their backward products go to BackwardInput. So
 // BackwardInput = projections + MLP + 2 x attention, BackwardWeight = projections + MLP.
+// With work.recompute_attention (selective recomputation) the backward and the backward input
+// also recompute the attention core's forward: + attention.
 //
 // Thread safety: pure functions.
 #pragma once

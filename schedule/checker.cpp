@@ -128,11 +128,18 @@ void CheckOpFields(const Schedule& s, const std::unordered_map<std::string_view,
     deny(has_mb, "mb");
     deny(has_rows, "rows");
     deny(has_tokens, "tokens");
-    deny(has_group, "group");
+    if (op.zero == 0) deny(has_group, "group");  // a ZeRO optimizer names its dp group
     deny(has_peer, "peer");
     deny(has_tensor, "tensor");
     deny(has_bytes, "bytes");
   }
+  // Today's recipes (schedule/op.h): recompute and sp on layer compute, zero on OPTIMIZER.
+  if (!IsLayerCompute(op.kind)) deny(op.recompute != Recompute::kNone, "recompute");
+  if (!IsLayerCompute(op.kind)) deny(op.sequence_parallel, "sp");
+  if (op.kind != OpKind::kOptimizer) deny(op.zero > 0, "zero");
+  if (op.kind == OpKind::kRecompute) need(op.recompute == Recompute::kFull, "recompute=full");
+  if (op.sequence_parallel) need(has_group, "group (sp=1 shards over it)");
+  if (op.zero > 0) need(has_group, "group (the ZeRO shard's data-parallel group)");
   if (!missing.empty()) add(fmt::format("{} needs {}", OpKindName(op.kind), JoinNames(missing)));
   if (!extra.empty()) {
     add(fmt::format("{} does not take {}", OpKindName(op.kind), JoinNames(extra)));

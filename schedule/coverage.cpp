@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -223,6 +225,43 @@ void CheckCoverage(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagn
                          mb.tp_ranks > 1, work, mb.first_op);
       }
     }
+  }
+  CheckRecompute(s, out);
+}
+
+void CheckRecompute(const Schedule& s, std::vector<Diagnostic>& out) {
+  // (device, micro-batch, t0, layer, part) of what each device has run so far.
+  using Unit = std::tuple<int, int, int, int, int>;
+  std::set<Unit> forwards;
+  std::map<Unit, int> pending;  // RECOMPUTE ops waiting for their backward
+  for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
+    const Op& op = s.ops[i];
+    if (op.kind != OpKind::kFwd && op.kind != OpKind::kRecompute && !IsBackwardCoverage(op.kind)) {
+      continue;
+    }
+    const Unit unit{op.device, op.microbatch, op.tokens.begin, op.layers.begin,
+                    static_cast<int>(op.part)};
+    if (op.kind == OpKind::kFwd) {
+      forwards.insert(unit);
+    } else if (op.kind == OpKind::kRecompute) {
+      if (!forwards.count(unit)) {
+        out.push_back(OpDiagnostic(
+            op, fmt::format("micro-batch {}: RECOMPUTE of layer {} before its forward on dev {}",
+                            op.microbatch, op.layers.begin, op.device)));
+      }
+      pending[unit] = i;
+    } else {
+      // A backward over [l0, l1) consumes the recomputation of any layer it covers.
+      for (int l = op.layers.begin; l < op.layers.end; ++l) {
+        pending.erase({op.device, op.microbatch, op.tokens.begin, l, static_cast<int>(op.part)});
+      }
+    }
+  }
+  for (const auto& [unit, i] : pending) {
+    const Op& op = s.ops[i];
+    out.push_back(OpDiagnostic(
+        op, fmt::format("micro-batch {}: RECOMPUTE of layer {} has no backward after it on dev {}",
+                        op.microbatch, op.layers.begin, op.device)));
   }
 }
 

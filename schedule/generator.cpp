@@ -6,6 +6,7 @@
 
 #include "models/errors.h"
 #include "models/limits.h"
+#include "models/memory_model.h"
 #include "schedule/pipeline_order.h"
 #include "schedule/slicing_planner.h"
 
@@ -52,6 +53,8 @@ struct Plan {
   std::vector<MicrobatchSlices> microbatches;
   std::vector<std::vector<Range>> tokens;  // per local micro-batch, per slice
   std::vector<int> slices_per_microbatch;
+  std::vector<int> stage_rank;                // pipeline rank of each virtual stage
+  std::vector<std::vector<int>> rank_stages;  // per pipeline rank: its stages by chunk
 
   int Device(int d, int p, int r) const { return d * pp * tp + p * tp + r; }
   int Microbatches() const { return static_cast<int>(microbatches.size()); }
@@ -75,6 +78,31 @@ struct UnitPlace {
   std::string TensorTag() const { return fmt::format("m{}.t{}-{}", mb, tokens.begin, tokens.end); }
 };
 
+// What a compute op of one unit computes: the key prefix, the kind and the tensor prefix of
+// its tp collectives.
+struct PassNames {
+  OpKind kind;
+  const char* key;  // "F", "B", "BI", "BW", "R"
+  const char* tp;   // tensor prefix of its tp collectives: "tpf", "tpb", "tpr" ("" for none)
+  const char* ar;   // all-reduce key prefix: "ARF", "ARB", "ARR"
+  const char* sp;   // sequence-parallel key infix: "F", "B", "R"
+};
+
+PassNames NamesOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::kFwd:
+      return {kind, "F", "tpf", "ARF", "F"};
+    case OpKind::kBwd:
+      return {kind, "B", "tpb", "ARB", "B"};
+    case OpKind::kBwdInput:
+      return {kind, "BI", "tpb", "ARB", "B"};
+    case OpKind::kBwdWeight:
+      return {kind, "BW", "", "", ""};
+    default:
+      return {OpKind::kRecompute, "R", "tpr", "ARR", "R"};
+  }
+}
+
 // Writes one device's ops in issue order.
 class DeviceEmitter {
  public:
@@ -82,17 +110,27 @@ class DeviceEmitter {
       : plan_(plan), d_(d), p_(p), r_(r), device_(plan.Device(d, p, r)), ops_(ops) {}
 
   void Emit(const std::vector<PipelineStep>& steps) {
-    // The last backward step of each chunk: where its weight gradients are complete.
+    // The last step of each chunk that completes weight gradients (a whole backward or a
+    // weight-gradient step): where the chunk's weight gradients are complete.
     std::vector<int> last_backward(plan_.virtual_stages, -1);
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
-      if (!steps[i].forward) last_backward[steps[i].chunk] = i;
+      if (!steps[i].forward && steps[i].part != BackwardPart::kInput) {
+        last_backward[steps[i].chunk] = i;
+      }
     }
     std::vector<int> finished_stages;  // in the order their backwards finish
     std::vector<std::string> dp_keys;
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
       const PipelineStep& step = steps[i];
       UnitPlace u = Place(step);
-      std::string last = step.forward ? Forward(u) : Backward(u);
+      std::string last;
+      if (step.forward) {
+        last = Forward(u);
+      } else if (step.part == BackwardPart::kWeight) {
+        last = Weight(u);
+      } else {
+        last = Backward(u, step.part == BackwardPart::kInput ? OpKind::kBwdInput : OpKind::kBwd);
+      }
       if (!step.forward && last_backward[step.chunk] == i) {
         finished_stages.push_back(u.stage);
         dp_keys.push_back(plan_.dp > 1 ? DataParallel(u.stage, last) : "");
@@ -100,23 +138,52 @@ class DeviceEmitter {
     }
     if (!plan_.options.optimizer) return;
     for (size_t i = 0; i < finished_stages.size(); ++i) {
-      Op& op = Add(fmt::format("OPT.s{}.d{}{}", finished_stages[i], d_, Sfx()), OpKind::kOptimizer,
-                   "compute");
-      op.stage = finished_stages[i];
+      const int stage = finished_stages[i];
+      Op& op = Add(fmt::format("OPT.s{}.d{}{}", stage, d_, Sfx()), OpKind::kOptimizer, "compute");
+      op.stage = stage;
       op.layers = plan_.layers[op.stage];
       if (!dp_keys[i].empty()) op.after = {dp_keys[i]};
+      if (Zero() > 0) {
+        op.zero = Zero();
+        op.group = plan_.DpGroup(p_, r_);
+      }
+      if (Zero() == 1 || Zero() == 2) {
+        // The updated parameter shards gathered back onto every replica.
+        const std::string opt_key = op.key;
+        Op& ag = Add(fmt::format("AGS.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllGather, "dp");
+        ag.stage = stage;
+        ag.layers = plan_.layers[stage];
+        ag.group = plan_.DpGroup(p_, r_);
+        ag.tensor = fmt::format("step.s{}.r{}", stage, r_);
+        ag.bytes = StageGradientBytes(stage);
+        ag.after = {opt_key};
+      }
     }
   }
 
  private:
   std::string Sfx() const { return plan_.RankSuffix(r_); }
+  int Zero() const { return plan_.dp > 1 ? plan_.options.zero : 0; }
+  bool SequenceParallel() const { return plan_.options.sequence_parallel && plan_.tp > 1; }
+  // Compute ops per layer (and part): with tensor parallelism (the tp collectives sit between
+  // parts) and with ZeRO-3 (the parameter all-gathers sit between layers).
+  bool PerLayer() const { return plan_.tp > 1 || Zero() == 3; }
+  Recompute RecomputeMode() const { return plan_.options.recompute; }
+
+  // fp16 parameters of one layer's tp shard.
+  int64_t LayerParamBytes() const {
+    return 2 * LayerShardParams(plan_.options.model, plan_.tp, Block::kWhole);
+  }
+  int64_t StageGradientBytes(int stage) const {
+    return 2 * plan_.layers[stage].Length() * plan_.options.model.ParamsPerLayer() / plan_.tp;
+  }
 
   UnitPlace Place(const PipelineStep& step) const {
     UnitPlace u;
     u.d = d_;
     u.p = p_;
     u.r = r_;
-    u.stage = step.chunk * plan_.pp + p_;
+    u.stage = plan_.rank_stages[p_][step.chunk];
     u.mb = d_ * plan_.Microbatches() + step.microbatch;
     u.rows = plan_.microbatches[step.microbatch].rows;
     u.tokens = plan_.tokens[step.microbatch][step.slice];
@@ -143,8 +210,20 @@ class DeviceEmitter {
     return op;
   }
 
+  // A layer compute op of one unit, with the recipe fields of the options.
+  Op& AddCompute(std::string key, OpKind kind, const UnitPlace& u) {
+    Op& op = AddUnitOp(std::move(key), kind, "compute", u);
+    op.recompute = RecomputeMode();
+    op.sequence_parallel = SequenceParallel();
+    return op;
+  }
+
   int64_t ActivationBytes(const UnitPlace& u) const {
     return static_cast<int64_t>(u.rows) * u.tokens.Length() * plan_.options.model.hidden * 2;
+  }
+  // A stage-boundary tensor: with sequence parallelism each tp rank holds 1 / T of the tokens.
+  int64_t BoundaryBytes(const UnitPlace& u) const {
+    return SequenceParallel() ? ActivationBytes(u) / plan_.tp : ActivationBytes(u);
   }
 
   // The RECV (and BROADCAST) bringing a unit's input across the boundary into u.stage from
@@ -153,10 +232,13 @@ class DeviceEmitter {
   std::string Receive(const UnitPlace& u, bool forward) {
     const int from = forward ? u.stage - 1 : u.stage + 1;
     if (from < 0 || from >= plan_.stages) return "";
+    // Consecutive stages on one rank (a V placement) hand over in memory: no boundary op; the
+    // compute stream runs the producer first.
+    if (plan_.stage_rank[from] == p_) return "";
     const Range& layers = plan_.layers[u.stage];
     const std::string tensor = forward ? fmt::format("act.l{}.{}", layers.begin, u.TensorTag())
                                        : fmt::format("grad.l{}.{}", layers.end, u.TensorTag());
-    const int from_rank = from % plan_.pp;
+    const int from_rank = plan_.stage_rank[from];
     const bool broadcast = plan_.options.boundary == Boundary::kBroadcast && plan_.tp > 1;
     std::string key;
     if (!broadcast || r_ == 0) {
@@ -164,7 +246,7 @@ class DeviceEmitter {
       Op& op = AddUnitOp(key, OpKind::kRecv, "recv", u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
       op.tensor = broadcast ? tensor : tensor + Sfx();
-      op.bytes = ActivationBytes(u);
+      op.bytes = BoundaryBytes(u);
     }
     if (broadcast) {
       key = fmt::format("{}.{}{}", forward ? "BCF" : "BCB", u.Tag(), Sfx());
@@ -182,6 +264,7 @@ class DeviceEmitter {
   void Send(const UnitPlace& u, bool forward, const std::string& last) {
     const int to = forward ? u.stage + 1 : u.stage - 1;
     if (to < 0 || to >= plan_.stages) return;
+    if (plan_.stage_rank[to] == p_) return;  // the same rank: handed over in memory
     const bool broadcast = plan_.options.boundary == Boundary::kBroadcast && plan_.tp > 1;
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
@@ -189,93 +272,191 @@ class DeviceEmitter {
                                        : fmt::format("grad.l{}.{}", layers.begin, u.TensorTag());
     Op& op = AddUnitOp(fmt::format("{}.{}{}", forward ? "SF" : "SB", u.Tag(), Sfx()), OpKind::kSend,
                        "send", u);
-    op.peer = plan_.Device(d_, to % plan_.pp, broadcast ? 0 : r_);
+    op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
     op.tensor = broadcast ? tensor : tensor + Sfx();
-    op.bytes = ActivationBytes(u);
+    op.bytes = BoundaryBytes(u);
     op.after = {last};
   }
 
-  // One layer part's compute op and its tp ALLREDUCE. Returns {compute key, all-reduce key}.
-  std::pair<std::string, std::string> Part(const UnitPlace& u, bool forward, int layer,
-                                           LayerPart part, std::string& first_key,
-                                           const std::string& input) {
-    const std::string part_name(LayerPartName(part));
+  // A tp collective of one layer part (kind ALLREDUCE, or with sequence parallelism
+  // ALLGATHER / REDUCE_SCATTER) on the compute stream.
+  std::string TpCollective(const UnitPlace& u, OpKind kind, const std::string& key_prefix,
+                           const std::string& tensor_prefix, int layer,
+                           const std::string& part_name) {
     const std::string where = fmt::format("{}.l{}.{}", u.Tag(), layer, part_name);
-    Op& op = AddUnitOp(fmt::format("{}.{}{}", forward ? "F" : "B", where, Sfx()),
-                       forward ? OpKind::kFwd : OpKind::kBwd, "compute", u);
+    Op& op = AddUnitOp(fmt::format("{}.{}{}", key_prefix, where, Sfx()), kind, "compute", u);
     op.layers = {layer, layer + 1};
-    op.part = part;
     op.group = plan_.TpGroup(d_, p_);
-    if (first_key.empty()) {
-      first_key = op.key;
-      if (!input.empty()) op.after = {input};
-    }
-    std::string compute_key = op.key;  // `op` dangles once the next op is added
-    Op& ar = AddUnitOp(fmt::format("{}.{}{}", forward ? "ARF" : "ARB", where, Sfx()),
-                       OpKind::kAllReduce, "compute", u);
-    ar.layers = {layer, layer + 1};
-    ar.group = plan_.TpGroup(d_, p_);
-    ar.tensor =
-        fmt::format("{}.l{}.{}.{}", forward ? "tpf" : "tpb", layer, part_name, u.TensorTag());
-    ar.bytes = ActivationBytes(u);
-    return {std::move(compute_key), ar.key};
+    op.tensor = fmt::format("{}.l{}.{}.{}", tensor_prefix, layer, part_name, u.TensorTag());
+    op.bytes = ActivationBytes(u);
+    return op.key;
   }
 
-  // The layer math of one unit on this device. Returns {the op whose output crosses the
-  // boundary, the op after which the weight gradients are complete (with tp > 1 the last
-  // tp all-reduce, not the last compute op)}.
-  std::pair<std::string, std::string> Compute(const UnitPlace& u, bool forward,
+  // One layer part's compute op and its tp collectives (ALLREDUCE after it; with sequence
+  // parallelism an ALLGATHER before and a REDUCE_SCATTER after). `first_key` is set to the
+  // first op of the unit (it waits on `input`), `wait` (when set) is a further dependency of
+  // the compute op. Returns the last op.
+  std::string Part(const UnitPlace& u, OpKind kind, int layer, LayerPart part,
+                   std::string& first_key, const std::string& input, const std::string& wait) {
+    const PassNames names = NamesOf(kind);
+    const std::string part_name(LayerPartName(part));
+    const bool collectives = plan_.tp > 1 && names.tp[0] != '\0';
+    std::vector<std::string> deps;
+    auto first = [&](const std::string& key) {
+      if (!first_key.empty()) return false;
+      first_key = key;
+      return !input.empty();
+    };
+    if (collectives && SequenceParallel()) {
+      const std::string key = TpCollective(u, OpKind::kAllGather, std::string("AG") + names.sp,
+                                           std::string(names.tp) + "g", layer, part_name);
+      if (first(key)) ops_.back().after = {input};
+    }
+    const std::string where = part == LayerPart::kWhole
+                                  ? fmt::format("{}.l{}", u.Tag(), layer)
+                                  : fmt::format("{}.l{}.{}", u.Tag(), layer, part_name);
+    Op& op = AddCompute(fmt::format("{}.{}{}", names.key, where, Sfx()), kind, u);
+    op.layers = {layer, layer + 1};
+    op.part = part;
+    if (plan_.tp > 1) op.group = plan_.TpGroup(d_, p_);
+    if (first(op.key)) op.after.push_back(input);
+    if (!wait.empty()) op.after.push_back(wait);
+    std::string last = op.key;  // `op` dangles once the next op is added
+    if (!collectives) return last;
+    if (SequenceParallel()) {
+      return TpCollective(u, OpKind::kReduceScatter, std::string("RS") + names.sp,
+                          std::string(names.tp) + "s", layer, part_name);
+    }
+    return TpCollective(u, OpKind::kAllReduce, names.ar, names.tp, layer, part_name);
+  }
+
+  // A unit's name that every data-parallel replica shares (its local micro-batch id), for the
+  // identities of dp collectives, which every member issues alike: "u{local}.t{t0}-{t1}".
+  std::string ReplicaTag(const UnitPlace& u) const {
+    return fmt::format("u{}.t{}-{}", u.mb - d_ * plan_.Microbatches(), u.tokens.begin,
+                       u.tokens.end);
+  }
+
+  // ZeRO-3: the all-gather of layer `layer`'s parameters for one unit's `tag` pass ("F"
+  // forward, "B" backward and its recomputation), on the `zero` stream. It waits for the
+  // compute op two layers back (`two_back`, when set): one layer in use, one prefetched.
+  std::string GatherParams(const UnitPlace& u, const char* tag, int layer,
+                           const std::string& two_back) {
+    Op& op = AddUnitOp(fmt::format("AGP{}.{}.l{}{}", tag, u.Tag(), layer, Sfx()),
+                       OpKind::kAllGather, "zero", u);
+    op.layers = {layer, layer + 1};
+    op.group = plan_.DpGroup(p_, r_);
+    op.tensor = fmt::format("param.l{}.{}.{}.r{}", layer, tag, ReplicaTag(u), r_);
+    op.bytes = LayerParamBytes();
+    if (!two_back.empty()) op.after = {two_back};
+    return op.key;
+  }
+
+  // ZeRO-3: the reduce-scatter of layer `layer`'s weight gradients of one unit, after `last`.
+  std::string ScatterGradients(const UnitPlace& u, int layer, const std::string& last) {
+    Op& op = AddUnitOp(fmt::format("RSG.{}.l{}{}", u.Tag(), layer, Sfx()), OpKind::kReduceScatter,
+                       "dp", u);
+    op.layers = {layer, layer + 1};
+    op.group = plan_.DpGroup(p_, r_);
+    op.tensor = fmt::format("wgrad.l{}.{}.r{}", layer, ReplicaTag(u), r_);
+    op.bytes = LayerParamBytes();
+    op.after = {last};
+    return op.key;
+  }
+
+  // The layer math of one unit for `kind`. Returns {the op whose output crosses the boundary,
+  // the op after which the unit's weight gradients are complete (with tp > 1 the last tp
+  // collective, not the last compute op; with ZeRO-3 the last gradient reduce-scatter)}.
+  std::pair<std::string, std::string> Compute(const UnitPlace& u, OpKind kind,
                                               const std::string& input) {
     const Range& layers = plan_.layers[u.stage];
-    if (plan_.tp == 1) {
-      Op& op = AddUnitOp(fmt::format("{}.{}", forward ? "F" : "B", u.Tag()),
-                         forward ? OpKind::kFwd : OpKind::kBwd, "compute", u);
+    const PassNames names = NamesOf(kind);
+    const bool forward = kind == OpKind::kFwd;
+    const bool recompute =
+        RecomputeMode() == Recompute::kFull && (kind == OpKind::kBwd || kind == OpKind::kBwdInput);
+    if (!PerLayer()) {
+      if (recompute) {
+        // The stage's forward again before its backward (layer by layer inside the op pair).
+        Op& r = AddCompute(fmt::format("R.{}", u.Tag()), OpKind::kRecompute, u);
+        r.layers = layers;
+      }
+      Op& op = AddCompute(fmt::format("{}.{}", names.key, u.Tag()), kind, u);
       op.layers = layers;
       if (!input.empty()) op.after = {input};
       return {op.key, op.key};
     }
+    const bool zero3 = Zero() == 3;
+    const bool whole = plan_.tp == 1;
+    const LayerPart first_part = whole ? LayerPart::kWhole : LayerPart::kAttention;
     std::string first;
-    std::pair<std::string, std::string> keys;
+    std::string last;
+    std::string out;
+    std::vector<std::string> computes;  // the last compute op of each layer so far
+    auto two_back = [&]() {
+      return computes.size() >= 2 ? computes[computes.size() - 2] : std::string();
+    };
     if (forward) {
       for (int l = layers.begin; l < layers.end; ++l) {
-        Part(u, true, l, LayerPart::kAttention, first, input);
-        keys = Part(u, true, l, LayerPart::kMlp, first, input);
+        const std::string gather = zero3 ? GatherParams(u, "F", l, two_back()) : "";
+        last = Part(u, kind, l, first_part, first, input, gather);
+        if (!whole) last = Part(u, kind, l, LayerPart::kMlp, first, input, "");
+        computes.push_back(last);
       }
-      return {keys.second, keys.second};
+      return {last, last};
     }
+    std::string weights_done;
     for (int l = layers.end - 1; l >= layers.begin; --l) {
-      Part(u, false, l, LayerPart::kMlp, first, input);
-      keys = Part(u, false, l, LayerPart::kAttention, first, input);
+      const bool gather_needed = zero3 && kind != OpKind::kBwdWeight;
+      const std::string gather = gather_needed ? GatherParams(u, "B", l, two_back()) : "";
+      if (recompute) {
+        // Megatron's full recomputation: the layer's forward again, just before its backward.
+        // It needs no input gradient, so it does not wait for the boundary.
+        std::string not_first = "-";
+        Part(u, OpKind::kRecompute, l, first_part, not_first, "", gather);
+        if (!whole) Part(u, OpKind::kRecompute, l, LayerPart::kMlp, not_first, "", "");
+      }
+      if (!whole) Part(u, kind, l, LayerPart::kMlp, first, input, recompute ? "" : gather);
+      last = Part(u, kind, l, first_part, first, input, (recompute || !whole) ? "" : gather);
+      computes.push_back(last);
+      if (zero3 && kind != OpKind::kBwdInput) weights_done = ScatterGradients(u, l, last);
     }
-    // The input gradient leaves after the last all-reduce; so do the weight gradients: the
+    // The input gradient leaves after the last tp collective; so do the weight gradients: the
     // LayerNorm (and, at layer 0, embedding) gradients are complete only after the finish
     // that follows the last tp all-reduce, so the dp all-reduce waits for it.
-    return {keys.second, keys.second};
+    return {last, weights_done.empty() ? last : weights_done};
   }
 
   std::string Forward(const UnitPlace& u) {
     const std::string input = Receive(u, true);
-    auto [out, last] = Compute(u, true, input);
+    auto [out, last] = Compute(u, OpKind::kFwd, input);
     Send(u, true, out);
     return last;
   }
 
-  std::string Backward(const UnitPlace& u) {
+  std::string Backward(const UnitPlace& u, OpKind kind) {
     const std::string input = Receive(u, false);
-    auto [out, last] = Compute(u, false, input);
+    auto [out, last] = Compute(u, kind, input);
     Send(u, false, out);
     return last;
   }
 
-  // The data-parallel all-reduce of `stage`'s weight gradients after `last_backward` (with
-  // tp > 1 the stage's last backward tp all-reduce, see Compute()).
+  // The deferred weight gradients of a unit whose input gradients already ran.
+  std::string Weight(const UnitPlace& u) { return Compute(u, OpKind::kBwdWeight, "").second; }
+
+  // The data-parallel reduction of `stage`'s weight gradients after `last_backward` (with
+  // tp > 1 the stage's last backward tp collective, see Compute()): an ALLREDUCE, with ZeRO-1
+  // and 2 a REDUCE_SCATTER (each replica updates its shard), with ZeRO-3 nothing more (the
+  // per-layer reduce-scatters did it; the optimizer waits for the last of them).
   std::string DataParallel(int stage, const std::string& last_backward) {
-    Op& op = Add(fmt::format("DP.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllReduce, "dp");
+    if (Zero() == 3) return last_backward;
+    const bool scatter = Zero() > 0;
+    Op& op = Add(fmt::format("{}.s{}.d{}{}", scatter ? "RS" : "DP", stage, d_, Sfx()),
+                 scatter ? OpKind::kReduceScatter : OpKind::kAllReduce, "dp");
     op.stage = stage;
     op.layers = plan_.layers[stage];
     op.group = plan_.DpGroup(p_, r_);
     op.tensor = fmt::format("wgrad.s{}.r{}", stage, r_);
-    op.bytes = 2 * op.layers.Length() * plan_.options.model.ParamsPerLayer() / plan_.tp;
+    op.bytes = StageGradientBytes(stage);
     op.after = {last_backward};
     return op.key;
   }
@@ -284,6 +465,37 @@ class DeviceEmitter {
   const int d_, p_, r_, device_;
   std::vector<Op>& ops_;
 };
+
+// An imported order (schedule/torch_csv.h builds one): a rank per pipeline rank, V stages on
+// each, every step naming a chunk and micro-batch that exist.
+void ValidateImported(const GenerateOptions& o) {
+  const int stages = o.pp * o.virtual_stages;
+  if (static_cast<int>(o.imported_steps.size()) != o.pp) {
+    ThrowInput("imported order: {} ranks, but --pp is {}", o.imported_steps.size(), o.pp);
+  }
+  if (static_cast<int>(o.stage_ranks.size()) != stages) {
+    ThrowInput("imported order: {} stages, but P x V = {}", o.stage_ranks.size(), stages);
+  }
+  std::vector<int> per_rank(o.pp, 0);
+  for (int vs = 0; vs < stages; ++vs) {
+    const int r = o.stage_ranks[vs];
+    if (r < 0 || r >= o.pp) ThrowInput("imported order: stage {} on rank {} of {}", vs, r, o.pp);
+    ++per_rank[r];
+  }
+  for (int r = 0; r < o.pp; ++r) {
+    if (per_rank[r] != o.virtual_stages) {
+      ThrowInput("imported order: rank {} holds {} stages, every rank must hold {}", r, per_rank[r],
+                 o.virtual_stages);
+    }
+    for (const PipelineStep& step : o.imported_steps[r]) {
+      if (step.chunk < 0 || step.chunk >= o.virtual_stages || step.microbatch < 0 ||
+          step.microbatch >= o.microbatches || step.slice != 0) {
+        ThrowInput("imported order: rank {}: a step names chunk {} micro-batch {} of {} x {}", r,
+                   step.chunk, step.microbatch, o.virtual_stages, o.microbatches);
+      }
+    }
+  }
+}
 
 void Validate(const GenerateOptions& o) {
   RequirePositive(o.dp, "--dp");
@@ -299,19 +511,36 @@ void Validate(const GenerateOptions& o) {
   }
   if (m.heads % o.tp != 0) ThrowInput("--tp {} does not divide {} heads", o.tp, m.heads);
   if (m.ffn % o.tp != 0) ThrowInput("--tp {} does not divide ffn {}", o.tp, m.ffn);
-  if (o.virtual_stages > 1 && o.strategy != Strategy::kInterleaved) {
-    ThrowInput("--virtual-stages {} needs --strategy interleaved (not {})", o.virtual_stages,
+  if (o.zero < 0 || o.zero > 3) ThrowInput("--zero {}: must be 0, 1, 2 or 3", o.zero);
+  if (o.zero > 0 && o.dp < 2) {
+    ThrowInput("--zero {} needs --dp >= 2 (it shards over the data-parallel group)", o.zero);
+  }
+  if (o.sequence_parallel && o.tp < 2) {
+    ThrowInput("--sequence-parallel needs --tp >= 2 (it shards over the tp group)");
+  }
+  if (o.sequence_parallel && o.boundary == Boundary::kBroadcast) {
+    ThrowInput("--sequence-parallel needs --boundary p2p (each tp rank holds its own tokens)");
+  }
+  if (o.backward_in_forward_order && o.strategy != Strategy::kGpipe) {
+    ThrowInput("--backward-order forward is only for --strategy gpipe (not {})",
                StrategyName(o.strategy));
+  }
+  const bool chunked = o.strategy == Strategy::kInterleaved || o.strategy == Strategy::kLoopedBfs ||
+                       o.strategy == Strategy::kImported;
+  if (o.strategy == Strategy::kImported) ValidateImported(o);
+  if (o.virtual_stages > 1 && !chunked) {
+    ThrowInput("--virtual-stages {} needs --strategy interleaved or looped-bfs (not {})",
+               o.virtual_stages, StrategyName(o.strategy));
   }
   if (o.strategy == Strategy::kInterleaved) {
     if (o.virtual_stages > 1 && o.pp < 2) {
       ThrowInput("--virtual-stages {} needs --pp >= 2 (interleaved 1F1B)", o.virtual_stages);
     }
-    if (o.microbatches > o.pp && o.microbatches % o.pp != 0) {
+    if (!InterleavedSupports(o.pp, o.microbatches)) {
       ThrowInput(
-          "--microbatches {} is not a multiple of --pp {} (interleaved 1F1B runs groups "
-          "of P micro-batches, or one group when there are fewer than P)",
-          o.microbatches, o.pp);
+          "--microbatches {} with --pp {}: interleaved 1F1B runs floor(M / P) = {} rounds of "
+          "equal size (PyTorch's rule), which must divide M",
+          o.microbatches, o.pp, InterleavedRounds(o.pp, o.microbatches));
     }
   }
   if (o.pp * o.virtual_stages > m.layers) {
@@ -333,6 +562,14 @@ std::string StrategyName(Strategy strategy) {
       return "interleaved";
     case Strategy::kTeraPipe:
       return "terapipe";
+    case Strategy::kZbH1:
+      return "zb-h1";
+    case Strategy::kZbH2:
+      return "zb-h2";
+    case Strategy::kLoopedBfs:
+      return "looped-bfs";
+    case Strategy::kImported:
+      return "imported";
   }
   return "?";
 }
@@ -346,11 +583,12 @@ std::string BoundaryName(Boundary boundary) {
 }
 
 Strategy ParseStrategy(const std::string& text, const std::string& flag) {
-  for (Strategy s :
-       {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kInterleaved, Strategy::kTeraPipe}) {
+  for (Strategy s : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kInterleaved,
+                     Strategy::kTeraPipe, Strategy::kZbH1, Strategy::kZbH2, Strategy::kLoopedBfs}) {
     if (text == StrategyName(s)) return s;
   }
-  ThrowInput("{}: '{}' must be one of gpipe, 1f1b, interleaved, terapipe", flag, text);
+  ThrowInput("{}: '{}' must be one of gpipe, 1f1b, interleaved, terapipe, zb-h1, zb-h2, looped-bfs",
+             flag, text);
 }
 
 SliceOrder ParseSliceOrder(const std::string& text, const std::string& flag) {
@@ -418,6 +656,8 @@ Schedule Generate(const GenerateOptions& options) {
             StageLayers(options.model.layers, options.pp, options.virtual_stages),
             ReplicaMicrobatches(options),
             {},
+            {},
+            {},
             {}};
   int rows = 0;
   for (const MicrobatchSlices& mb : plan.microbatches) {
@@ -431,6 +671,14 @@ Schedule Generate(const GenerateOptions& options) {
     plan.tokens.push_back(std::move(ranges));
     plan.slices_per_microbatch.push_back(static_cast<int>(mb.slices.size()));
   }
+
+  if (options.strategy == Strategy::kImported) {
+    plan.stage_rank = options.stage_ranks;
+  } else {
+    for (int vs = 0; vs < plan.stages; ++vs) plan.stage_rank.push_back(vs % plan.pp);
+  }
+  plan.rank_stages.assign(plan.pp, {});
+  for (int vs = 0; vs < plan.stages; ++vs) plan.rank_stages[plan.stage_rank[vs]].push_back(vs);
 
   Schedule s;
   s.model = options.model.name;
@@ -462,7 +710,19 @@ Schedule Generate(const GenerateOptions& options) {
   for (int p = 0; p < plan.pp; ++p) {
     switch (options.strategy) {
       case Strategy::kGpipe:
-        steps[p] = FlushOrder(plan.slices_per_microbatch);
+        steps[p] = FlushOrder(plan.slices_per_microbatch, options.backward_in_forward_order);
+        break;
+      case Strategy::kZbH1:
+      case Strategy::kZbH2:
+        steps[p] =
+            ZeroBubbleOrder(options.strategy == Strategy::kZbH1 ? ZeroBubble::kH1 : ZeroBubble::kH2,
+                            plan.pp, p, plan.Microbatches());
+        break;
+      case Strategy::kLoopedBfs:
+        steps[p] = LoopedBfsOrder(plan.virtual_stages, plan.Microbatches());
+        break;
+      case Strategy::kImported:
+        steps[p] = options.imported_steps[p];
         break;
       case Strategy::kOneFOneB:
         steps[p] = OneFOneBOrder(plan.pp, p, plan.slices_per_microbatch);

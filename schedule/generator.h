@@ -20,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "models/memory_model.h"
 #include "models/model_card.h"
+#include "schedule/pipeline_order.h"
 #include "schedule/schedule_ir.h"
 #include "schedule/slicing_spec.h"
 
@@ -31,6 +33,10 @@ enum class Strategy {
   kOneFOneB,     // PipeDream-Flush
   kInterleaved,  // Megatron's interleaved 1F1B with V model chunks per device
   kTeraPipe,     // token slices of each micro-batch, in flush or 1F1B order
+  kZbH1,         // zero bubble ZB-H1: 1F1B with split backward, W deferred (1F1B's memory)
+  kZbH2,         // zero bubble ZB-H2: longer warm-up, about twice the in-flight activations
+  kLoopedBfs,    // looped breadth-first: V chunks per device, each chunk for all micro-batches
+  kImported,     // a per-rank order given in the options (e.g. from PyTorch's CSV)
 };
 
 // TeraPipe's order of units: all forwards then all backwards (the paper), or 1F1B over units.
@@ -60,10 +66,33 @@ struct GenerateOptions {
   SliceOrder order = SliceOrder::kFlush;  // TeraPipe only
   Boundary boundary = Boundary::kPointToPoint;
   bool optimizer = true;  // emit the OPTIMIZER ops
+  // GPipe only: backwards in forward micro-batch order (PyTorch's ScheduleGPipe) instead of
+  // reverse order.
+  bool backward_in_forward_order = false;
+  // Today's recipes (DESIGN.md section 8; schedule/README.md):
+  //   recompute: selective marks every layer compute op (the attention core is recomputed
+  //     inside the backward); full adds a RECOMPUTE op before each backward (per layer, just
+  //     before that layer's backward, when the ops are per layer);
+  //   sequence_parallel (T >= 2, p2p boundary): every tp ALLREDUCE becomes an ALLGATHER
+  //     before the part and a REDUCE_SCATTER after it; boundary tensors are 1 / T per rank;
+  //   zero (D >= 2): 1 and 2 replace the dp ALLREDUCE by a REDUCE_SCATTER, the OPTIMIZER
+  //     updates the shard (zero=Z, group = the dp group) and an ALLGATHER ("step.*") brings the
+  //     parameters back; 3 (FSDP) makes the compute ops per layer, all-gathers each layer's
+  //     parameters ("param.*", stream "zero") before its forward and before its backward
+  //     (prefetching one layer ahead) and reduce-scatters its gradients after its backward.
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  int zero = 0;
+  // kImported only: each pipeline rank's steps (chunk c of rank r is the c-th smallest of its
+  // stages) and the pipeline rank of each of the P V virtual stages. Consecutive stages on one
+  // rank (a V placement) hand their tensors over in memory, without SEND / RECV.
+  std::vector<std::vector<PipelineStep>> imported_steps;
+  std::vector<int> stage_ranks;
 };
 
 // The flag names used in messages and by `terasim schedule`.
-std::string StrategyName(Strategy strategy);   // "gpipe", "1f1b", "interleaved", "terapipe"
+// "gpipe", "1f1b", "interleaved", "terapipe", "zb-h1", "zb-h2", "looped-bfs", "imported".
+std::string StrategyName(Strategy strategy);
 std::string SliceOrderName(SliceOrder order);  // "flush", "1f1b"
 std::string BoundaryName(Boundary boundary);   // "p2p", "broadcast"
 // Inverses; throw InputError "FLAG: 'TEXT' must be one of ..." for an unknown name.
@@ -83,8 +112,8 @@ std::vector<Range> StageLayers(int layers, int pp, int virtual_stages);
 
 // The whole iteration. Throws InputError naming the flag on inconsistent options, e.g.
 // "--tp 3 does not divide 4 heads", "--pp 8 x --virtual-stages 1 = 8 stages exceed 4 layers",
-// "--microbatches 6 is not a multiple of --pp 4 (interleaved 1F1B ...)" (interleaving takes M
-// a multiple of P, or M < P).
+// "--microbatches 9 with --pp 4: interleaved 1F1B runs floor(M / P) = 2 rounds ..."
+// (schedule/pipeline_order.h).
 Schedule Generate(const GenerateOptions& options);
 
 }  // namespace terasim

@@ -29,8 +29,9 @@ int TpDegree(const Schedule& schedule, const Op& op) {
   return g < 0 ? 1 : std::max<int>(1, static_cast<int>(schedule.groups[g].ranks.size()));
 }
 
-// One saved (micro-batch, slice, layer, block).
-using SavedKey = std::tuple<int, int, int, int, int>;
+// One saved (micro-batch, slice, layer, block, what): what 0 is what the forward keeps, 1 what
+// a RECOMPUTE op rebuilt.
+using SavedKey = std::tuple<int, int, int, int, int, int>;
 
 struct Saved {
   Bytes activations = 0;
@@ -57,39 +58,69 @@ DeviceMemory EstimateDevice(const Schedule& schedule, const ModelCard& model,
   Saved now;
   Saved at_peak;
   Bytes largest_boundary = 0;
+  int zero_stage = 0;
+  int zero_ranks = 1;
+  Bytes largest_gather = 0;
+  auto add = [&](const SavedKey& key, const Saved& s) {
+    Saved& slot = live[key];
+    now.activations += s.activations - slot.activations;
+    now.kv_cache += s.kv_cache - slot.kv_cache;
+    slot = s;
+  };
+  auto release = [&](const SavedKey& key) {
+    auto it = live.find(key);
+    if (it == live.end()) return;
+    now.activations -= it->second.activations;
+    now.kv_cache -= it->second.kv_cache;
+    live.erase(it);
+  };
   for (int i : ops) {
     const Op& op = schedule.ops[i];
     if (IsPointToPoint(op.kind) || op.kind == OpKind::kBroadcast) {
       largest_boundary = std::max(largest_boundary, op.bytes);
       continue;
     }
+    if (op.kind == OpKind::kAllGather && op.tensor.rfind("param.", 0) == 0) {
+      largest_gather = std::max(largest_gather, op.bytes);
+      continue;
+    }
+    if (op.kind == OpKind::kOptimizer && op.zero > zero_stage) {
+      zero_stage = op.zero;
+      const int g = schedule.FindGroup(op.group);
+      zero_ranks = g < 0 ? 1 : std::max<int>(1, static_cast<int>(schedule.groups[g].ranks.size()));
+    }
     if (!IsLayerCompute(op.kind)) continue;
     const int tp = TpDegree(schedule, op);
     const Block block = ToBlock(op.part);
+    const ActivationPolicy policy{op.recompute, op.sequence_parallel};
     const bool frees = op.kind == OpKind::kBwd || op.kind == OpKind::kBwdWeight ||
                        (op.kind == OpKind::kBwdInput && !split_backward);
     if (op.stage >= 0) stages.insert(op.stage);
+    if (op.kind == OpKind::kRecompute) {
+      // The recomputed activations are rebuilt and consumed layer by layer with the backward:
+      // one layer of the op's range is live at a time, until the backward frees it.
+      add({op.microbatch, op.tokens.begin, op.tokens.end, op.layers.begin, static_cast<int>(block),
+           1},
+          {LayerRecomputeBytes(model, op.rows, op.tokens.Length(), op.tokens.begin, tp, block,
+                               op.sequence_parallel),
+           0});
+    }
     for (int layer = op.layers.begin; layer < op.layers.end; ++layer) {
+      if (op.kind == OpKind::kRecompute) break;
       held[layer].first = tp;
       held[layer].second.insert(block);
-      const SavedKey key{op.microbatch, op.tokens.begin, op.tokens.end, layer,
-                         static_cast<int>(block)};
+      const SavedKey key{op.microbatch, op.tokens.begin,         op.tokens.end,
+                         layer,         static_cast<int>(block), 0};
       if (op.kind == OpKind::kFwd) {
         Saved s;
-        s.activations =
-            LayerActivationBytes(model, op.rows, op.tokens.Length(), op.tokens.begin, tp, block);
+        s.activations = LayerActivationBytes(model, op.rows, op.tokens.Length(), op.tokens.begin,
+                                             tp, block, policy);
         const bool cut = op.tokens.Length() < schedule.sequence;
         s.kv_cache = cut ? LayerKvCacheBytes(model, op.rows, op.tokens.Length(), tp, block) : 0;
-        Saved& slot = live[key];
-        now.activations += s.activations - slot.activations;
-        now.kv_cache += s.kv_cache - slot.kv_cache;
-        slot = s;
+        add(key, s);
       } else if (frees) {
-        auto it = live.find(key);
-        if (it == live.end()) continue;
-        now.activations -= it->second.activations;
-        now.kv_cache -= it->second.kv_cache;
-        live.erase(it);
+        release(key);
+        release({op.microbatch, op.tokens.begin, op.tokens.end, layer, static_cast<int>(block), 1});
       }
     }
     if (now.activations + now.kv_cache > at_peak.activations + at_peak.kv_cache) {
@@ -114,24 +145,48 @@ DeviceMemory EstimateDevice(const Schedule& schedule, const ModelCard& model,
       m.params += static_cast<int64_t>(model.vocab) * model.hidden / tp;
     }
   }
-  m.state = TrainingState(m.params);
+  m.zero_stage = zero_stage;
+  m.state = TrainingState(m.params, zero_stage, zero_ranks);
   m.activations = at_peak.activations;
   m.kv_cache = at_peak.kv_cache;
   m.boundary = 2 * largest_boundary;
-  m.peak = m.state.Total() + m.activations + m.kv_cache + m.boundary;
+  m.gathered = 2 * largest_gather;
+  m.peak = m.state.Total() + m.activations + m.kv_cache + m.boundary + m.gathered;
   m.fits = m.peak <= m.capacity;
+  const std::string zero =
+      zero_stage > 0 ? fmt::format(", ZeRO-{} over {}", zero_stage, zero_ranks) : std::string();
+  const std::string gathered =
+      m.gathered > 0 ? fmt::format(" + gathered parameters {}", FormatGiB(m.gathered)) : "";
   m.reason = fmt::format(
-      "device {} ({}): peak {} = state {} (weights {}, gradients {}, optimizer {}) + activations "
-      "{} + kv cache {} + boundary {} {} capacity {} ({} less {} reserve, {})",
+      "device {} ({}): peak {} = state {} (weights {}, gradients {}, optimizer {}{}) + activations "
+      "{} + kv cache {} + boundary {}{} {} capacity {} ({} less {} reserve, {})",
       device, StageList(m.stages), FormatGiB(m.peak), FormatGiB(m.state.Total()),
       FormatGiB(m.state.weights), FormatGiB(m.state.gradients), FormatGiB(m.state.optimizer_state),
-      FormatGiB(m.activations), FormatGiB(m.kv_cache), FormatGiB(m.boundary), m.fits ? "<=" : ">",
-      FormatGiB(m.capacity), FormatGiB(spec.memory_bytes), FormatGiB(spec.memory_reserve_bytes),
-      spec.name);
+      zero, FormatGiB(m.activations), FormatGiB(m.kv_cache), FormatGiB(m.boundary), gathered,
+      m.fits ? "<=" : ">", FormatGiB(m.capacity), FormatGiB(spec.memory_bytes),
+      FormatGiB(spec.memory_reserve_bytes), spec.name);
+  if (!m.fits) {
+    const auto [term, bytes] = m.LargestTerm();
+    m.reason += fmt::format("; largest term: {} {}", term, FormatGiB(bytes));
+  }
   return m;
 }
 
 }  // namespace
+
+std::pair<std::string, Bytes> DeviceMemory::LargestTerm() const {
+  const std::pair<std::string, Bytes> terms[] = {
+      {"activations", activations},   {"optimizer state", state.optimizer_state},
+      {"weights", state.weights},     {"gradients", state.gradients},
+      {"kv cache", kv_cache},         {"gathered parameters", gathered},
+      {"boundary buffers", boundary},
+  };
+  std::pair<std::string, Bytes> best = terms[0];
+  for (const auto& t : terms) {
+    if (t.second > best.second) best = t;
+  }
+  return best;
+}
 
 std::string FormatGiB(Bytes bytes) {
   return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));

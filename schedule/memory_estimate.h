@@ -13,12 +13,23 @@
 //     holding the first (last) layer when the model card puts it in the stack;
 //   * boundary buffers: one inbound and one outbound stage-boundary tensor in flight, i.e.
 //     2 x the largest SEND / RECV / BROADCAST on the device.
+// Today's recipes (models/memory_model.h, FACTS.md):
+//   * a forward keeps its activations by its recompute and sp fields; a RECOMPUTE op rebuilds
+//     one layer's activations (its range is recomputed layer by layer with the backward),
+//     freed by the backward that frees the unit;
+//   * an OPTIMIZER op with zero=Z over a data-parallel group of N shards the training state
+//     as ZeRO stage Z (TrainingState(params, Z, N));
+//   * ZeRO-3's all-gathered parameters (ALLGATHER ops whose tensor starts with "param."):
+//     one layer in use and the next prefetched, 2 x the largest such all-gather.
+// When a device does not fit, its reason ends with its largest term ("; largest term:
+// activations 41.20 GiB").
 // The capacity is the device's memory less its reserve (models/device_spec.h).
 //
 // Thread safety: a pure function.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/device_spec.h"
@@ -36,11 +47,17 @@ struct DeviceMemory {
   Bytes activations = 0;     // activations live at the peak
   Bytes kv_cache = 0;        // key/value cache live at the peak
   Bytes boundary = 0;        // stage-boundary buffers
-  Bytes peak = 0;            // state + activations + kv_cache + boundary
+  Bytes gathered = 0;        // ZeRO-3 all-gathered parameters
+  int zero_stage = 0;        // the ZeRO stage of its optimizer (0: plain data parallelism)
+  Bytes peak = 0;            // state + activations + kv_cache + boundary + gathered
   std::string peak_key;      // the op after which the peak is reached ("" if none)
   Bytes capacity = 0;        // device memory less the reserve
   bool fits = true;          // peak <= capacity
   std::string reason;        // one line with the numbers, e.g. "device 3 (stage 0): peak ..."
+
+  // The largest of the terms above (activations, optimizer state, weights, gradients, kv
+  // cache, gathered parameters, boundary buffers) and its bytes; the first on ties.
+  std::pair<std::string, Bytes> LargestTerm() const;
 };
 
 struct MemoryEstimate {

@@ -6,7 +6,7 @@
 namespace terasim {
 namespace {
 
-constexpr std::array<std::pair<OpKind, std::string_view>, 11> kKindNames = {{
+constexpr std::array<std::pair<OpKind, std::string_view>, 12> kKindNames = {{
     {OpKind::kFwd, "FWD"},
     {OpKind::kBwd, "BWD"},
     {OpKind::kBwdInput, "BWD_INPUT"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<OpKind, std::string_view>, 11> kKindNames = {{
     {OpKind::kReduceScatter, "REDUCE_SCATTER"},
     {OpKind::kBroadcast, "BROADCAST"},
     {OpKind::kOptimizer, "OPTIMIZER"},
+    {OpKind::kRecompute, "RECOMPUTE"},
 }};
 
 }  // namespace
@@ -38,7 +39,7 @@ std::optional<OpKind> ParseOpKind(std::string_view name) {
 
 bool IsLayerCompute(OpKind kind) {
   return kind == OpKind::kFwd || kind == OpKind::kBwd || kind == OpKind::kBwdInput ||
-         kind == OpKind::kBwdWeight;
+         kind == OpKind::kBwdWeight || kind == OpKind::kRecompute;
 }
 
 bool IsCompute(OpKind kind) { return IsLayerCompute(kind) || kind == OpKind::kOptimizer; }
@@ -62,6 +63,15 @@ std::string_view LayerPartName(LayerPart part) {
       return "mlp";
   }
   return "?";
+}
+
+std::string RecipeFeature(const Op& op) {
+  if (op.kind == OpKind::kRecompute) return "RECOMPUTE";
+  if (op.recompute != Recompute::kNone)
+    return "recompute=" + std::string(RecomputeName(op.recompute));
+  if (op.sequence_parallel) return "sp=1";
+  if (op.zero > 0) return "zero=" + std::to_string(op.zero);
+  return "";
 }
 
 }  // namespace terasim

@@ -12,7 +12,20 @@
 //   collectives     group, tensor (identity; every member issues the same identities in the
 //                   same order), bytes (per rank); BROADCAST uses peer as the root rank;
 //                   stage, layers, microbatch, rows, tokens when the collective belongs to one
-//   OPTIMIZER       stage, layers
+//   OPTIMIZER       stage, layers; with zero > 0 also group (the data-parallel group its
+//                   ZeRO shard is cut over)
+//   RECOMPUTE       as FWD: the forward of a unit rebuilt just before its backward (full
+//                   activation recomputation); it does not count as the unit's forward
+//
+// Today's recipes (DESIGN.md section 8), written only when set:
+//   recompute=selective|full   layer compute: how the unit's forward keeps its activations
+//                              (models/memory_model.h); FWD, RECOMPUTE and the backward ops
+//                              of one unit carry the same value; full means a RECOMPUTE op
+//                              precedes the backward
+//   sp=1                       layer compute sharded over a tp group with sequence
+//                              parallelism (its tp all-reduces become a reduce-scatter and an
+//                              all-gather)
+//   zero=1|2|3                 OPTIMIZER: the ZeRO stage of its data-parallel group
 #pragma once
 
 #include <cstdint>
@@ -20,6 +33,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "models/memory_model.h"
 
 namespace terasim {
 
@@ -35,15 +50,16 @@ enum class OpKind {
   kReduceScatter,
   kBroadcast,
   kOptimizer,
+  kRecompute,
 };
 
 // "FWD", "BWD", "BWD_INPUT", "BWD_WEIGHT", "SEND", "RECV", "ALLREDUCE", "ALLGATHER",
-// "REDUCE_SCATTER", "BROADCAST", "OPTIMIZER".
+// "REDUCE_SCATTER", "BROADCAST", "OPTIMIZER", "RECOMPUTE".
 std::string_view OpKindName(OpKind kind);
 // The inverse of OpKindName; nullopt for an unknown name.
 std::optional<OpKind> ParseOpKind(std::string_view name);
 
-// FWD, BWD, BWD_INPUT, BWD_WEIGHT: the layer math of a token slice.
+// FWD, BWD, BWD_INPUT, BWD_WEIGHT, RECOMPUTE: the layer math of a token slice.
 bool IsLayerCompute(OpKind kind);
 // Layer compute or OPTIMIZER: ops that occupy the GPU's compute units.
 bool IsCompute(OpKind kind);
@@ -90,6 +106,15 @@ struct Op {
   int64_t bytes = 0;               // SEND/RECV: payload; collectives: bytes per rank
   std::vector<std::string> after;  // keys on the same device that must finish first
   int line = 0;                    // line in the .pir file it was read from; 0 when generated
+  // Today's recipes (see the top of this file); defaults are not written.
+  Recompute recompute = Recompute::kNone;  // layer compute
+  bool sequence_parallel = false;          // layer compute with a tp group
+  int zero = 0;                            // OPTIMIZER: ZeRO stage 0-3
 };
+
+// "" for an op the base IR describes (no RECOMPUTE kind, no recompute, sp or zero field), else
+// the name of the first feature of today's recipes it uses ("RECOMPUTE", "recompute=selective",
+// "sp=1", "zero=3"): for a consumer that does not run them yet to refuse the op by name.
+std::string RecipeFeature(const Op& op);
 
 }  // namespace terasim

@@ -50,20 +50,76 @@ int OneFOneBWarmup(int pp, int rank, const std::vector<int>& slices_per_microbat
   return std::min(pp - rank - 1 + max_slices - 1, units);
 }
 
-int InterleavedGroup(int pp, int microbatches) { return microbatches < pp ? microbatches : pp; }
+int InterleavedRounds(int pp, int microbatches) { return std::max(1, microbatches / pp); }
+
+bool InterleavedSupports(int pp, int microbatches) {
+  return microbatches < pp || microbatches % InterleavedRounds(pp, microbatches) == 0;
+}
+
+int InterleavedGroup(int pp, int microbatches) {
+  return microbatches < pp ? microbatches : microbatches / InterleavedRounds(pp, microbatches);
+}
 
 int InterleavedWarmup(int pp, int virtual_stages, int rank, int microbatches) {
   const int total = microbatches * virtual_stages;
-  if (microbatches <= pp) return total;
-  return std::min((pp - rank - 1) * 2 + (virtual_stages - 1) * pp, total);
+  if (microbatches < pp) return total;
+  const int group = InterleavedGroup(pp, microbatches);
+  return std::min((virtual_stages - 1) * group + 2 * (pp - rank - 1), total);
 }
 
-std::vector<PipelineStep> FlushOrder(const std::vector<int>& slices_per_microbatch) {
+std::vector<PipelineStep> FlushOrder(const std::vector<int>& slices_per_microbatch,
+                                     bool backward_in_forward_order) {
   std::vector<Unit> units = ForwardUnits(slices_per_microbatch);
   std::vector<PipelineStep> steps;
   for (const Unit& u : units) steps.push_back({true, u.microbatch, u.slice, 0});
+  if (backward_in_forward_order) {
+    for (const Unit& u : BackwardUnits(slices_per_microbatch)) {
+      steps.push_back({false, u.microbatch, u.slice, 0});
+    }
+    return steps;
+  }
   for (auto it = units.rbegin(); it != units.rend(); ++it) {
     steps.push_back({false, it->microbatch, it->slice, 0});
+  }
+  return steps;
+}
+
+int ZeroBubbleWarmup(ZeroBubble variant, int pp, int rank, int microbatches) {
+  const int warmup = variant == ZeroBubble::kH1 ? pp - rank - 1 : 2 * (pp - rank - 1);
+  return std::min(warmup, microbatches);
+}
+
+int ZeroBubbleLag(ZeroBubble variant, int rank) {
+  return variant == ZeroBubble::kH1 ? rank : 2 * rank;
+}
+
+std::vector<PipelineStep> ZeroBubbleOrder(ZeroBubble variant, int pp, int rank, int microbatches) {
+  const int warmup = ZeroBubbleWarmup(variant, pp, rank, microbatches);
+  const int lag = ZeroBubbleLag(variant, rank);
+  std::vector<PipelineStep> steps;
+  for (int m = 0; m < warmup; ++m) steps.push_back({true, m, 0, 0});
+  int next_forward = warmup;
+  int next_weight = 0;
+  for (int b = 0; b < microbatches; ++b) {
+    if (next_forward < microbatches) steps.push_back({true, next_forward++, 0, 0});
+    steps.push_back({false, b, 0, 0, BackwardPart::kInput});
+    while (b + 1 - next_weight > lag) {
+      steps.push_back({false, next_weight++, 0, 0, BackwardPart::kWeight});
+    }
+  }
+  while (next_weight < microbatches) {
+    steps.push_back({false, next_weight++, 0, 0, BackwardPart::kWeight});
+  }
+  return steps;
+}
+
+std::vector<PipelineStep> LoopedBfsOrder(int virtual_stages, int microbatches) {
+  std::vector<PipelineStep> steps;
+  for (int c = 0; c < virtual_stages; ++c) {
+    for (int m = 0; m < microbatches; ++m) steps.push_back({true, m, 0, c});
+  }
+  for (int c = virtual_stages - 1; c >= 0; --c) {
+    for (int m = microbatches - 1; m >= 0; --m) steps.push_back({false, m, 0, c});
   }
   return steps;
 }

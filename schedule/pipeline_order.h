@@ -21,17 +21,34 @@
 //     (W_r >= W_{r+1} already suffices for deadlock freedom; W_r = W_{r+1} + 1
 //     keeps the pipeline full). With one slice per micro-batch this is PipeDream-Flush's
 //     min(P - r - 1, M).
-//   interleaved (Megatron-LM's interleaved 1F1B): V model chunks per rank; virtual stage
-//     chunk * P + r. Micro-batches run in groups of G: G = P when M is a multiple of P
-//     (Megatron-LM's order), G = M when M < P (one group). Forward step k runs micro-batch
-//     (k / (G V)) * G + k mod G on chunk (k mod (G V)) / G; backward step k the same
-//     micro-batch on chunk V - 1 - that. Warm-up (P - r - 1) * 2 + (V - 1) * P forward steps
-//     (capped at M V), then 1F1B, then the cool-down. When M <= P the warm-up is every
-//     forward: M == P is Megatron-LM's all-warm-up case; M < P (our extension: Megatron-LM
-//     asks for M >= P) is one group, so each rank runs chunk 0 of every micro-batch, then
-//     chunk 1, ..., then the backwards of chunk V - 1 down to chunk 0, micro-batches
-//     ascending in each: a flush schedule (GPipe) over the P V virtual stages. Any other M
-//     (M > P and not a multiple of P) is rejected, as Megatron-LM does.
+//   interleaved (Megatron-LM's interleaved 1F1B in PyTorch's ScheduleInterleaved1F1B order):
+//     V model chunks per rank; virtual stage chunk * P + r. Micro-batches run in rounds of G:
+//     with M >= P there are R = floor(M / P) rounds of G = M / R micro-batches (PyTorch's
+//     rule, which needs R to divide M: any multiple of P, and e.g. M = 10 with P = 4, not
+//     M = 9); with M < P one round of G = M (our extension, see below). Forward step k runs
+//     micro-batch (k / (G V)) * G + k mod G on chunk (k mod (G V)) / G; backward step k the
+//     same micro-batch on chunk V - 1 - that. Warm-up min((V - 1) G + 2 (P - r - 1), M V)
+//     forward steps, then 1F1B (one forward, one backward), then the cool-down. With M a
+//     multiple of P (G = P) this is Megatron-LM's order, except M == P, where Megatron-LM
+//     runs every forward first and PyTorch (and terasim) the formula. M < P (Megatron-LM and
+//     PyTorch's formula differ here; terasim keeps its documented choice): every forward
+//     first, so each rank runs chunk 0 of every micro-batch, then chunk 1, ..., then the
+//     backwards of chunk V - 1 down to chunk 0, micro-batches ascending in each: a flush
+//     schedule (GPipe) over the P V virtual stages.
+//   flush with backwards in forward order (PyTorch's ScheduleGPipe): every forward unit, then
+//     the backward units micro-batch ascending (each micro-batch's slices descending).
+//   zero bubble ZB-H1 / ZB-H2 (Qi et al. 2024): 1F1B with each backward split into its input
+//     gradient B (on the critical path, sent upstream at once) and its weight gradient W,
+//     which rank r runs `lag` backwards later (the deferred W fill the cool-down bubble).
+//     ZB-H1: warm-up min(P - r - 1, M), lag r: every rank holds at most P micro-batches in
+//     flight (forward done, W not yet), 1F1B's peak on its first rank; with unit costs
+//     F = B = W its bubble is (P - 1) (F + B - W) = P - 1 units against 1F1B's 3 (P - 1).
+//     ZB-H2: warm-up min(2 (P - r - 1), M), lag 2 r: 2 P - 1 in flight on every rank; more
+//     forwards in the warm-up fill the head of the steady state. After each B, the oldest
+//     pending W runs while more than `lag` are pending; once every B has run, the rest run.
+//   looped BFS (Lamy-Poirier 2023, PyTorch's ScheduleLoopedBFS): V chunks per rank; every
+//     micro-batch forward through chunk 0, then chunk 1, ...; then the backwards of chunk
+//     V - 1 for every micro-batch in reverse, down to chunk 0.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -40,33 +57,56 @@
 
 namespace terasim {
 
+// Which part of a backward a step runs.
+enum class BackwardPart {
+  kWhole,   // input and weight gradients together (BWD)
+  kInput,   // input gradients only (BWD_INPUT)
+  kWeight,  // weight gradients only (BWD_WEIGHT)
+};
+
 struct PipelineStep {
   bool forward = true;
   int microbatch = 0;  // local micro-batch id (0..M-1 of one data-parallel replica)
   int slice = 0;       // token slice index within the micro-batch
   int chunk = 0;       // model chunk on this rank (virtual stage = chunk * P + rank)
+  BackwardPart part = BackwardPart::kWhole;  // backward steps only
   bool operator==(const PipelineStep&) const = default;
 };
+
+// The zero-bubble variants of Qi et al. (see above).
+enum class ZeroBubble { kH1, kH2 };
 
 // Number of forward units rank `rank` of `pp` runs before its first backward in 1F1B order;
 // `slices_per_microbatch[m]` is micro-batch m's slice count (each >= 1). See above.
 int OneFOneBWarmup(int pp, int rank, const std::vector<int>& slices_per_microbatch);
 
-// The interleaved schedule's micro-batch group size G (see above): `pp` when `microbatches`
-// is a multiple of it, `microbatches` when fewer. Precondition: interleaving supports the
-// pair, i.e. microbatches < pp or microbatches % pp == 0 (the generator checks).
+// The interleaved schedule's rounds R = max(1, M / P), and whether it supports M with P
+// (M < P, or R divides M; see above).
+int InterleavedRounds(int pp, int microbatches);
+bool InterleavedSupports(int pp, int microbatches);
+
+// The interleaved schedule's micro-batch group size G (see above): M / R when M >= P,
+// `microbatches` when fewer. Precondition: InterleavedSupports (the generator checks).
 int InterleavedGroup(int pp, int microbatches);
 
-// Megatron-LM's warm-up forward steps of `rank` with `virtual_stages` chunks and
-// `microbatches` micro-batches: every one of the M V forwards when M <= P (see above).
+// The warm-up forward steps of `rank` with `virtual_stages` chunks and `microbatches`
+// micro-batches: every one of the M V forwards when M < P (see above).
 int InterleavedWarmup(int pp, int virtual_stages, int rank, int microbatches);
 
 // Every step of one rank, in run order. Each returns 2 * units steps (2 * M * V for
 // interleaved). Preconditions (checked by the generator): pp >= 1, 0 <= rank < pp, every
-// slice count >= 1; for InterleavedOrder microbatches < pp or microbatches % pp == 0.
-std::vector<PipelineStep> FlushOrder(const std::vector<int>& slices_per_microbatch);
+// slice count >= 1; for InterleavedOrder InterleavedSupports(pp, microbatches).
+std::vector<PipelineStep> FlushOrder(const std::vector<int>& slices_per_microbatch,
+                                     bool backward_in_forward_order = false);
 std::vector<PipelineStep> OneFOneBOrder(int pp, int rank,
                                         const std::vector<int>& slices_per_microbatch);
 std::vector<PipelineStep> InterleavedOrder(int pp, int virtual_stages, int rank, int microbatches);
+// 3 M steps: M forwards, M input-gradient and M weight-gradient steps.
+std::vector<PipelineStep> ZeroBubbleOrder(ZeroBubble variant, int pp, int rank, int microbatches);
+// The warm-up forwards and the W lag of `rank` (see above).
+int ZeroBubbleWarmup(ZeroBubble variant, int pp, int rank, int microbatches);
+int ZeroBubbleLag(ZeroBubble variant, int rank);
+// 2 M V steps.
+std::vector<PipelineStep> LoopedBfsOrder(int virtual_stages, int microbatches);
 
 }  // namespace terasim

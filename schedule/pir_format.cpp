@@ -63,6 +63,7 @@ constexpr Limit kBatch{limits::kMaxBatch, "kMaxBatch"};
 constexpr Limit kMicrobatchIndex{limits::kMaxMicrobatches - 1, "kMaxMicrobatches"};
 constexpr Limit kBytes{limits::kMaxBytes, "kMaxBytes"};
 constexpr Limit kVersion{INT32_MAX, "INT32_MAX"};
+constexpr Limit kZeroStage{3, "ZeRO stage 3"};
 
 // Parses the text of one line; `Fail` prefixes every message with origin:line[: key].
 class LineParser {
@@ -162,6 +163,16 @@ void ParseOpFields(const std::vector<std::string_view>& words, LineParser& p, Op
       op.tensor = p.Name(name, value);
     } else if (name == "bytes") {
       op.bytes = p.Int(name, value, 0, kBytes);
+    } else if (name == "recompute") {
+      std::optional<Recompute> r = ParseRecompute(value);
+      if (!r || *r == Recompute::kNone) p.Fail("recompute: '{}' must be selective or full", value);
+      op.recompute = *r;
+    } else if (name == "sp") {
+      if (value != "1") p.Fail("sp: '{}' must be 1", value);
+      op.sequence_parallel = true;
+    } else if (name == "zero") {
+      op.zero = static_cast<int>(p.Int(name, value, 1, kZeroStage));
+      if (op.zero > 3) p.Fail("zero: {} must be 1, 2 or 3", op.zero);
     } else if (name == "after") {
       for (std::string_view dep : Split(value, ',')) {
         if (dep.empty()) p.Fail("after: empty key in '{}'", value);
@@ -207,6 +218,11 @@ std::string WritePir(const Schedule& s) {
     if (op.peer >= 0) out += fmt::format(" peer={}", op.peer);
     if (!op.tensor.empty()) out += fmt::format(" tensor={}", op.tensor);
     if (op.bytes > 0) out += fmt::format(" bytes={}", op.bytes);
+    if (op.recompute != Recompute::kNone) {
+      out += fmt::format(" recompute={}", RecomputeName(op.recompute));
+    }
+    if (op.sequence_parallel) out += " sp=1";
+    if (op.zero > 0) out += fmt::format(" zero={}", op.zero);
     if (!op.after.empty()) {
       out += " after=";
       for (size_t i = 0; i < op.after.size(); ++i) {

@@ -32,6 +32,8 @@ char KindLetter(OpKind kind) {
       return 'b';
     case OpKind::kBwdWeight:
       return 'W';
+    case OpKind::kRecompute:
+      return 'R';
     default:
       return 'O';
   }

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "models/errors.h"
+#include "models/layer_flops.h"
 #include "models/memory_model.h"
+#include "schedule/pipeline_order.h"
 #include "schedule/slicing_planner.h"
 #include "schedule/stage_cost.h"
 
@@ -26,7 +28,76 @@ std::vector<int> Divisors(int n) {
   return low;
 }
 
+// Micro-batches of activations the first stage holds at its peak, in units of one
+// micro-batch's activations of the stage's layers (all its chunks together).
+double InFlightMicrobatches(const GenerateOptions& o) {
+  const int m = o.microbatches, p = o.pp, v = o.virtual_stages;
+  switch (o.strategy) {
+    case Strategy::kGpipe:
+    case Strategy::kLoopedBfs:
+    case Strategy::kTeraPipe:
+    case Strategy::kImported:
+      return m;
+    case Strategy::kOneFOneB:
+    case Strategy::kZbH1:
+      return std::min(m, p);
+    case Strategy::kZbH2:
+      return std::min(m, 2 * p - 1);
+    case Strategy::kInterleaved:
+      if (m < p) return m;
+      // (P V + P - 1) chunks of 1 / V of the stage's layers, at most all M V chunks.
+      return std::min(static_cast<double>(m), p * InterleavedInFlightFactor(p, v));
+  }
+  return m;
+}
+
 }  // namespace
+
+std::string RecipeText(const GenerateOptions& o) {
+  std::vector<std::string> parts;
+  if (o.sequence_parallel) parts.push_back("sp");
+  if (o.recompute != Recompute::kNone) {
+    parts.push_back(fmt::format("{} recompute", RecomputeName(o.recompute)));
+  }
+  if (o.zero > 0) parts.push_back(fmt::format("ZeRO-{}", o.zero));
+  if (parts.empty()) return "none";
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  return out;
+}
+
+AnalyticMemoryResult AnalyticMemory(const GenerateOptions& o) {
+  const ModelCard& model = o.model;
+  const int stages = o.pp * o.virtual_stages;
+  const int layers = (model.layers + stages - 1) / stages * o.virtual_stages;  // per device
+  const int64_t shard = LayerShardParams(model, o.tp, Block::kWhole);
+  const TrainingStateBytes state =
+      TrainingState(layers * shard, o.dp > 1 ? o.zero : 0, std::max(1, o.dp));
+  const ActivationPolicy policy{o.recompute, o.sequence_parallel && o.tp > 1};
+  const Bytes per_layer = LayerActivationBytes(model, o.microbatch_size, model.sequence, 0, o.tp,
+                                               Block::kWhole, policy);
+  Bytes activations =
+      static_cast<Bytes>(InFlightMicrobatches(o) * layers * static_cast<double>(per_layer));
+  if (o.recompute == Recompute::kFull) {
+    activations += LayerRecomputeBytes(model, o.microbatch_size, model.sequence, 0, o.tp,
+                                       Block::kWhole, policy.sequence_parallel);
+  }
+  const Bytes gathered = o.dp > 1 && o.zero == 3 ? 2 * ZeroGatheredBytes(shard) : 0;
+  const Bytes boundary = 2 * BoundaryTensorBytes(model, o.microbatch_size, model.sequence);
+  AnalyticMemoryResult r;
+  r.peak = state.Total() + activations + gathered + boundary;
+  const std::pair<const char*, Bytes> terms[] = {
+      {"activations", activations},      {"optimizer state", state.optimizer_state},
+      {"weights", state.weights},        {"gradients", state.gradients},
+      {"gathered parameters", gathered}, {"boundary buffers", boundary}};
+  for (const auto& [name, bytes] : terms) {
+    if (bytes > r.largest_bytes) {
+      r.largest_term = name;
+      r.largest_bytes = bytes;
+    }
+  }
+  return r;
+}
 
 std::string FamilyName(Family family) {
   switch (family) {
@@ -36,6 +107,8 @@ std::string FamilyName(Family family) {
       return "1f1b";
     case Family::kInterleaved:
       return "interleaved";
+    case Family::kZeroBubble:
+      return "zero-bubble";
     case Family::kMegatron:
       return "megatron";
     case Family::kTeraPipe:
@@ -45,15 +118,16 @@ std::string FamilyName(Family family) {
 }
 
 std::vector<Family> AllFamilies() {
-  return {Family::kGpipe, Family::kOneFOneB, Family::kInterleaved, Family::kMegatron,
-          Family::kTeraPipe};
+  return {Family::kGpipe,      Family::kOneFOneB, Family::kInterleaved,
+          Family::kZeroBubble, Family::kMegatron, Family::kTeraPipe};
 }
 
 Family ParseFamily(const std::string& text, const std::string& flag) {
   for (Family f : AllFamilies()) {
     if (FamilyName(f) == text) return f;
   }
-  ThrowInput("{}: '{}' must be one of gpipe, 1f1b, interleaved, megatron, terapipe", flag, text);
+  ThrowInput("{}: '{}' must be one of gpipe, 1f1b, interleaved, zero-bubble, megatron, terapipe",
+             flag, text);
 }
 
 std::string DegreesText(const GenerateOptions& o) {
@@ -86,13 +160,88 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
   const int m = o.microbatches, p = o.pp, v = o.virtual_stages;
   const double unit_compute = stage.ComputeNs(o.microbatch_size, L, 0);
   const double unit_total = stage.UnitNs(o.microbatch_size, L, 0);
+  // Recomputation per unit: the forward is about a third of forward + backward; selective
+  // recomputes the attention core's share of it.
+  double recompute_ns = 0;
+  if (o.recompute != Recompute::kNone) {
+    const double forward_ns = unit_compute / 3;
+    if (o.recompute == Recompute::kFull) {
+      recompute_ns = forward_ns;
+    } else {
+      SliceWork work;
+      work.rows = o.microbatch_size;
+      work.tokens = L;
+      work.tp = o.tp;
+      const ForwardFlops flops = LayerForwardFlops(model_, work);
+      recompute_ns = forward_ns * static_cast<double>(flops.attention) /
+                     static_cast<double>(std::max<Flops>(1, flops.Total()));
+    }
+  }
   c.units = m;
   // Pipeline of m micro-batches over p stages: (m + p - 1) unit times; interleaving runs
-  // m v chunks of 1/v of a unit with a fill of p - 1 chunks.
-  const double steps = v == 1 ? (m + p - 1) : (static_cast<double>(m) * v + p - 1) / v;
-  c.bound_s = steps * unit_compute / 1e9;
-  c.estimate_s = steps * unit_total / 1e9;
+  // m v chunks of 1/v of a unit with a fill of p - 1 chunks; zero bubble fills all but a
+  // third of each of the p - 1 fill steps (ZB-H1 with F = B = W).
+  double steps = v == 1 ? (m + p - 1) : (static_cast<double>(m) * v + p - 1) / v;
+  if (o.strategy == Strategy::kZbH1 || o.strategy == Strategy::kZbH2) {
+    steps = m + (p - 1) / 3.0;
+  }
+  c.bound_s = steps * (unit_compute + recompute_ns) / 1e9;
+  c.estimate_s = steps * (unit_total + recompute_ns) / 1e9;
+  if (o.zero == 3 && o.dp > 1) {
+    // Per micro-batch: the stage's parameters all-gathered forward and backward and its
+    // gradients reduce-scattered, (D - 1) / D of the bytes each over the dp route.
+    const double bytes = 2.0 * stage.LayersPerStage() * v *
+                         static_cast<double>(LayerShardParams(model_, o.tp, Block::kWhole));
+    const double bw = cluster_.RouteBottleneckBytesPerS(0, o.pp * o.tp);
+    c.estimate_s += m * 3.0 * (o.dp - 1) / o.dp * bytes / bw;
+  }
   return true;
+}
+
+void StrategySearch::ChooseRecipe(Candidate& c, const std::vector<GenerateOptions>& variants,
+                                  const SearchRequest& request) const {
+  struct Scored {
+    Candidate candidate;
+    AnalyticMemoryResult memory;
+  };
+  std::vector<Scored> scored;
+  for (const GenerateOptions& o : variants) {
+    Scored v{c, AnalyticMemory(o)};
+    v.candidate.options = o;
+    if (!Estimate(v.candidate, request)) continue;
+    scored.push_back(std::move(v));
+  }
+  if (scored.empty()) return;
+  std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
+    return a.candidate.estimate_s < b.candidate.estimate_s;
+  });
+  const Bytes capacity = device_.CapacityBytes();
+  int chosen = -1;
+  for (int i = 0; i < static_cast<int>(scored.size()); ++i) {
+    if (scored[i].memory.peak > capacity) continue;
+    if (chosen < 0) {
+      chosen = i;
+    } else if (scored[chosen].candidate.fallbacks.size() < 2) {
+      scored[chosen].candidate.fallbacks.push_back(scored[i].candidate.options);
+    }
+  }
+  if (chosen < 0) {
+    // Nothing fits: keep the variant with the smallest peak, to say why.
+    chosen = 0;
+    for (int i = 1; i < static_cast<int>(scored.size()); ++i) {
+      if (scored[i].memory.peak < scored[chosen].memory.peak) chosen = i;
+    }
+  }
+  const Scored& best = scored[chosen];
+  c = best.candidate;
+  c.analytic_peak = best.memory.peak;
+  c.analytic_fits = best.memory.peak <= capacity;
+  if (!c.analytic_fits) {
+    c.analytic_reason = fmt::format(
+        "does not fit: first stage peak {} (analytic, {}) > capacity {}; largest term: {} {}",
+        FormatGiB(best.memory.peak), RecipeText(c.options), FormatGiB(capacity),
+        best.memory.largest_term, FormatGiB(best.memory.largest_bytes));
+  }
 }
 
 std::vector<Candidate> StrategySearch::Enumerate(Family family,
@@ -130,26 +279,74 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
       }
       for (int b : Divisors(replica)) {
         const int m = replica / b;
-        std::vector<int> vs = {1};
-        if (family == Family::kInterleaved) {
-          vs.clear();
-          // Megatron's groups of P micro-batches, or one group of fewer than P
-          // (schedule/pipeline_order.h); chunks need P >= 2. M = 1 (b = the replica's rows)
-          // always qualifies, so only P rules a (D, P, T) out.
-          if (p < 2 || (m > p && m % p != 0)) continue;
-          for (int v = 2; v * p <= model_.layers; ++v) vs.push_back(v);
+        // (strategy, V) pairs of the family.
+        std::vector<std::pair<Strategy, int>> shapes;
+        switch (family) {
+          case Family::kGpipe:
+            shapes = {{Strategy::kGpipe, 1}};
+            break;
+          case Family::kOneFOneB:
+            shapes = {{Strategy::kOneFOneB, 1}};
+            break;
+          case Family::kZeroBubble:
+            shapes = {{Strategy::kZbH1, 1}, {Strategy::kZbH2, 1}};
+            break;
+          case Family::kInterleaved:
+          case Family::kMegatron:
+            // PyTorch's rounds, or one group of fewer than P (schedule/pipeline_order.h);
+            // chunks need P >= 2. M = 1 (b = the replica's rows) always qualifies, so only P
+            // rules a (D, P, T) out.
+            if (p >= 2 && InterleavedSupports(p, m)) {
+              for (int v = 2; v * p <= model_.layers; ++v) {
+                shapes.push_back({Strategy::kInterleaved, v});
+              }
+            }
+            // Megatron-LM without a pipeline to interleave runs 1F1B.
+            if (family == Family::kMegatron && shapes.empty()) {
+              shapes = {{Strategy::kOneFOneB, 1}};
+            }
+            break;
+          case Family::kTeraPipe:
+            break;
         }
-        for (int v : vs) {
+        for (const auto& [strategy, v] : shapes) {
           Candidate c;
           c.family = family;
           c.options = base;
           c.options.microbatches = m;
           c.options.microbatch_size = b;
           c.options.virtual_stages = v;
-          c.options.strategy = family == Family::kGpipe         ? Strategy::kGpipe
-                               : family == Family::kInterleaved ? Strategy::kInterleaved
-                                                                : Strategy::kOneFOneB;
-          if (Estimate(c, request)) out.push_back(std::move(c));
+          c.options.strategy = strategy;
+          std::vector<GenerateOptions> variants;
+          if (family == Family::kMegatron) {
+            // Megatron-LM's recipe; full recomputation where selective does not fit.
+            for (Recompute rc : {Recompute::kSelective, Recompute::kFull}) {
+              GenerateOptions o = c.options;
+              o.boundary = Boundary::kPointToPoint;
+              o.sequence_parallel = t > 1;
+              o.zero = d > 1 ? 1 : 0;
+              o.recompute = rc;
+              variants.push_back(o);
+            }
+          } else if (!request.recipes) {
+            variants.push_back(c.options);
+          } else {
+            for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+              for (bool sp : {false, true}) {
+                if (sp && t < 2) continue;
+                for (int zero = 0; zero <= (d > 1 ? 3 : 0); ++zero) {
+                  GenerateOptions o = c.options;
+                  o.recompute = rc;
+                  o.sequence_parallel = sp;
+                  if (sp) o.boundary = Boundary::kPointToPoint;
+                  o.zero = zero;
+                  variants.push_back(o);
+                }
+              }
+            }
+          }
+          ChooseRecipe(c, variants, request);
+          out.push_back(std::move(c));
         }
       }
     }
@@ -176,19 +373,28 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
       if (result.found && c.bound_s >= result.best.iteration_s) {
         break;  // ascending estimates: nothing later can beat the best on compute alone
       }
-      // The training state alone (16 bytes per parameter of the largest stage's shard) is a
-      // quick test that spares generating schedules that cannot fit.
-      const int layers_per_device = (model_.layers + c.options.pp - 1) / c.options.pp;
-      const Bytes state = TrainingState(static_cast<int64_t>(layers_per_device) *
-                                        (LayerShardParams(model_, c.options.tp, Block::kAttention) +
-                                         LayerShardParams(model_, c.options.tp, Block::kMlp)))
-                              .Total();
-      if (state > device_.CapacityBytes()) {
-        e.note = fmt::format("does not fit: training state {} exceeds capacity {}",
-                             FormatGiB(state), FormatGiB(device_.CapacityBytes()));
+      if (!c.analytic_fits) {
+        e.note = c.analytic_reason;
         ++over_memory;
         result.tried.push_back(std::move(e));
         continue;
+      }
+      if (family == Family::kTeraPipe) {
+        // The training state alone (16 bytes per parameter of the largest stage's shard) is a
+        // quick test that spares generating schedules that cannot fit.
+        const int layers_per_device = (model_.layers + c.options.pp - 1) / c.options.pp;
+        const Bytes state =
+            TrainingState(static_cast<int64_t>(layers_per_device) *
+                          (LayerShardParams(model_, c.options.tp, Block::kAttention) +
+                           LayerShardParams(model_, c.options.tp, Block::kMlp)))
+                .Total();
+        if (state > device_.CapacityBytes()) {
+          e.note = fmt::format("does not fit: training state {} exceeds capacity {}",
+                               FormatGiB(state), FormatGiB(device_.CapacityBytes()));
+          ++over_memory;
+          result.tried.push_back(std::move(e));
+          continue;
+        }
       }
       if (request.progress) {
         request.progress(fmt::format("{} {}: generating and checking memory", FamilyName(family),
@@ -204,6 +410,20 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
       }
       e.memory = EstimateMemory(schedule, model_, device_);
       e.fits = e.memory.fits;
+      // The analytic check passed but the exact one did not: the next recipe variants.
+      for (size_t f = 0; !e.fits && f < c.fallbacks.size(); ++f) {
+        Candidate next = c;
+        next.options = c.fallbacks[f];
+        next.fallbacks.clear();
+        if (!Estimate(next, request)) continue;
+        Schedule other = Generate(next.options);
+        MemoryEstimate memory = EstimateMemory(other, model_, device_);
+        if (!memory.fits) continue;
+        e.candidate = next;
+        e.memory = std::move(memory);
+        e.fits = true;
+        schedule = std::move(other);
+      }
       if (!e.fits) {
         e.note = e.memory.reason;
         ++over_memory;
@@ -211,10 +431,11 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         continue;
       }
       if (request.progress) {
-        request.progress(fmt::format("{} {}: simulating ({} ops)", FamilyName(family),
-                                     DegreesText(c.options), schedule.ops.size()));
+        request.progress(fmt::format("{} {} {}: simulating ({} ops)", FamilyName(family),
+                                     DegreesText(e.candidate.options),
+                                     RecipeText(e.candidate.options), schedule.ops.size()));
       }
-      e.iteration_s = evaluate(c, schedule);
+      e.iteration_s = evaluate(e.candidate, schedule);
       e.evaluated = true;
       ++evaluations;
       if (!result.found || e.iteration_s < result.best.iteration_s) {

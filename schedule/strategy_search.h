@@ -5,16 +5,31 @@
 // batch; T is a power of two up to the GPUs of one node that divides the heads):
 //   gpipe        GPipe flush over micro-batches of b rows (any D, P, T, b)
 //   1f1b         PipeDream-Flush over micro-batches (any D, P, T, b)
-//   interleaved  Megatron's interleaved 1F1B, V >= 2 chunks per device (P >= 2; M a multiple
-//                of P, or M < P: one group, see schedule/pipeline_order.h)
-//   megatron     Megatron-LM's recipe: operator parallelism over the whole node (T = GPUs per
-//                node), pipelining across nodes with 1F1B, data parallel over the rest
+//   interleaved  interleaved 1F1B, V >= 2 chunks per device (P >= 2; M as PyTorch takes it,
+//                or M < P: one group, see schedule/pipeline_order.h)
+//   zero-bubble  ZB-H1 or ZB-H2 (split backward, schedule/pipeline_order.h) (any D, P, T, b)
+//   megatron     Megatron-LM's recipe: T = the GPUs of one node with sequence parallelism,
+//                interleaved 1F1B across nodes (V >= 2 where P >= 2 and the layers allow,
+//                else 1F1B), the distributed optimizer (ZeRO-1) over D >= 2, selective
+//                recomputation (full where selective does not fit); b and V vary
 //   terapipe     token-level pipelining: the slicing planner's micro-batches and token slices
 //                for each (D, P, T), flush order and the broadcast boundary as the paper ran it
+// Today's recipes (SearchRequest::recipes): every micro-batch family but megatron also tries
+// recomputation none / selective / full, sequence parallelism (T >= 2) and ZeRO stages 0-3
+// (D >= 2). Each (family, D, P, T, b, V) is one candidate that carries its recipe variants in
+// ascending estimated time (ties: the order above, least machinery first); it takes the first
+// variant whose analytic peak memory (AnalyticMemory) fits, so recomputation, sharding and
+// sequence parallelism are chosen only where the cheaper variants do not fit. When none fits
+// analytically the candidate keeps the variant with the smallest peak, to report why.
+//
 // Every candidate gets an analytic estimate from StageCost: for the micro-batch families the
 // compute-only pipeline bound (M + P - 1) x (forward + backward of one micro-batch on the
-// largest stage) (interleaved: (M V + P - 1) chunks of 1/V of that), a lower bound of any
-// replay; for terapipe the planner's own T = sum + (K - 1) max. Candidates are generated,
+// largest stage) (interleaved: (M V + P - 1) chunks of 1/V of that; zero bubble: M units plus
+// (P - 1) thirds of a unit, the bubble of ZB-H1 with F = B = W), a lower bound of any replay;
+// recomputation adds one forward per backward (full) or the attention core's forward
+// (selective); ZeRO-3 adds its per-micro-batch parameter all-gathers and gradient
+// reduce-scatters (3 x the stage's fp16 parameters over the data-parallel route) to the
+// estimate. For terapipe the planner's own T = sum + (K - 1) max. Candidates are generated,
 // checked against device memory (schedule/memory_estimate.h) and evaluated (by the caller's
 // callback: the simulator) in ascending estimate order; a family stops once a candidate's
 // compute-only bound exceeds its best evaluated time.
@@ -28,6 +43,7 @@
 
 #include "models/compute_cost.h"
 #include "models/device_spec.h"
+#include "models/memory_model.h"
 #include "models/model_card.h"
 #include "schedule/generator.h"
 #include "schedule/memory_estimate.h"
@@ -36,13 +52,13 @@
 
 namespace terasim {
 
-enum class Family { kGpipe, kOneFOneB, kInterleaved, kMegatron, kTeraPipe };
+enum class Family { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kMegatron, kTeraPipe };
 
-// "gpipe", "1f1b", "interleaved", "megatron", "terapipe".
+// "gpipe", "1f1b", "interleaved", "zero-bubble", "megatron", "terapipe".
 std::string FamilyName(Family family);
 // Inverse; throws InputError "FLAG: 'TEXT' must be one of ..." for an unknown name.
 Family ParseFamily(const std::string& text, const std::string& flag = "--strategy");
-// All five, in the order above.
+// All six, in the order above.
 std::vector<Family> AllFamilies();
 
 struct Candidate {
@@ -52,7 +68,30 @@ struct Candidate {
   double bound_s = 0;       // compute-only lower bound used for pruning
   int units = 0;            // (micro-batch, slice) units per replica
   std::string slicing;      // the slicing spec ("" for micro-batch families)
+  Bytes analytic_peak = 0;  // AnalyticMemory of `options` (0 for terapipe)
+  bool analytic_fits = true;
+  std::string analytic_reason;  // when !analytic_fits: the peak and its largest term
+  // Further recipe variants that fit analytically, ascending estimate, tried when `options`
+  // does not fit the exact estimate (schedule/memory_estimate.h).
+  std::vector<GenerateOptions> fallbacks;
 };
+
+// "none", or the recipe of options: e.g. "sp, selective recompute, ZeRO-1" (what compare shows).
+std::string RecipeText(const GenerateOptions& options);
+
+// The peak memory of the first pipeline stage of `options` (the stage with the most
+// activations in flight), analytically (FACTS.md "Today's recipes"): the training state of its
+// layers' tp shard with ZeRO; the activations of its in-flight micro-batches (GPipe M; 1F1B and
+// ZB-H1 min(M, P); ZB-H2 min(M, 2 P - 1); interleaved 1F1B min(M, P) (1 + (P - 1) / (P V)),
+// all M for M < P; looped BFS M) of its layers under the recipe's recomputation and sequence
+// parallelism, plus one layer's recomputed activations with full recomputation; ZeRO-3's two
+// gathered layers; two boundary tensors.
+struct AnalyticMemoryResult {
+  Bytes peak = 0;
+  std::string largest_term;  // "activations", "optimizer state", ...
+  Bytes largest_bytes = 0;
+};
+AnalyticMemoryResult AnalyticMemory(const GenerateOptions& options);
 
 // "D x P x T", e.g. "1x48x8".
 std::string DegreesText(const GenerateOptions& options);
@@ -71,6 +110,9 @@ struct SearchRequest {
   int granularity = 8;  // token granularity of the slicing planner
   std::vector<Family> families = AllFamilies();
   int max_evaluations_per_family = 6;  // simulations per family at most
+  // Search today's recipes (recomputation, sequence parallelism, ZeRO) in every micro-batch
+  // family; false: only the plain variant (no recomputation, no sharding).
+  bool recipes = true;
   // Called with progress lines ("planning 1x48x8 terapipe ...") when set.
   std::function<void(const std::string&)> progress;
 };
@@ -102,6 +144,9 @@ class StrategySearch {
   // Fills estimate_s and bound_s; for terapipe also plans the slicing. False when the
   // configuration cannot be built (e.g. interleaving constraints).
   bool Estimate(Candidate& candidate, const SearchRequest& request) const;
+  // Picks the candidate's recipe among `variants` (see the top of this file).
+  void ChooseRecipe(Candidate& candidate, const std::vector<GenerateOptions>& variants,
+                    const SearchRequest& request) const;
 
   const ModelCard& model_;
   const Cluster& cluster_;

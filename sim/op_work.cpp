@@ -12,6 +12,11 @@ namespace {
 
 // The tp degree of `op`'s work given its group's index (-1: none or undeclared).
 int TpOf(const Schedule& schedule, const Op& op, int group) {
+  if (op.kind == OpKind::kOptimizer && op.zero > 0) {
+    // A ZeRO optimizer updates its 1 / D share of the stage's tp shard (D: its dp group).
+    const int dp = group < 0 ? 1 : static_cast<int>(schedule.groups[group].ranks.size());
+    return std::max(1, schedule.shape.tp) * std::max(1, dp);
+  }
   if (!op.group.empty()) {
     return group >= 0 ? static_cast<int>(schedule.groups[group].ranks.size()) : 1;
   }
@@ -49,6 +54,7 @@ SliceWork SliceWorkOf(const Op& op, int tp) {
   SliceWork work;
   switch (op.kind) {
     case OpKind::kFwd:
+    case OpKind::kRecompute:  // full recomputation: one forward again
       work.pass = Pass::kForward;
       break;
     case OpKind::kBwd:
@@ -72,6 +78,8 @@ SliceWork SliceWorkOf(const Op& op, int tp) {
   work.tokens = op.tokens.Length();
   work.context = op.tokens.begin;
   work.tp = tp;
+  work.recompute_attention = op.recompute == Recompute::kSelective &&
+                             (op.kind == OpKind::kBwd || op.kind == OpKind::kBwdInput);
   return work;
 }
 

@@ -56,7 +56,10 @@ nlohmann::json OptionsJson(const GenerateOptions& o) {
           {"slicing", FormatSlicingSpec(o.slicing)},
           {"order", SliceOrderName(o.order)},
           {"boundary", BoundaryName(o.boundary)},
-          {"optimizer", o.optimizer}};
+          {"optimizer", o.optimizer},
+          {"recompute", RecomputeName(o.recompute)},
+          {"sequence_parallel", o.sequence_parallel},
+          {"zero", o.zero}};
 }
 
 int RunPaper(const po::variables_map& vm) {
@@ -190,7 +193,7 @@ int RunCompare(const Args& args) {
       ("out", po::value<std::string>()->default_value("terasim-out"),
        "folder for the SVG chart and the winner's trace")
       ("strategy", po::value<std::string>()->default_value("all"),
-       "families: all, or one of gpipe | 1f1b | interleaved | megatron | terapipe")
+       "families: all, or one of gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe")
       ("granularity", po::value<int>()->default_value(8), "token granularity of the slicing DP")
       ("network", po::value<std::string>()->default_value("flow"), "flow | analytic")
       ("max-evaluations", po::value<int>()->default_value(4), "simulations per family at most")
@@ -382,6 +385,8 @@ int RunCompare(const Args& args) {
                   {"pp", c.options.pp},
                   {"tp", c.options.tp},
                   {"units", UnitsText(c)},
+                  {"schedule", StrategyName(c.options.strategy)},
+                  {"recipe", RecipeText(c.options)},
                   {"slicing", c.slicing},
                   {"iteration_time_s", row.evaluation.iteration_s},
                   {"speedup", row.speedup},
@@ -424,6 +429,8 @@ int RunCompare(const Args& args) {
         FamilyName(row.family), DegreesText(c.options), UnitsText(c), row.evaluation.iteration_s,
         row.speedup, row.result.tflops_per_gpu, 100 * row.result.bubble_fraction,
         FormatGiB(row.evaluation.memory.peak_bytes), row.evaluation.fits ? "yes" : "no");
+    std::cout << fmt::format("  {:<12} {}; recipe: {}\n", "", StrategyName(c.options.strategy),
+                             RecipeText(c.options));
   }
   if (winner >= 0 && rows[winner].family == Family::kTeraPipe) {
     std::cout << fmt::format("  terapipe slicing: {}\n", rows[winner].evaluation.candidate.slicing);

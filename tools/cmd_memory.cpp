@@ -14,6 +14,7 @@
 #include "schedule/memory_estimate.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/schedule_flags.h"
 #include "topologies/cluster_options.h"
 #include "topologies/instance_spec.h"
 
@@ -38,6 +39,11 @@ int RunMemory(const Args& args) {
       ("strategy", po::value<std::string>()->default_value("gpipe"),
        "gpipe|1f1b|interleaved|terapipe (terapipe when --slices > 1)")                   //
       ("virtual-stages", po::value<int>()->default_value(1), "model chunks per device")  //
+      ("recompute", po::value<std::string>()->default_value("none"),
+       "activation recomputation: none | selective | full")  //
+      ("sequence-parallel", po::bool_switch(),
+       "sequence parallelism (--tp >= 2)")                                           //
+      ("zero", po::value<int>()->default_value(0), "ZeRO stage 0-3 over --dp >= 2")  //
       ("json", po::bool_switch(), "print JSON");
   po::variables_map vm;
   if (!Parse("memory",
@@ -74,6 +80,7 @@ int RunMemory(const Args& args) {
   if (slices < 1) ThrowInput("--slices {}: must be >= 1", slices);
   if (g.strategy == Strategy::kTeraPipe) g.uniform_slices = slices;
   g.optimizer = true;
+  ReadRecipeFlags(vm, g);
 
   const ClusterSpec cluster = ParseClusterSpec(vm["cluster"].as<std::string>());
   const InstanceSpec instance = LoadInstanceSpec(cluster.instance);
@@ -121,7 +128,12 @@ int RunMemory(const Args& args) {
                  {"optimizer_state", top.state.optimizer_state},
                  {"activations", top.activations},
                  {"kv_cache", top.kv_cache},
-                 {"boundary", top.boundary}}},
+                 {"boundary", top.boundary},
+                 {"gathered_parameters", top.gathered}}},
+               {"recipe",
+                {{"recompute", RecomputeName(g.recompute)},
+                 {"sequence_parallel", g.sequence_parallel},
+                 {"zero", g.zero}}},
                {"stage_peak_bytes", stages}});
     return 0;
   }

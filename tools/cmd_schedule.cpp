@@ -20,7 +20,7 @@ int RunSchedule(const Args& args) {
   options.add_options()
       ("model", po::value<std::string>()->default_value("tiny"), "model card name or path")
       ("strategy", po::value<std::string>()->default_value("1f1b"),
-       "gpipe | 1f1b | interleaved | terapipe")
+       "gpipe | 1f1b | interleaved | terapipe | zb-h1 | zb-h2 | looped-bfs")
       ("dp", po::value<int>()->default_value(1), "data-parallel degree D")
       ("pp", po::value<int>()->default_value(1), "pipeline-parallel degree P")
       ("tp", po::value<int>()->default_value(1), "tensor (operator) parallel degree T")
@@ -28,7 +28,7 @@ int RunSchedule(const Args& args) {
        "micro-batches per data-parallel replica")
       ("microbatch-size", po::value<int>()->default_value(1), "sequences per micro-batch")
       ("virtual-stages", po::value<int>()->default_value(1),
-       "model chunks per device (interleaved only)")
+       "model chunks per device (interleaved, looped-bfs)")
       ("slicing", po::value<std::string>()->default_value("", "none"),
        "terapipe: micro-batches and token slices, e.g. 1:[704,688,656]x32+2:[1024,1024]")
       ("slices", po::value<int>()->default_value(0),
@@ -37,6 +37,12 @@ int RunSchedule(const Args& args) {
       ("boundary", po::value<std::string>()->default_value("p2p"),
        "stage boundary with --tp > 1: p2p | broadcast")
       ("no-optimizer", po::bool_switch(), "leave out the OPTIMIZER ops")
+      ("recompute", po::value<std::string>()->default_value("none"),
+       "activation recomputation: none | selective | full")
+      ("sequence-parallel", po::bool_switch(), "sequence parallelism (--tp >= 2, p2p boundary)")
+      ("zero", po::value<int>()->default_value(0), "ZeRO stage 0-3 over --dp >= 2")
+      ("backward-order", po::value<std::string>()->default_value("reverse"),
+       "gpipe: backwards in reverse | forward (PyTorch's) micro-batch order")
       ("output,o", po::value<std::string>()->default_value(""),
        "output .pir file (required; - for stdout)")
       ("json", po::bool_switch(), "print a JSON summary instead of a line");

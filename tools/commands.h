@@ -18,6 +18,7 @@ int RunMemory(const Args& args);     // tools/cmd_memory.cpp
 int RunCheck(const Args& args);      // tools/cmd_check.cpp
 int RunShow(const Args& args);       // tools/cmd_check.cpp
 int RunSchedule(const Args& args);   // tools/cmd_schedule.cpp
+int RunImport(const Args& args);     // tools/cmd_import.cpp
 int RunDb(const Args& args);         // tools/cmd_db.cpp
 int RunExec(const Args& args);       // tools/cmd_exec.cpp
 int RunSimulate(const Args& args);   // tools/cmd_simulate.cpp

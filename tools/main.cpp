@@ -28,6 +28,8 @@ const Command kCommands[] = {
     {"cost", "FLOPs, time and memory of one layer of a slice", terasim::cli::RunCost},
     {"memory", "peak memory per device of a strategy", terasim::cli::RunMemory},
     {"schedule", "generate a strategy's schedule as .pir", terasim::cli::RunSchedule},
+    {"import", "a PyTorch pipelining action table (torch-csv) as a checked .pir",
+     terasim::cli::RunImport},
     {"check", "check a .pir schedule", terasim::cli::RunCheck},
     {"show", "print a .pir schedule as a per-device grid", terasim::cli::RunShow},
     {"db", "list stored runs, run SQL, export a trace", terasim::cli::RunDb},

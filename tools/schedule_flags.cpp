@@ -1,9 +1,29 @@
 #include "tools/schedule_flags.h"
 
+#include <optional>
+
 #include "models/errors.h"
 #include "schedule/slicing_spec.h"
 
 namespace terasim::cli {
+
+void ReadRecipeFlags(const boost::program_options::variables_map& vm, GenerateOptions& o) {
+  if (vm.count("recompute")) {
+    const std::string text = vm["recompute"].as<std::string>();
+    std::optional<Recompute> r = ParseRecompute(text);
+    if (!r) ThrowInput("--recompute: '{}' must be one of none, selective, full", text);
+    o.recompute = *r;
+  }
+  if (vm.count("sequence-parallel")) o.sequence_parallel = vm["sequence-parallel"].as<bool>();
+  if (vm.count("zero")) o.zero = vm["zero"].as<int>();
+  if (vm.count("backward-order")) {
+    const std::string text = vm["backward-order"].as<std::string>();
+    if (text != "reverse" && text != "forward") {
+      ThrowInput("--backward-order: '{}' must be one of reverse, forward", text);
+    }
+    o.backward_in_forward_order = text == "forward";
+  }
+}
 
 GenerateOptions ScheduleOptionsFromFlags(const boost::program_options::variables_map& vm,
                                          const ModelCard& model) {
@@ -21,6 +41,7 @@ GenerateOptions ScheduleOptionsFromFlags(const boost::program_options::variables
   o.optimizer = !vm["no-optimizer"].as<bool>();
   o.uniform_slices = vm["slices"].as<int>();
   if (!vm["slicing"].defaulted()) o.slicing = ParseSlicingSpec(vm["slicing"].as<std::string>());
+  ReadRecipeFlags(vm, o);
   if (o.strategy != Strategy::kTeraPipe && !vm["order"].defaulted()) {
     ThrowInput("--order is only for --strategy terapipe (not {})", StrategyName(o.strategy));
   }

@@ -113,8 +113,10 @@ TEST_CASE("Interleaved 1F1B follows Megatron-LM's chunk and micro-batch order", 
   // P = 2, V = 2, M = 4: warm-up (P - r - 1) * 2 + (V - 1) * P = 4 on rank 0, 2 on rank 1.
   CHECK(InterleavedWarmup(2, 2, 0, 4) == 4);
   CHECK(InterleavedWarmup(2, 2, 1, 4) == 2);
-  // M == P: every forward first (Megatron-LM's all-warm-up case).
-  CHECK(InterleavedWarmup(2, 2, 1, 2) == 4);
+  // M == P: PyTorch's formula (V - 1) G + 2 (P - r - 1) = 2 on rank 1, 4 on rank 0, where
+  // Megatron-LM would run every forward first.
+  CHECK(InterleavedWarmup(2, 2, 1, 2) == 2);
+  CHECK(InterleavedWarmup(2, 2, 0, 2) == 4);
   // Forward step k: chunk (k mod 4) / 2, micro-batch (k / 4) * 2 + k mod 2; backward chunks
   // reversed. Worked out by hand for rank 0.
   const std::vector<PipelineStep> expected = {
@@ -187,13 +189,19 @@ TEST_CASE("Interleaved schedules with fewer micro-batches than stages check with
   }
 }
 
-TEST_CASE("Interleaved rejects more micro-batches than stages unless a multiple, naming both",
+TEST_CASE("Interleaved takes the micro-batch counts PyTorch takes, naming both otherwise",
           "[generator]") {
-  GenerateOptions o = Tiny(Strategy::kInterleaved, 1, 4, 1, 6);
+  GenerateOptions o = Tiny(Strategy::kInterleaved, 1, 4, 1, 9);
   o.model.layers = 8;
   o.virtual_stages = 2;
-  // 6 > 4 and 6 mod 4 != 0.
-  CHECK_THAT(ErrorOf(o), Catch::StartsWith("--microbatches 6 is not a multiple of --pp 4"));
+  // M = 9, P = 4: floor(9 / 4) = 2 rounds do not divide 9 (PyTorch rejects it too).
+  CHECK_THAT(ErrorOf(o), Catch::StartsWith("--microbatches 9 with --pp 4: interleaved 1F1B runs "
+                                           "floor(M / P) = 2 rounds"));
+  // M = 6: one round of 6; M = 10: two rounds of 5 (PyTorch's own examples); both check.
+  for (int m : {6, 10}) {
+    o.microbatches = m;
+    CHECK(Diagnostics(Generate(o)) == "");
+  }
   // 3 < 4 (one group) and 8 = 2 x 4 (two groups) are accepted.
   o.microbatches = 3;
   CHECK_NOTHROW(Generate(o));
@@ -333,9 +341,9 @@ TEST_CASE("Generate names the flag behind inconsistent options", "[generator]") 
   CHECK(ErrorOf(o) == "--tp 3 does not divide 4 heads");
   o = Tiny(Strategy::kOneFOneB, 1, 8, 1, 2);
   CHECK(ErrorOf(o) == "--pp 8 exceeds 4 layers");
-  o = Tiny(Strategy::kInterleaved, 1, 2, 1, 3);
+  o = Tiny(Strategy::kInterleaved, 1, 2, 1, 5);
   o.virtual_stages = 2;
-  CHECK_THAT(ErrorOf(o), Catch::StartsWith("--microbatches 3 is not a multiple of --pp 2"));
+  CHECK_THAT(ErrorOf(o), Catch::StartsWith("--microbatches 5 with --pp 2: interleaved 1F1B"));
   o = Tiny(Strategy::kInterleaved, 1, 2, 1, 4);
   o.virtual_stages = 4;
   CHECK(ErrorOf(o) == "--pp 2 x --virtual-stages 4 = 8 stages exceed 4 layers");

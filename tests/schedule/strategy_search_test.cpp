@@ -67,6 +67,7 @@ TEST_CASE("Enumerate uses every GPU with degrees that fit the model", "[schedule
   StrategySearch search(s.model, s.cluster, s.device, s.cost);
   SearchRequest request;
   request.batch = 4;
+  request.recipes = false;  // the plain variants: the bounds below have no recomputation
   for (Family f : AllFamilies()) {
     for (const Candidate& c : search.Enumerate(f, request)) {
       const GenerateOptions& o = c.options;
@@ -75,11 +76,19 @@ TEST_CASE("Enumerate uses every GPU with degrees that fit the model", "[schedule
       CHECK(o.dp * o.pp * o.tp == 16);
       CHECK(4 % o.dp == 0);
       CHECK(o.tp <= 8);
-      if (f == Family::kMegatron) CHECK(o.tp == 8);
+      if (f == Family::kMegatron) {
+        // Megatron-LM's recipe: a node of tensor parallelism with sequence parallelism,
+        // selective recomputation, the distributed optimizer where D >= 2.
+        CHECK(o.tp == 8);
+        CHECK(o.sequence_parallel);
+        CHECK(o.recompute == Recompute::kSelective);
+        CHECK(o.zero == (o.dp > 1 ? 1 : 0));
+        continue;  // its bound counts the recomputation (checked below)
+      }
       if (f == Family::kInterleaved) {
         CHECK(o.virtual_stages >= 2);
-        // Groups of P micro-batches, or one group of fewer than P.
-        CHECK((o.microbatches % o.pp == 0 || o.microbatches < o.pp));
+        // PyTorch's rounds of M / floor(M / P) micro-batches, or one group of fewer than P.
+        CHECK((o.microbatches % std::max(1, o.microbatches / o.pp) == 0));
       }
       if (f == Family::kTeraPipe) {
         CHECK_FALSE(c.slicing.empty());
@@ -89,10 +98,12 @@ TEST_CASE("Enumerate uses every GPU with degrees that fit the model", "[schedule
         // The compute-only bound: (M + P - 1) steps (interleaved: (M V + P - 1) / V).
         StageCost stage(s.model, s.cost, s.cluster, {o.pp, o.tp, o.boundary});
         const double unit = stage.ComputeNs(o.microbatch_size, s.model.sequence, 0);
-        const double steps =
+        double steps =
             o.virtual_stages == 1
                 ? o.microbatches + o.pp - 1
                 : (1.0 * o.microbatches * o.virtual_stages + o.pp - 1) / o.virtual_stages;
+        // Zero bubble: M units and a third of each of the P - 1 fill steps.
+        if (f == Family::kZeroBubble) steps = o.microbatches + (o.pp - 1) / 3.0;
         CHECK(c.bound_s == Approx(steps * unit / 1e9));
         CHECK(c.estimate_s >= c.bound_s);
       }
@@ -149,8 +160,8 @@ TEST_CASE("gpt3-175b with batch 2 on 48 nodes interleaves fewer micro-batches th
     CHECK(c.options.pp * c.options.virtual_stages <= 96);
   }
   CHECK_THROWS_WITH(ParseFamily("pipedream"),
-                    "--strategy: 'pipedream' must be one of gpipe, 1f1b, interleaved, megatron, "
-                    "terapipe");
+                    "--strategy: 'pipedream' must be one of gpipe, 1f1b, interleaved, "
+                    "zero-bubble, megatron, terapipe");
 }
 
 TEST_CASE("The search evaluates interleaved candidates with fewer micro-batches than stages",
@@ -193,4 +204,80 @@ TEST_CASE("Interleaving without a pipeline of 2 P layers says why there is no co
   CHECK(results[0].reason ==
         "no configuration: interleaving needs every GPU used with a pipeline degree P >= 2 and "
         "at least 2 P layers (batch 1)");
+}
+
+TEST_CASE("The search picks recomputation only where the cheaper variants do not fit",
+          "[schedule][search]") {
+  // gpt3-1b on one p4d node (8 x A100 40 GB), batch 8: everything fits without
+  // recomputation, so no candidate of the plain families recomputes or shards (sequence
+  // parallelism may be chosen: it costs nothing and its p2p boundary estimates cheaper).
+  Setup small("gpt3-1b", "p4d.24xlarge:1");
+  StrategySearch search(small.model, small.cluster, small.device, small.cost);
+  SearchRequest request;
+  request.batch = 8;
+  for (const Candidate& c : search.Enumerate(Family::kOneFOneB, request)) {
+    INFO(DegreesText(c.options) << " b " << c.options.microbatch_size);
+    CHECK(c.analytic_fits);
+    CHECK(c.options.recompute == Recompute::kNone);
+    CHECK(c.options.zero == 0);
+  }
+  // gpt3-175b on 64 p4d nodes, batch 512: plain 1F1B does not fit at 1 x 8 x 8 with
+  // micro-batch 1... every fitting candidate's recipe is the cheapest that fits: a
+  // candidate with full recomputation has no fitting variant without it (checked against
+  // AnalyticMemory of the same options with the recomputation dropped or made selective).
+  Setup large("gpt3-175b", "p4d.24xlarge:64");
+  StrategySearch big(large.model, large.cluster, large.device, large.cost);
+  request.batch = 512;
+  int fitting = 0, full = 0;
+  for (const Candidate& c : big.Enumerate(Family::kOneFOneB, request)) {
+    if (!c.analytic_fits) continue;
+    ++fitting;
+    if (c.options.recompute != Recompute::kFull) continue;
+    ++full;
+    for (Recompute cheaper : {Recompute::kNone, Recompute::kSelective}) {
+      for (int zero = 0; zero <= (c.options.dp > 1 ? 3 : 0); ++zero) {
+        for (bool sp : {false, true}) {
+          if (sp && c.options.tp < 2) continue;
+          GenerateOptions o = c.options;
+          o.recompute = cheaper;
+          o.zero = zero;
+          o.sequence_parallel = sp;
+          Candidate other = c;
+          other.options = o;
+          INFO(DegreesText(o) << " b " << o.microbatch_size << " " << RecipeText(o));
+          // Cheaper in time (no ZeRO-3) means it would have been chosen had it fit.
+          if (zero < 3) CHECK(AnalyticMemory(o).peak > large.device.CapacityBytes());
+        }
+      }
+    }
+  }
+  CHECK(fitting > 0);
+  CHECK(full > 0);
+}
+
+TEST_CASE("Analytic memory follows the formulas term by term", "[schedule][search]") {
+  GenerateOptions o;
+  o.model = LoadModelCard("gpt3-175b");
+  o.strategy = Strategy::kOneFOneB;
+  o.dp = 8;
+  o.pp = 8;
+  o.tp = 8;
+  o.microbatches = 64;
+  o.microbatch_size = 1;
+  o.recompute = Recompute::kSelective;
+  o.sequence_parallel = true;
+  o.zero = 1;
+  const int64_t s = 2048, h = 12288, layers = 12;
+  const int64_t shard = LayerShardParams(o.model, 8, Block::kWhole);
+  // State, ZeRO-1 over 8: 4 Psi + 12 ceil(Psi / 8), Psi = 12 layers' tp shard.
+  const int64_t psi = layers * shard;
+  const Bytes state = 4 * psi + 12 * ((psi + 7) / 8);
+  // 1F1B's first stage: P = 8 micro-batches in flight x 12 layers x 34 s b h / t.
+  const Bytes activations = 8 * layers * (34 * s * h / 8);
+  // Two boundary tensors of 2 s b h.
+  const Bytes boundary = 2 * 2 * s * h;
+  const AnalyticMemoryResult r = AnalyticMemory(o);
+  CHECK(r.peak == state + activations + boundary);
+  CHECK(r.largest_term == "activations");
+  CHECK(RecipeText(o) == "sp, selective recompute, ZeRO-1");
 }

@@ -9,21 +9,22 @@ namespace terasim::cli {
 
 using Args = std::vector<std::string>;
 
-int RunModels(const Args& args);      // tools/cmd_models.cpp
-int RunPlan(const Args& args);        // tools/cmd_plan.cpp
-int RunCompare(const Args& args);     // tools/cmd_compare.cpp
-int RunTopo(const Args& args);        // tools/cmd_topo.cpp
-int RunCost(const Args& args);        // tools/cmd_cost.cpp
+int RunModels(const Args& args);     // tools/cmd_models.cpp
+int RunPlan(const Args& args);       // tools/cmd_plan.cpp
+int RunCompare(const Args& args);    // tools/cmd_compare.cpp
+int RunTopo(const Args& args);       // tools/cmd_topo.cpp
+int RunCost(const Args& args);       // tools/cmd_cost.cpp
+int RunMemory(const Args& args);     // tools/cmd_memory.cpp
+int RunCheck(const Args& args);      // tools/cmd_check.cpp
+int RunShow(const Args& args);       // tools/cmd_check.cpp
+int RunSchedule(const Args& args);   // tools/cmd_schedule.cpp
+int RunDb(const Args& args);         // tools/cmd_db.cpp
+int RunExec(const Args& args);       // tools/cmd_exec.cpp
+int RunSimulate(const Args& args);   // tools/cmd_simulate.cpp
+int RunCalibrate(const Args& args);  // tools/cmd_calibrate.cpp
+int RunValidate(const Args& args);   // tools/cmd_validate.cpp
+int RunSweep(const Args& args);      // tools/cmd_sweep.cpp
+
 int RunCollective(const Args& args);  // tools/cmd_collective.cpp
-int RunMemory(const Args& args);      // tools/cmd_memory.cpp
-int RunCheck(const Args& args);       // tools/cmd_check.cpp
-int RunShow(const Args& args);        // tools/cmd_check.cpp
-int RunSchedule(const Args& args);    // tools/cmd_schedule.cpp
-int RunDb(const Args& args);          // tools/cmd_db.cpp
-int RunExec(const Args& args);        // tools/cmd_exec.cpp
-int RunSimulate(const Args& args);    // tools/cmd_simulate.cpp
-int RunCalibrate(const Args& args);   // tools/cmd_calibrate.cpp
-int RunValidate(const Args& args);    // tools/cmd_validate.cpp
-int RunSweep(const Args& args);       // tools/cmd_sweep.cpp
 
 }  // namespace terasim::cli

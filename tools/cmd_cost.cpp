@@ -107,7 +107,9 @@ int RunCost(const Args& args) {
        "with --breakdown: all, forward, backward_input, backward_weight, recompute or "
        "recompute_selective")  //
       ("sequence-parallel", po::bool_switch(),
-       "operator model: LayerNorm, dropout and residual tensors split over the tp ranks")  //
+       "the operator model (implied) with LayerNorm, dropout and residual tensors split over the "
+       "tp "
+       "ranks")  //
       ("json", po::bool_switch(), "print JSON");
   po::variables_map vm;
   if (!Parse("cost",

@@ -102,7 +102,8 @@ DeviceSpec ParseDeviceSpec(const std::string& json_text, const std::string& orig
   JsonReader r(doc, origin);
   r.RejectUnknown({"name", "product", "peak_fp16_tensor_flops", "peak_bf16_tensor_flops",
                    "peak_fp32_flops", "memory_bytes", "memory_reserve_bytes",
-                   "memory_bw_bytes_per_s", "sm_count", "compute_model", "source", "note"});
+                   "memory_bw_bytes_per_s", "sm_count", "compute_model", "operator_model", "source",
+                   "note"});
   DeviceSpec d;
   d.name = r.RequireString("name");
   if (d.name.empty()) ThrowInput("{}: name: must not be empty", origin);
@@ -127,6 +128,9 @@ DeviceSpec ParseDeviceSpec(const std::string& json_text, const std::string& orig
   if (!(d.PeakFlops() > 0)) {
     ThrowInput("{}: compute_model: precision: the device has no {} peak", origin,
                PrecisionName(d.compute.precision));
+  }
+  if (r.Has("operator_model")) {
+    d.operator_model = ParseOperatorModelParams(r.Child("operator_model"));
   }
   d.source = r.RequireString("source");
   d.origin = origin;

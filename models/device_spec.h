@@ -6,9 +6,11 @@
 // once and later code may assume it is sane. Thread safety: plain values and pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "models/operator_params.h"
 #include "models/units.h"
 
 namespace terasim {
@@ -51,6 +53,8 @@ struct DeviceSpec {
   double memory_bw_bytes_per_s = 0;
   int sm_count = 0;
   ComputeModelParams compute;
+  // The operator-level model's parameters (models/operator_cost.h), when the spec has them.
+  std::optional<OperatorModelParams> operator_model;
   std::string source;  // where the numbers come from
   std::string origin;  // the file it was read from
 

@@ -14,9 +14,13 @@ RooflineCostModel::RooflineCostModel(ModelCard model, DeviceSpec device)
   for (int i = 1; i <= 6; ++i) {
     if (device_.compute.sharpness == static_cast<double>(1 << i)) sharpness_log2_ = i;
   }
+  if (device_.operator_model && device_.operator_model->is_default) {
+    operator_.emplace(model_, device_);
+  }
 }
 
 std::string RooflineCostModel::Name() const {
+  if (operator_) return operator_->Name();
   return "roofline " + device_.name + " " + model_.name;
 }
 
@@ -69,6 +73,7 @@ TimeNs RooflineCostModel::Time(const SliceWork& work) const {
       work.layers >= 1 && work.rows >= 1 && work.tokens >= 0 && work.context >= 0 && work.tp >= 1,
       "bad SliceWork: layers {} rows {} tokens {} context {} tp {}", work.layers, work.rows,
       work.tokens, work.context, work.tp);
+  if (operator_) return operator_->Time(work);
   double layer_s = 0;
   if (work.pass == Pass::kOptimizer) {
     layer_s = static_cast<double>(LayerBytes(model_, work)) /

@@ -18,14 +18,20 @@
 // Work of several layers costs layers x one layer. The optimizer is memory traffic only:
 // 28 bytes per parameter of the shard over the memory bandwidth.
 //
+// When the device spec's "operator_model" says "default": true, Time() and Name() answer with
+// the operator-level model instead (models/operator_cost.h), so every caller of the roofline
+// picks it up from the data file.
+//
 // Immutable after construction; Time() is thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "models/compute_cost.h"
 #include "models/device_spec.h"
 #include "models/model_card.h"
+#include "models/operator_cost.h"
 
 namespace terasim {
 
@@ -36,7 +42,7 @@ class RooflineCostModel : public ComputeCostModel {
   // Time of `work` on one device of this spec, >= 1 ns. Precondition: work.layers >= 1,
   // rows >= 1, tokens >= 0, context >= 0, tp >= 1.
   TimeNs Time(const SliceWork& work) const override;
-  // "roofline DEVICE MODEL".
+  // "roofline DEVICE MODEL" (or the operator model's name when it answers).
   std::string Name() const override;
 
   const ModelCard& model() const { return model_; }
@@ -50,6 +56,7 @@ class RooflineCostModel : public ComputeCostModel {
 
   ModelCard model_;
   DeviceSpec device_;
+  std::optional<OperatorCostModel> operator_;  // set when the spec makes it the default
   int sharpness_log2_ = 0;  // log2(k) when the sharpness k is 2, 4, ..., 64; else 0 (pow)
 };
 

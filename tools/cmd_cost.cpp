@@ -1,6 +1,8 @@
-// terasim cost: FLOPs, time and activation memory of one layer of a token slice on one device.
+// terasim cost: FLOPs, time and activation memory of one layer of a token slice on one device;
+// with --breakdown, the operator model's per-operator table of every pass.
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -10,11 +12,79 @@
 #include "models/layer_flops.h"
 #include "models/memory_model.h"
 #include "models/model_card.h"
+#include "models/operator_cost.h"
 #include "models/roofline_cost.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 
 namespace terasim::cli {
+namespace {
+
+constexpr OperatorPass kAllPasses[] = {OperatorPass::kForward, OperatorPass::kBackwardInput,
+                                       OperatorPass::kBackwardWeight, OperatorPass::kRecompute,
+                                       OperatorPass::kRecomputeSelective};
+
+std::vector<OperatorPass> ParsePasses(const std::string& text) {
+  if (text == "all") return {std::begin(kAllPasses), std::end(kAllPasses)};
+  for (OperatorPass pass : kAllPasses) {
+    if (text == OperatorPassName(pass)) return {pass};
+  }
+  ThrowInput(
+      "--pass {}: must be all, forward, backward_input, backward_weight, recompute or "
+      "recompute_selective",
+      text);
+}
+
+nlohmann::json BreakdownJson(const OperatorCostModel& model, const SliceWork& work,
+                             const std::vector<OperatorPass>& passes) {
+  nlohmann::json out = nlohmann::json::object();
+  for (OperatorPass pass : passes) {
+    nlohmann::json rows = nlohmann::json::array();
+    Flops flops = 0;
+    Bytes bytes = 0;
+    int kernels = 0;
+    for (const OperatorTiming& t : model.Breakdown(work, pass)) {
+      rows.push_back({{"operator", t.op.name},
+                      {"kind", t.op.kind == OperatorKind::kGemm ? "gemm" : "memory"},
+                      {"shape", {t.op.batch, t.op.m, t.op.n, t.op.k}},
+                      {"flops", t.op.flops},
+                      {"bytes", t.op.bytes},
+                      {"kernels", t.op.kernels},
+                      {"waves", t.waves},
+                      {"gpu_time_ns", std::llround(t.gpu_s * 1e9)},
+                      {"overhead_ns", std::llround(t.overhead_s * 1e9)},
+                      {"bound", t.bound}});
+      flops += t.op.flops;
+      bytes += t.op.bytes;
+      kernels += t.op.kernels;
+    }
+    out[OperatorPassName(pass)] = {
+        {"time_ns", std::llround(model.QueueSeconds(work, {pass}, 1) * 1e9)},
+        {"flops", flops},
+        {"bytes", bytes},
+        {"kernels", kernels},
+        {"operators", rows}};
+  }
+  return out;
+}
+
+void PrintBreakdown(const OperatorCostModel& model, const SliceWork& work,
+                    const std::vector<OperatorPass>& passes) {
+  for (OperatorPass pass : passes) {
+    std::cout << fmt::format("\n{} ({} per layer as one kernel queue)\n", OperatorPassName(pass),
+                             fmt::format("{:.3f} ms", model.QueueSeconds(work, {pass}, 1) * 1e3));
+    std::cout << fmt::format("  {:<24} {:>10} {:>10} {:>11} {:>11} {:>6}  {}\n", "operator",
+                             "gpu_us", "launch_us", "GFLOP", "MB", "waves", "bound");
+    for (const OperatorTiming& t : model.Breakdown(work, pass)) {
+      std::cout << fmt::format(
+          "  {:<24} {:>10.1f} {:>10.1f} {:>11.3f} {:>11.3f} {:>6}  {}\n", t.op.name, t.gpu_s * 1e6,
+          t.overhead_s * 1e6, t.op.flops / 1e9, static_cast<double>(t.op.bytes) / 1e6,
+          t.op.kind == OperatorKind::kGemm ? fmt::format("{}", t.waves) : "-", t.bound);
+    }
+  }
+}
+
+}  // namespace
 
 int RunCost(const Args& args) {
   po::options_description options("terasim cost");
@@ -30,9 +100,21 @@ int RunCost(const Args& args) {
       ("calibration", po::value<std::string>()->default_value(""),
        "calibration table (models/data/calibration/README.md); the roofline answers what it "
        "lacks")  //
+      ("cost-model", po::value<std::string>()->default_value("device"),
+       "device (what the device spec selects), layer (the per-layer roofline) or operator")     //
+      ("breakdown", po::bool_switch(), "the operator model's per-operator table of each pass")  //
+      ("pass", po::value<std::string>()->default_value("all"),
+       "with --breakdown: all, forward, backward_input, backward_weight, recompute or "
+       "recompute_selective")  //
+      ("sequence-parallel", po::bool_switch(),
+       "the operator model (implied) with LayerNorm, dropout and residual tensors split over the "
+       "tp "
+       "ranks")  //
       ("json", po::bool_switch(), "print JSON");
   po::variables_map vm;
-  if (!Parse("cost", "[--model M] [--device D] [--rows B] [--tokens L] [--context C] [--tp T]",
+  if (!Parse("cost",
+             "[--model M] [--device D] [--rows B] [--tokens L] [--context C] [--tp T] "
+             "[--cost-model device|layer|operator] [--breakdown [--pass P]]",
              options, {}, args, vm)) {
     return 0;
   }
@@ -55,13 +137,32 @@ int RunCost(const Args& args) {
     ThrowInput("--tp {} does not divide {} heads", work.tp, model.heads);
   }
 
-  const RooflineCostModel roofline(model, device);
+  const std::string which = vm["cost-model"].as<std::string>();
+  if (which != "device" && which != "layer" && which != "operator") {
+    ThrowInput("--cost-model {}: must be device, layer or operator", which);
+  }
+  const bool sequence_parallel = vm["sequence-parallel"].as<bool>();
+  DeviceSpec layer_device = device;
+  if (which == "layer" && layer_device.operator_model)
+    layer_device.operator_model->is_default = false;
+  const RooflineCostModel roofline(model, layer_device);
+  std::optional<OperatorCostModel> operators;
+  const bool operators_answer =
+      which == "operator" ||
+      (which == "device" && device.operator_model && device.operator_model->is_default) ||
+      sequence_parallel;
+  if (operators_answer || vm["breakdown"].as<bool>()) {
+    operators.emplace(model, device, sequence_parallel);
+  }
+  const ComputeCostModel* base = &roofline;
+  if (operators_answer) base = &*operators;
   std::unique_ptr<CalibratedCostModel> calibrated;
   if (const std::string path = vm["calibration"].as<std::string>(); !path.empty()) {
-    calibrated = std::make_unique<CalibratedCostModel>(LoadCalibrationTable(path), &roofline);
+    calibrated = std::make_unique<CalibratedCostModel>(LoadCalibrationTable(path), base);
   }
   const ComputeCostModel& cost =
-      calibrated ? static_cast<const ComputeCostModel&>(*calibrated) : roofline;
+      calibrated ? static_cast<const ComputeCostModel&>(*calibrated) : *base;
+  const std::vector<OperatorPass> passes = ParsePasses(vm["pass"].as<std::string>());
 
   SliceWork fwd = work;
   fwd.pass = Pass::kForward;
@@ -77,21 +178,23 @@ int RunCost(const Args& args) {
   const int64_t params = LayerShardParams(model, work.tp, Block::kWhole);
 
   if (vm["json"].as<bool>()) {
-    PrintJson({{"model", model.name},
-               {"device", device.name},
-               {"cost_model", cost.Name()},
-               {"rows", work.rows},
-               {"tokens", work.tokens},
-               {"context", work.context},
-               {"tp", work.tp},
-               {"fwd_flops", fwd_flops},
-               {"bwd_flops", bwd_flops},
-               {"fwd_time_ns", fwd_ns},
-               {"bwd_time_ns", bwd_ns},
-               {"fwd_tflops_per_s", fwd_flops / static_cast<double>(fwd_ns) / 1e3},
-               {"activation_bytes", activations},
-               {"kv_cache_bytes", kv_cache},
-               {"params", params}});
+    nlohmann::json out = {{"model", model.name},
+                          {"device", device.name},
+                          {"cost_model", cost.Name()},
+                          {"rows", work.rows},
+                          {"tokens", work.tokens},
+                          {"context", work.context},
+                          {"tp", work.tp},
+                          {"fwd_flops", fwd_flops},
+                          {"bwd_flops", bwd_flops},
+                          {"fwd_time_ns", fwd_ns},
+                          {"bwd_time_ns", bwd_ns},
+                          {"fwd_tflops_per_s", fwd_flops / static_cast<double>(fwd_ns) / 1e3},
+                          {"activation_bytes", activations},
+                          {"kv_cache_bytes", kv_cache},
+                          {"params", params}};
+    if (vm["breakdown"].as<bool>()) out["breakdown"] = BreakdownJson(*operators, work, passes);
+    PrintJson(out);
     return 0;
   }
   std::cout << fmt::format("one layer of {} on {} ({})\n", model.name, device.name, cost.Name());
@@ -109,6 +212,7 @@ int RunCost(const Args& args) {
   std::cout << fmt::format("  kv_cache_bytes    {} (kept when the sequence is cut into slices)\n",
                            kv_cache);
   std::cout << fmt::format("  params            {} per rank\n", params);
+  if (vm["breakdown"].as<bool>()) PrintBreakdown(*operators, work, passes);
   return 0;
 }
 

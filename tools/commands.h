@@ -26,4 +26,6 @@ int RunCalibrate(const Args& args);  // tools/cmd_calibrate.cpp
 int RunValidate(const Args& args);   // tools/cmd_validate.cpp
 int RunSweep(const Args& args);      // tools/cmd_sweep.cpp
 
+int RunCollective(const Args& args);  // tools/cmd_collective.cpp
+
 }  // namespace terasim::cli

@@ -26,6 +26,8 @@ const Command kCommands[] = {
     {"models", "list the model cards", terasim::cli::RunModels},
     {"topo", "instance types, a node's GPU link matrix, cluster summary", terasim::cli::RunTopo},
     {"cost", "FLOPs, time and memory of one layer of a slice", terasim::cli::RunCost},
+    {"collective", "nccl-tests-style table of one collective on a cluster",
+     terasim::cli::RunCollective},
     {"memory", "peak memory per device of a strategy", terasim::cli::RunMemory},
     {"schedule", "generate a strategy's schedule as .pir", terasim::cli::RunSchedule},
     {"import", "a PyTorch pipelining action table (torch-csv) as a checked .pir",

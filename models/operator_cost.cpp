@@ -1,0 +1,118 @@
+#include "models/operator_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/errors.h"
+#include "models/layer_flops.h"
+
+namespace terasim {
+namespace {
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The shortest slice of k that split-K gives one thread block.
+constexpr int64_t kMinSplitK = 256;
+
+}  // namespace
+
+OperatorCostModel::OperatorCostModel(ModelCard model, DeviceSpec device, bool sequence_parallel)
+    : model_(std::move(model)), device_(std::move(device)) {
+  if (!device_.operator_model) {
+    ThrowInput("{}: no operator_model: the operator cost model needs its parameters",
+               device_.origin.empty() ? device_.name : device_.origin);
+  }
+  params_ = *device_.operator_model;
+  options_.fused = params_.fused;
+  options_.sequence_parallel = sequence_parallel;
+  options_.weight_gradient_passes = device_.compute.weight_gradient_passes;
+}
+
+std::string OperatorCostModel::Name() const {
+  return "operator " + device_.name + " " + model_.name;
+}
+
+OperatorTiming OperatorCostModel::Cost(const LayerOperator& op) const {
+  OperatorTiming t;
+  t.op = op;
+  const double bandwidth = device_.memory_bw_bytes_per_s * params_.memory_efficiency;
+  t.memory_s = static_cast<double>(op.bytes) / bandwidth;
+  if (op.kind == OperatorKind::kGemm && op.flops > 0) {
+    const int64_t tiles = op.batch * CeilDiv(op.m, params_.tile_m) * CeilDiv(op.n, params_.tile_n);
+    // Fewer tiles than SMs: the library splits k over the idle SMs (split-K), in slices of at
+    // least kMinSplitK.
+    const int64_t split =
+        std::max<int64_t>(1, std::min(device_.sm_count / tiles, op.k / kMinSplitK));
+    t.waves = CeilDiv(tiles * split, device_.sm_count);
+    const double sm_rate = device_.PeakFlops() / device_.sm_count * params_.gemm_efficiency;
+    const double tile_flops =
+        2.0 * params_.tile_m * params_.tile_n * static_cast<double>(CeilDiv(op.k, split));
+    t.compute_s = static_cast<double>(t.waves) * tile_flops / sm_rate;
+  }
+  t.gpu_s = std::max(t.compute_s, t.memory_s);
+  t.overhead_s = NsToSeconds(params_.kernel_overhead_ns) * op.kernels;
+  if (t.overhead_s > t.gpu_s) {
+    t.bound = "launch";
+  } else {
+    t.bound = t.compute_s > t.memory_s ? "compute" : "memory";
+  }
+  return t;
+}
+
+std::vector<OperatorTiming> OperatorCostModel::Breakdown(const SliceWork& work,
+                                                         OperatorPass pass) const {
+  std::vector<OperatorTiming> out;
+  for (const LayerOperator& op : LayerOperators(model_, work, pass, options_)) {
+    out.push_back(Cost(op));
+  }
+  return out;
+}
+
+double OperatorCostModel::QueueSeconds(const SliceWork& work,
+                                       const std::vector<OperatorPass>& passes, int layers) const {
+  std::vector<OperatorTiming> ops;
+  for (OperatorPass pass : passes) {
+    std::vector<OperatorTiming> part = Breakdown(work, pass);
+    ops.insert(ops.end(), part.begin(), part.end());
+  }
+  double host = 0;
+  double gpu_end = 0;
+  for (int layer = 0; layer < layers; ++layer) {
+    for (const OperatorTiming& t : ops) {
+      host += t.overhead_s;
+      gpu_end = std::max(host, gpu_end) + t.gpu_s;
+    }
+  }
+  return gpu_end;
+}
+
+TimeNs OperatorCostModel::Time(const SliceWork& work) const {
+  TERASIM_CHECK(
+      work.layers >= 1 && work.rows >= 1 && work.tokens >= 0 && work.context >= 0 && work.tp >= 1,
+      "bad SliceWork: layers {} rows {} tokens {} context {} tp {}", work.layers, work.rows,
+      work.tokens, work.context, work.tp);
+  double seconds = 0;
+  switch (work.pass) {
+    case Pass::kForward:
+      seconds = QueueSeconds(work, {OperatorPass::kForward}, work.layers);
+      break;
+    case Pass::kBackward:
+      seconds = QueueSeconds(work, {OperatorPass::kBackwardInput, OperatorPass::kBackwardWeight},
+                             work.layers);
+      break;
+    case Pass::kBackwardInput:
+      seconds = QueueSeconds(work, {OperatorPass::kBackwardInput}, work.layers);
+      break;
+    case Pass::kBackwardWeight:
+      seconds = QueueSeconds(work, {OperatorPass::kBackwardWeight}, work.layers);
+      break;
+    case Pass::kOptimizer:
+      seconds = NsToSeconds(params_.kernel_overhead_ns) +
+                work.layers * static_cast<double>(LayerBytes(model_, work)) /
+                    (device_.memory_bw_bytes_per_s * params_.memory_efficiency);
+      break;
+  }
+  return std::max<TimeNs>(1, std::llround(seconds * 1e9));
+}
+
+}  // namespace terasim

@@ -1,0 +1,81 @@
+// OperatorCostModel: the compute time of a layer as the sum of its operators
+// (models/layer_operators.h), each on its own roofline, issued by a host that pays a fixed
+// overhead per kernel. Parameters: the device spec's "operator_model" (models/operator_params.h).
+//
+// A GEMM of batch x (m x n x k) runs ceil(m / tile_m) ceil(n / tile_n) tiles per product in
+// waves of sm_count thread blocks; each wave takes as long as one full tile,
+//     compute = waves x 2 tile_m tile_n k / (peak / sm_count x gemm_efficiency)
+// (wave quantization: 81 tiles on 80 SMs take two waves; tile quantization: a 1-row GEMM
+// pays for a full tile). A GEMM of fewer tiles than SMs splits k over the idle SMs (split-K,
+// slices of at least 256), as cuBLAS does for skinny products. It takes at least its bytes
+// over the memory bandwidth:
+//     gpu = max(compute, bytes / (bandwidth x memory_efficiency)).
+// A memory-bound operator takes bytes / (bandwidth x memory_efficiency).
+// The host issues kernel i kernel_overhead_ns after kernel i - 1 (framework dispatch and
+// launch); the GPU starts it when it is issued and the previous one is done:
+//     host_i = host_{i-1} + kernels_i x overhead,  end_i = max(host_i, end_{i-1}) + gpu_i.
+// A pass of `layers` layers is one such queue, starting empty (each op of the schedule begins
+// after a synchronization); its time is the last end. Small slices are launch-bound (flat in
+// the slice length), large ones GPU-bound, and attention's score-sized operators grow with
+// l x (c + l).
+//
+// Backward runs backward-input then backward-weight in one queue. The optimizer is memory
+// traffic: 28 bytes per parameter (models/layer_flops.h LayerBytes) plus one kernel.
+//
+// Immutable after construction; every method is thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/compute_cost.h"
+#include "models/device_spec.h"
+#include "models/layer_operators.h"
+#include "models/model_card.h"
+
+namespace terasim {
+
+// One operator's cost, as `terasim cost --breakdown` prints it.
+struct OperatorTiming {
+  LayerOperator op;
+  double compute_s = 0;   // tensor-core time after tile and wave quantization (GEMMs)
+  double memory_s = 0;    // bytes over the achievable bandwidth
+  double overhead_s = 0;  // host time to issue its kernels
+  double gpu_s = 0;       // max(compute_s, memory_s)
+  int64_t waves = 0;      // GEMMs: waves of tiles over the SMs
+  // "compute", "memory" or "launch" (the host's issue time exceeds the GPU's work).
+  const char* bound = "";
+};
+
+class OperatorCostModel : public ComputeCostModel {
+ public:
+  // Throws InputError "DEVICE: no operator_model" when the spec lacks the parameters.
+  // `sequence_parallel` splits LayerNorm, dropout and residual tensors over the tp ranks.
+  OperatorCostModel(ModelCard model, DeviceSpec device, bool sequence_parallel = false);
+
+  // Time of `work` on one device, >= 1 ns. Precondition: layers >= 1, rows >= 1, tokens >= 0,
+  // context >= 0, tp >= 1 dividing the heads.
+  TimeNs Time(const SliceWork& work) const override;
+  // "operator DEVICE MODEL".
+  std::string Name() const override;
+
+  // The operators of one layer (or block) of `pass` with their costs, in issue order.
+  std::vector<OperatorTiming> Breakdown(const SliceWork& work, OperatorPass pass) const;
+  // Seconds of `layers` layers of `passes` run back to back in one queue from empty.
+  double QueueSeconds(const SliceWork& work, const std::vector<OperatorPass>& passes,
+                      int layers) const;
+
+  const ModelCard& model() const { return model_; }
+  const DeviceSpec& device() const { return device_; }
+  const OperatorModelParams& params() const { return params_; }
+
+ private:
+  OperatorTiming Cost(const LayerOperator& op) const;
+
+  ModelCard model_;
+  DeviceSpec device_;
+  OperatorModelParams params_;
+  LayerOperatorOptions options_;
+};
+
+}  // namespace terasim

@@ -1,0 +1,40 @@
+// OperatorModelParams: the fitted parameters of the operator-level compute model
+// (models/operator_cost.h), read from the optional "operator_model" object of a device spec
+// (models/data/devices/NAME.json). Kept apart from device_spec.h so that the operator model's
+// fields and their checks live in one place.
+//
+// Thread safety: plain values and pure functions.
+#pragma once
+
+#include <string>
+
+#include "models/units.h"
+
+namespace terasim {
+
+class JsonReader;
+
+struct OperatorModelParams {
+  // Fraction of the tensor-core peak that one full GEMM tile reaches on one SM, (0, 1].
+  double gemm_efficiency = 0;
+  // The GEMM tile (rows x columns of the output one thread block computes): a GEMM of m x n
+  // runs ceil(m / tile_m) x ceil(n / tile_n) tiles in waves of sm_count.
+  int tile_m = 128;
+  int tile_n = 128;
+  // Host-side cost of issuing one kernel (framework dispatch plus launch), per kernel.
+  TimeNs kernel_overhead_ns = 0;
+  // Fraction of the memory bandwidth that memory-bound kernels reach, (0, 1].
+  double memory_efficiency = 0;
+  // Fused kernels (scale-mask-softmax, bias-GeLU, bias-dropout-add, no layout copies) as in
+  // Megatron-LM; false: one kernel per PyTorch op, as an eager implementation runs them.
+  bool fused = false;
+  // True: this device's RooflineCostModel answers with the operator model (the layer
+  // roofline stays the default otherwise).
+  bool is_default = false;
+  std::string note;  // the fit and its sources
+};
+
+// Parses the "operator_model" object. Throws InputError "WHERE: KEY: what is wrong".
+OperatorModelParams ParseOperatorModelParams(const JsonReader& r);
+
+}  // namespace terasim

@@ -1,0 +1,111 @@
+// The terasim binary's `cost --breakdown` and `collective` output: the per-operator table's
+// FLOPs sum to the layer formula, and the collective table's bus bandwidth is nccl-tests'.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `terasim ARGS`, capturing stdout and stderr.
+Result RunTerasim(const std::string& args) {
+  const std::string base = "/tmp/terasim_cost_cli_" + std::to_string(getpid());
+  const std::string command =
+      std::string(TERASIM_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
+  const int raw = std::system(command.c_str());
+  Result r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.out = Slurp(base + ".out");
+  r.err = Slurp(base + ".err");
+  std::remove((base + ".out").c_str());
+  std::remove((base + ".err").c_str());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("terasim cost --breakdown prints every operator of every pass", "[models][cli]") {
+  const Result r = RunTerasim(
+      "cost --model gpt3-1b --device v100-sxm2-16gb --tokens 64 --context 192 --breakdown --json");
+  REQUIRE(r.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  const nlohmann::json& b = doc.at("breakdown");
+  // gpt3-1b (h 2048): forward 24 b l h^2 + 4 b l (c + l) h with l 64, c 192.
+  const double h = 2048;
+  const double forward = 24.0 * 64 * h * h + 4.0 * 64 * (192 + 64) * h;
+  CHECK(b.at("forward").at("flops").get<double>() == Approx(forward));
+  CHECK(b.at("recompute").at("flops").get<double>() == Approx(forward));
+  CHECK(b.at("backward_input").at("flops").get<double>() +
+            b.at("backward_weight").at("flops").get<double>() ==
+        Approx(2 * forward));
+  for (const auto& [pass, body] : b.items()) {
+    double flops = 0;
+    for (const nlohmann::json& op : body.at("operators")) {
+      const std::string bound = op.at("bound");
+      CHECK((bound == "compute" || bound == "memory" || bound == "launch"));
+      flops += op.at("flops").get<double>();
+    }
+    INFO(pass);
+    CHECK(flops == Approx(body.at("flops").get<double>()));
+    CHECK(body.at("time_ns").get<int64_t>() > 0);
+  }
+  const Result text = RunTerasim("cost --model gpt3-1b --tokens 64 --breakdown --pass forward");
+  CHECK(text.status == 0);
+  CHECK(text.out.find("scores") != std::string::npos);
+  CHECK(text.out.find("backward_input") == std::string::npos);
+  const Result bad = RunTerasim("cost --breakdown --pass sideways");
+  CHECK(bad.status == 1);
+  CHECK(bad.err.find("--pass sideways") != std::string::npos);
+}
+
+TEST_CASE("terasim collective reports nccl-tests bus bandwidth", "[models][cli]") {
+  const Result r = RunTerasim(
+      "collective --op allreduce --cluster p3.16xlarge:1 --min-bytes 1024 --max-bytes 1048576 "
+      "--json");
+  REQUIRE(r.status == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  CHECK(doc.at("ranks") == 8);
+  // Sizes 1 KiB, 2 KiB, ..., 1 MiB: 11 rows.
+  REQUIRE(doc.at("rows").size() == 11);
+  for (const nlohmann::json& row : doc.at("rows")) {
+    // algbw = bytes / time; busbw = algbw x 2 (p - 1) / p = algbw x 1.75.
+    const double algbw = row.at("bytes").get<double>() / (row.at("time_us").get<double>() * 1e-6);
+    CHECK(row.at("algbw_gbytes_per_s").get<double>() == Approx(algbw / 1e9));
+    CHECK(row.at("busbw_gbytes_per_s").get<double>() == Approx(algbw / 1e9 * 1.75));
+  }
+  const Result ag = RunTerasim(
+      "collective --op allgather --cluster p4d.24xlarge:2 --min-bytes 1048576 --max-bytes 1048576 "
+      "--json");
+  REQUIRE(ag.status == 0);
+  // 16 ranks: busbw = algbw x 15 / 16; NCCL runs all-gather as a ring.
+  const nlohmann::json row = nlohmann::json::parse(ag.out).at("rows").at(0);
+  CHECK(row.at("algorithm") == "ring");
+  CHECK(row.at("busbw_gbytes_per_s").get<double>() ==
+        Approx(row.at("algbw_gbytes_per_s").get<double>() * 15 / 16));
+  const Result bad = RunTerasim("collective --op alltoall");
+  CHECK(bad.status == 1);
+  CHECK(bad.err.find("--op alltoall") != std::string::npos);
+  const Result tree = RunTerasim("collective --op allgather --algorithm tree --max-bytes 64");
+  CHECK(tree.status == 1);
+  CHECK(tree.err.find("does not run allgather") != std::string::npos);
+}

@@ -1,0 +1,255 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "models/device_spec.h"
+#include "models/layer_flops.h"
+#include "models/layer_operators.h"
+#include "models/operator_cost.h"
+#include "models/roofline_cost.h"
+
+using namespace terasim;
+
+namespace {
+
+SliceWork Work(int64_t tokens, int64_t context = 0, int tp = 1, int rows = 1,
+               Block block = Block::kWhole) {
+  SliceWork w;
+  w.rows = rows;
+  w.tokens = tokens;
+  w.context = context;
+  w.tp = tp;
+  w.block = block;
+  return w;
+}
+
+Flops SumFlops(const std::vector<LayerOperator>& ops) {
+  Flops total = 0;
+  for (const LayerOperator& op : ops) total += op.flops;
+  return total;
+}
+
+Bytes ScoreSizedBytes(const std::vector<LayerOperator>& ops) {
+  // The operators whose tensors are l x (c + l) per head.
+  Bytes total = 0;
+  for (const LayerOperator& op : ops) {
+    for (const char* name : {"scale", "mask", "softmax", "scale_mask_softmax", "attn_dropout"}) {
+      if (std::strcmp(op.name, name) == 0) total += op.bytes;
+    }
+  }
+  return total;
+}
+
+const LayerOperator& Find(const std::vector<LayerOperator>& ops, const char* name) {
+  for (const LayerOperator& op : ops) {
+    if (std::strcmp(op.name, name) == 0) return op;
+  }
+  FAIL("no operator " << name);
+  return ops.front();
+}
+
+DeviceSpec V100(bool fused = false) {
+  DeviceSpec d = LoadDeviceSpec("v100-sxm2-16gb");
+  REQUIRE(d.operator_model.has_value());
+  d.operator_model->fused = fused;
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("operator FLOPs sum to the layer formulas", "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-13b");  // h 5120, f 4h, 40 heads
+  const double h = m.hidden;
+  for (bool fused : {false, true}) {
+    for (int tp : {1, 8}) {
+      for (auto [l, c] : {std::pair<int64_t, int64_t>{2048, 0}, {296, 1752}, {1, 100}}) {
+        for (int b : {1, 4}) {
+          INFO("fused " << fused << " tp " << tp << " l " << l << " c " << c << " b " << b);
+          const SliceWork w = Work(l, c, tp, b);
+          const LayerOperatorOptions options{fused, false, 1};
+          // FACTS.md: forward 24 b l h^2 + 4 b l (c + l) h per layer, split t ways.
+          const double forward = (24.0 * b * l * h * h + 4.0 * b * l * (c + l) * h) / tp;
+          CHECK(SumFlops(LayerOperators(m, w, OperatorPass::kForward, options)) ==
+                Approx(forward).epsilon(1e-12));
+          // Full recomputation repeats the forward.
+          CHECK(SumFlops(LayerOperators(m, w, OperatorPass::kRecompute, options)) ==
+                Approx(forward).epsilon(1e-12));
+          // Selective recomputation: the attention core, 4 b l (c + l) h / t.
+          CHECK(SumFlops(LayerOperators(m, w, OperatorPass::kRecomputeSelective, options)) ==
+                Approx(4.0 * b * l * (c + l) * h / tp).epsilon(1e-12));
+          // Backward = input + weight = 2 x forward; each equals layer_flops.h's split.
+          const Flops input = SumFlops(LayerOperators(m, w, OperatorPass::kBackwardInput, options));
+          const Flops weight =
+              SumFlops(LayerOperators(m, w, OperatorPass::kBackwardWeight, options));
+          CHECK(input + weight == Approx(2 * forward).epsilon(1e-12));
+          SliceWork p = w;
+          p.pass = Pass::kBackwardInput;
+          CHECK(input == Approx(LayerPassFlops(m, p)).epsilon(1e-12));
+          p.pass = Pass::kBackwardWeight;
+          CHECK(weight == Approx(LayerPassFlops(m, p)).epsilon(1e-12));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("attention and MLP blocks partition the layer's operators", "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-1b");
+  const LayerOperatorOptions options;
+  for (OperatorPass pass :
+       {OperatorPass::kForward, OperatorPass::kBackwardInput, OperatorPass::kBackwardWeight}) {
+    const auto whole = LayerOperators(m, Work(512, 512, 2), pass, options);
+    const auto attn = LayerOperators(m, Work(512, 512, 2, 1, Block::kAttention), pass, options);
+    const auto mlp = LayerOperators(m, Work(512, 512, 2, 1, Block::kMlp), pass, options);
+    CHECK(whole.size() == attn.size() + mlp.size());
+    CHECK(SumFlops(whole) == Approx(SumFlops(attn) + SumFlops(mlp)));
+  }
+}
+
+TEST_CASE("score-sized tensors grow linearly with the context", "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-44b");  // 48 heads
+  for (bool fused : {false, true}) {
+    const LayerOperatorOptions options{fused, false, 1};
+    const int64_t l = 296;
+    // Score elements b (a / t) l (c + l): each score-sized operator moves a fixed number of
+    // bytes per element, so the bytes are an affine function of c with slope
+    // bytes(c=0) / l.
+    const Bytes at0 =
+        ScoreSizedBytes(LayerOperators(m, Work(l, 0, 8), OperatorPass::kForward, options));
+    REQUIRE(at0 > 0);
+    CHECK(ScoreElements(m, Work(l, 0, 8)) == 1 * (48 / 8) * l * l);
+    for (int64_t c : {8, 296, 1000, 1752}) {
+      INFO("fused " << fused << " context " << c);
+      const Bytes at_c =
+          ScoreSizedBytes(LayerOperators(m, Work(l, c, 8), OperatorPass::kForward, options));
+      // bytes(c) = bytes(0) (c + l) / l.
+      CHECK(at_c * l == at0 * (c + l));
+    }
+  }
+}
+
+TEST_CASE("tensor parallelism divides heads and FFN columns", "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-175b");  // h 12288, 96 heads, f 4h
+  const LayerOperatorOptions options;
+  const auto ops = LayerOperators(m, Work(120, 0, 4), OperatorPass::kForward, options);
+  // QKV: 120 x 3h/4 x h; scores: 96/4 heads of 120 x 120 x 128; fc1: 120 x f/4 x h.
+  CHECK(Find(ops, "qkv").n == 3 * 12288 / 4);
+  CHECK(Find(ops, "qkv").k == 12288);
+  CHECK(Find(ops, "scores").batch == 96 / 4);
+  CHECK(Find(ops, "scores").k == 128);
+  CHECK(Find(ops, "fc1").n == 4 * 12288 / 4);
+  CHECK(Find(ops, "fc2").k == 4 * 12288 / 4);
+  CHECK(Find(ops, "proj").k == 12288 / 4);
+}
+
+TEST_CASE("sequence parallelism splits LayerNorm and dropout tensors", "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-1b");
+  const auto plain = LayerOperators(m, Work(2048, 0, 8), OperatorPass::kForward, {true, false, 1});
+  const auto sp = LayerOperators(m, Work(2048, 0, 8), OperatorPass::kForward, {true, true, 1});
+  // ln1 reads and writes b s h fp16 values: 4 b s h bytes, 4 b s h / t with sequence parallel.
+  CHECK(Find(plain, "ln1").bytes == 4 * 2048 * 2048);
+  CHECK(Find(sp, "ln1").bytes == 4 * 2048 * 2048 / 8);
+  CHECK(SumFlops(plain) == SumFlops(sp));
+}
+
+TEST_CASE("GEMM time has tile and wave quantization", "[models][operators]") {
+  const DeviceSpec v100 = V100();
+  const OperatorCostModel model(LoadModelCard("gpt3-1b"), v100);
+  const OperatorModelParams& p = *v100.operator_model;
+  const double sm_rate = v100.PeakFlops() / v100.sm_count * p.gemm_efficiency;
+  // fc1 of 1b at l tokens: l x 8192 x 2048. With 128 x 128 tiles: ceil(l/128) x 64 tiles.
+  // l = 128: 64 tiles, one wave; l = 256: 128 tiles on 80 SMs, two waves; l = 129 as 256.
+  auto fc1 = [&](int64_t l) {
+    for (const OperatorTiming& t : model.Breakdown(Work(l), OperatorPass::kForward)) {
+      if (std::strcmp(t.op.name, "fc1") == 0) return t;
+    }
+    FAIL("no fc1");
+    return OperatorTiming{};
+  };
+  const double wave_s = 2.0 * 128 * 128 * 2048 / sm_rate;
+  CHECK(fc1(128).waves == 1);
+  CHECK(fc1(128).compute_s == Approx(wave_s));
+  CHECK(fc1(129).waves == 2);
+  CHECK(fc1(129).compute_s == Approx(fc1(256).compute_s));
+  // A one-token GEMM pays for whole tiles: as much compute time as 128 tokens.
+  CHECK(fc1(1).compute_s == Approx(fc1(128).compute_s));
+  // ... but is memory-bound: its 2048 x 8192 fp16 weights dominate the bytes.
+  CHECK(std::string(fc1(1).bound) != "compute");
+}
+
+TEST_CASE("operator model: the host queue makes small slices flat and adds up large ones",
+          "[models][operators]") {
+  DeviceSpec v100 = V100();
+  const OperatorCostModel model(LoadModelCard("gpt3-1b"), v100);
+  const double overhead_s = NsToSeconds(v100.operator_model->kernel_overhead_ns);
+  int kernels = 0;
+  double gpu_s = 0;
+  for (const OperatorTiming& t : model.Breakdown(Work(1), OperatorPass::kForward)) {
+    kernels += t.op.kernels;
+    gpu_s += t.gpu_s;
+  }
+  SliceWork w = Work(1);
+  w.pass = Pass::kForward;
+  // The queue ends no earlier than the host's issue time and no earlier than the GPU's work,
+  // and no later than both added.
+  const double time_s = NsToSeconds(model.Time(w));
+  CHECK(time_s >= kernels * overhead_s - 1e-9);
+  CHECK(time_s >= gpu_s - 1e-9);
+  CHECK(time_s <= kernels * overhead_s + gpu_s + 1e-9);
+  // Two layers in one queue: at most twice one layer.
+  w.layers = 2;
+  CHECK(NsToSeconds(model.Time(w)) <= 2 * time_s + 1e-9);
+  // Backward = backward-input then backward-weight in one queue: no more than the two apart.
+  SliceWork b = Work(512, 512);
+  b.pass = Pass::kBackward;
+  SliceWork bi = b;
+  bi.pass = Pass::kBackwardInput;
+  SliceWork bw = b;
+  bw.pass = Pass::kBackwardWeight;
+  CHECK(model.Time(b) <= model.Time(bi) + model.Time(bw));
+  CHECK(model.Time(b) >= std::max(model.Time(bi), model.Time(bw)));
+}
+
+TEST_CASE("operator GPU time grows with the context, faster in the unfused variant",
+          "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-44b");
+  const SliceWork w0 = Work(296, 0, 8);
+  const SliceWork w1 = Work(296, 1752, 8);
+  auto gpu_seconds = [](const OperatorCostModel& model, const SliceWork& w) {
+    double total = 0;
+    for (const OperatorTiming& t : model.Breakdown(w, OperatorPass::kForward)) total += t.gpu_s;
+    return total;
+  };
+  double growth[2];
+  for (bool fused : {false, true}) {
+    const OperatorCostModel model(m, V100(fused));
+    growth[fused] = gpu_seconds(model, w1) / gpu_seconds(model, w0);
+    CHECK(growth[fused] > 1.0);
+    // The queue's time never falls with more context (it may not rise while launch-bound).
+    SliceWork f0 = w0;
+    SliceWork f1 = w1;
+    CHECK(model.Time(f1) >= model.Time(f0));
+  }
+  // The unfused variant also copies the context's keys and values once per slice.
+  CHECK(growth[0] > growth[1]);
+}
+
+TEST_CASE("roofline answers with the operator model when the spec makes it the default",
+          "[models][operators]") {
+  DeviceSpec v100 = V100();
+  v100.operator_model->is_default = true;
+  const ModelCard m = LoadModelCard("gpt3-1b");
+  const RooflineCostModel roofline(m, v100);
+  const OperatorCostModel operators(m, v100);
+  SliceWork w = Work(700, 300);
+  w.pass = Pass::kBackward;
+  CHECK(roofline.Time(w) == operators.Time(w));
+  CHECK(roofline.Name() == operators.Name());
+}
+
+TEST_CASE("operator model without parameters is an input error", "[models][operators]") {
+  DeviceSpec cpu = LoadDeviceSpec("local-cpu");
+  REQUIRE_FALSE(cpu.operator_model.has_value());
+  CHECK_THROWS_WITH(OperatorCostModel(LoadModelCard("gpt3-1b"), cpu),
+                    Catch::Contains("no operator_model"));
+}

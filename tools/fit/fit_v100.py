@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Fit the operator-level compute model of the V100 (models/operator_cost.h) to FACTS.md's calibration points.
+
+The operator model has three device parameters, fitted here once for the V100 and written by hand
+into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
+  * gemm_efficiency     fraction of the tensor-core peak one full GEMM tile reaches on an SM
+  * kernel_overhead_ns  host time to issue one kernel (PyTorch dispatch plus launch)
+  * memory_efficiency   fraction of the HBM bandwidth memory-bound kernels reach
+The GEMM tile (128 x 128), the unfused kernel list (TeraPipe's code is eager PyTorch) and
+weight_gradient_passes stay as the data file says. The network (topologies/data/p3.16xlarge.json)
+keeps the joint fit of tools/fit/fit_p3.py unless --with-network frees its efficiency and latency.
+
+The points, the loss (squared log ratios; simulated points weigh 2) and the optimiser are
+fit_p3.py's: every candidate is written to a private copy of the data folders and evaluated with
+the terasim binary (`terasim cost` for the layer points, `terasim simulate` for the settings),
+with "default": true so that simulate uses the operator model. Prints the parameters and the
+error at every point; writes nothing to the source tree.
+
+Usage: tools/fit/fit_v100.py [--terasim build/release/tools/terasim] [--evaluations 60] [--jobs 2]
+                             [--network analytic|flow] [--with-network] [--only-report]
+                             [--start NAME=VALUE ...] [--fix NAME=VALUE ...]
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fit_p3  # noqa: E402  (the points, the evaluator and Nelder-Mead)
+
+OPERATOR_PARAMETERS = [
+    ("gemm_efficiency", 0.3, 1.0, "operator"),
+    ("kernel_overhead_ns", 5000.0, 150000.0, "operator"),
+    ("memory_efficiency", 0.3, 1.0, "operator"),
+]
+NETWORK_PARAMETERS = [
+    ("efficiency", 0.3, 1.0, "network"),
+    ("latency_us", 5.0, 2000.0, "network"),
+]
+fit_p3.LOG_SCALE = {"kernel_overhead_ns", "latency_us"}
+
+
+class OperatorEvaluator(fit_p3.Evaluator):
+    def write(self, values):
+        device = json.loads(json.dumps(self.device))
+        instance = json.loads(json.dumps(self.instance))
+        op = device["operator_model"]
+        op["default"] = True
+        for name, _, _, where in fit_p3.PARAMETERS:
+            v = values[name]
+            if where == "operator":
+                op[name] = int(round(v)) if name == "kernel_overhead_ns" else v
+            else:
+                instance["network"][name] = v
+        with open(os.path.join(self.dir, fit_p3.DEVICE), "w") as f:
+            json.dump(device, f)
+        with open(os.path.join(self.dir, fit_p3.INSTANCE), "w") as f:
+            json.dump(instance, f)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--terasim", default=os.path.join(fit_p3.ROOT, "build/release/tools/terasim"))
+    parser.add_argument("--evaluations", type=int, default=60)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--network", default="analytic", choices=["analytic", "flow"])
+    parser.add_argument("--with-network", action="store_true",
+                        help="fit the p3.16xlarge network's efficiency and latency too")
+    parser.add_argument("--start", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--fix", nargs="*", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--layer-weight", type=float, default=1.0)
+    parser.add_argument("--only-report", action="store_true")
+    args = parser.parse_args()
+
+    fit_p3.PARAMETERS = OPERATOR_PARAMETERS + (NETWORK_PARAMETERS if args.with_network else [])
+    ev = OperatorEvaluator(args.terasim, args.jobs, args.network, 0)
+    if "operator_model" not in ev.device:
+        sys.exit(f"{fit_p3.DEVICE}: no operator_model to start from")
+    start = {}
+    for name, _, _, where in fit_p3.PARAMETERS:
+        source = ev.device["operator_model"] if where == "operator" else ev.instance["network"]
+        start[name] = float(source[name])
+    fixed = {}
+    for items, target in ((args.start, start), (args.fix, fixed)):
+        for item in items:
+            name, _, value = item.partition("=")
+            if name not in start:
+                sys.exit(f"{item}: unknown parameter (one of {', '.join(start)})")
+            target[name] = float(value)
+    for p in fit_p3.POINTS:
+        if p["args"][0] == "cost":
+            p["weight"] = args.layer_weight
+    bounds = {name: (lo, hi) for name, lo, hi, _ in fit_p3.PARAMETERS}
+    free = [name for name, *_ in fit_p3.PARAMETERS if name not in fixed]
+
+    def values_of(x):
+        values = dict(fixed)
+        values.update({n: fit_p3.from_unit(n, xi, *bounds[n]) for n, xi in zip(free, x)})
+        return values
+
+    best = {"loss": float("inf")}
+
+    def objective(x):
+        values = values_of(x)
+        loss, predicted = ev.loss(values)
+        if loss < best["loss"]:
+            best.update(loss=loss, values=values, predicted=predicted)
+            print(f"[{ev.count}] new best", file=sys.stderr)
+            fit_p3.report(values, loss, predicted, sys.stderr)
+        return loss
+
+    x0 = [fit_p3.to_unit(n, start[n], *bounds[n]) for n in free]
+    if args.only_report:
+        objective(x0)
+    else:
+        fit_p3.nelder_mead(objective, x0, 0.5, args.evaluations)
+    print(f"operator model, network {args.network}, {ev.count} evaluations")
+    fit_p3.report(best["values"], best["loss"], best["predicted"], sys.stdout)
+    shutil.rmtree(ev.dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -24,5 +24,6 @@ int RunSimulate(const Args& args);   // tools/cmd_simulate.cpp
 int RunCalibrate(const Args& args);  // tools/cmd_calibrate.cpp
 int RunValidate(const Args& args);   // tools/cmd_validate.cpp
 int RunSweep(const Args& args);      // tools/cmd_sweep.cpp
+int RunPlot(const Args& args);       // tools/cmd_plot.cpp
 
 }  // namespace terasim::cli

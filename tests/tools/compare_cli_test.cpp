@@ -183,6 +183,7 @@ TEST_CASE("terasim compare --paper stores its runs in --db and draws --out/paper
           "[tools][cli][paper]") {
   const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_paper_db_test";
   std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
   const std::string db = (dir / "p.db").string();
   std::string out;
   REQUIRE(RunCommand(std::string(TERASIM_BINARY) +

@@ -444,6 +444,11 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
       }
       result.tried.push_back(std::move(e));
     }
+    // The loop stops early only at the budget or at the bound.
+    result.candidates = static_cast<int>(candidates.size());
+    const int untried = result.candidates - static_cast<int>(result.tried.size());
+    (evaluations >= request.max_evaluations_per_family ? result.pruned_by_budget
+                                                       : result.pruned_by_bound) = untried;
     if (!result.found) {
       if (candidates.empty()) {
         result.reason = family == Family::kInterleaved

@@ -123,6 +123,9 @@ struct FamilyResult {
   Evaluation best;                // the fastest evaluated candidate
   std::vector<Evaluation> tried;  // every candidate considered, in the order tried
   std::string reason;             // why nothing was found, when !found
+  int candidates = 0;             // enumerated
+  int pruned_by_bound = 0;        // never tried: compute-only bound >= the best simulated time
+  int pruned_by_budget = 0;       // never tried: max_evaluations_per_family was reached
 };
 
 // Evaluates a generated, memory-checked schedule; returns its iteration time in seconds.

@@ -1,7 +1,12 @@
 // terasim compare: the main job. For a model on a cluster, the best configuration of every
 // strategy family (schedule/strategy_search.h), simulated and ranked; stored in the results
-// database in one transaction, with an SVG bar chart and the winner's Perfetto trace.
-// `--paper` instead replays the published experiment's settings without and with token slicing.
+// database in one transaction, with an SVG bar chart, the winner's timeline (gantt) and its
+// Perfetto trace. `--paper` instead replays the published experiment's settings without and
+// with token slicing.
+//
+// Exit codes: 0 a winner was found; 4 no configuration of any family fits in memory (the
+// message names the closest one and its largest memory term; nothing is stored and the
+// outputs of an earlier run in --out are removed). Errors exit as every command does (1, 3).
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -9,6 +14,8 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -23,11 +30,22 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/planning_context.h"
+#include "traces/gantt_svg.h"
+#include "traces/run_config.h"
 #include "traces/svg_bar_chart.h"
+#include "traces/trace_links.h"
 #include "traces/traces.h"
 
 namespace terasim::cli {
 namespace {
+
+// `terasim compare` exits with this when no configuration of any family fits in memory.
+constexpr int kExitNothingFits = 4;
+
+// The files a comparison writes into --out; removed before each run writes them anew.
+constexpr const char* kChartFile = "compare.svg";
+constexpr const char* kTraceFile = "winner.trace.json";
+constexpr const char* kGanttFile = "winner.gantt.svg";
 
 struct CompareRow {
   Family family = Family::kTeraPipe;
@@ -35,8 +53,115 @@ struct CompareRow {
   std::string reason;
   Evaluation evaluation;
   SimResult result;
+  Schedule schedule;   // the best candidate's
   double speedup = 0;  // over the best strategy without token slicing
+  // The search's account (schedule/strategy_search.h).
+  int candidates = 0, simulated = 0, over_memory = 0, not_generated = 0;
+  int pruned_by_bound = 0, pruned_by_budget = 0;
 };
+
+// "12 configurations: 4 simulated, 3 over memory, 5 pruned (bound)": what the search did with
+// a family's candidates and why it left the rest out.
+std::string SearchText(const CompareRow& row) {
+  std::string text = fmt::format("{} configuration{}: {} simulated", row.candidates,
+                                 row.candidates == 1 ? "" : "s", row.simulated);
+  if (row.over_memory > 0) text += fmt::format(", {} over memory", row.over_memory);
+  if (row.not_generated > 0) text += fmt::format(", {} not generated", row.not_generated);
+  if (row.pruned_by_bound > 0) {
+    text +=
+        fmt::format(", {} pruned (compute-only bound >= best simulated time)", row.pruned_by_bound);
+  }
+  if (row.pruned_by_budget > 0) {
+    text += fmt::format(", {} not tried (--max-evaluations reached)", row.pruned_by_budget);
+  }
+  return text;
+}
+
+// The configuration that came closest to fitting (smallest peak memory) and its largest term.
+struct Closest {
+  bool any = false;
+  Family family = Family::kTeraPipe;
+  Candidate candidate;
+  Bytes peak = 0, capacity = 0;
+  std::string term;
+  Bytes term_bytes = 0;
+};
+
+Closest FindClosest(const std::vector<FamilyResult>& families, const ModelCard& model,
+                    const DeviceSpec& device) {
+  Closest best;
+  for (const FamilyResult& f : families) {
+    for (const Evaluation& e : f.tried) {
+      Closest c;
+      c.any = true;
+      c.family = f.family;
+      c.candidate = e.candidate;
+      c.capacity = device.CapacityBytes();
+      std::vector<std::pair<std::string, Bytes>> terms;
+      if (!e.memory.devices.empty()) {
+        const DeviceMemory& d = e.memory.devices[e.memory.peak_device];
+        c.peak = d.peak;
+        terms = {{"weights", d.state.weights},
+                 {"gradients", d.state.gradients},
+                 {"optimizer state", d.state.optimizer_state},
+                 {"activations", d.activations},
+                 {"key/value cache", d.kv_cache},
+                 {"boundary buffers", d.boundary}};
+      } else if (e.note.rfind("does not fit", 0) == 0) {
+        // Rejected on its training state alone (the search's quick test, same formula).
+        const int layers = (model.layers + e.candidate.options.pp - 1) / e.candidate.options.pp;
+        const TrainingStateBytes state =
+            TrainingState(static_cast<int64_t>(layers) *
+                          (LayerShardParams(model, e.candidate.options.tp, Block::kAttention) +
+                           LayerShardParams(model, e.candidate.options.tp, Block::kMlp)));
+        c.peak = state.Total();
+        terms = {{"weights", state.weights},
+                 {"gradients", state.gradients},
+                 {"optimizer state", state.optimizer_state}};
+      } else {
+        continue;  // could not be generated: no memory figure
+      }
+      for (const auto& [name, bytes] : terms) {
+        if (bytes > c.term_bytes) {
+          c.term = name;
+          c.term_bytes = bytes;
+        }
+      }
+      if (!best.any || c.peak < best.peak) best = c;
+    }
+  }
+  return best;
+}
+
+// The rows of one device per set of pipeline stages: the lowest-ranked device computing those
+// stages (the first tensor-parallel rank of the first data-parallel replica); its peers run the
+// same stages at nearly the same times. What `--store-ops winner` stores, so that a big
+// cluster's store stays small; the full trace is in --out's winner.trace.json.
+std::vector<TraceRow> StageRepresentativeRows(const Schedule& schedule,
+                                              const std::vector<TraceRow>& rows) {
+  std::map<int, std::set<int>> stages;  // device -> stages it computes
+  for (const Op& op : schedule.ops) {
+    if (IsCompute(op.kind) && op.stage >= 0) stages[op.device].insert(op.stage);
+  }
+  std::set<std::set<int>> seen;
+  std::set<int> keep;
+  for (const auto& [device, set] : stages) {
+    if (seen.insert(set).second) keep.insert(device);
+  }
+  std::vector<TraceRow> out;
+  for (const TraceRow& r : rows) {
+    if (keep.count(r.device)) out.push_back(r);
+  }
+  return out;
+}
+
+void RemoveStaleOutputs(const std::string& out_dir) {
+  if (out_dir.empty()) return;
+  for (const char* name : {kChartFile, kTraceFile, kGanttFile}) {
+    std::error_code ignored;
+    std::filesystem::remove(std::filesystem::path(out_dir) / name, ignored);
+  }
+}
 
 std::string UnitsText(const Candidate& c) {
   if (c.family == Family::kTeraPipe) return fmt::format("{} slices", c.units);
@@ -45,21 +170,6 @@ std::string UnitsText(const Candidate& c) {
   return text;
 }
 
-nlohmann::json OptionsJson(const GenerateOptions& o) {
-  return {{"strategy", StrategyName(o.strategy)},
-          {"dp", o.dp},
-          {"pp", o.pp},
-          {"tp", o.tp},
-          {"microbatches", o.microbatches},
-          {"microbatch_size", o.microbatch_size},
-          {"virtual_stages", o.virtual_stages},
-          {"slicing", FormatSlicingSpec(o.slicing)},
-          {"order", SliceOrderName(o.order)},
-          {"boundary", BoundaryName(o.boundary)},
-          {"optimizer", o.optimizer},
-          {"recompute", RecomputeName(o.recompute)},
-          {"sequence_parallel", o.sequence_parallel},
-          {"zero", o.zero}};
 }
 
 int RunPaper(const po::variables_map& vm) {
@@ -72,6 +182,9 @@ int RunPaper(const po::variables_map& vm) {
   const bool json = vm["json"].as<bool>();
   const std::string only = vm["setting"].as<std::string>();
   nlohmann::json out = nlohmann::json::array();
+  // What --db and --out get: two runs per setting (no per-op rows) and two bars.
+  std::vector<std::pair<RunRecord, const std::vector<TraceRow>*>> runs;
+  std::vector<Bar> bars;
   if (!json) {
     std::cout << fmt::format("{:<9} {:<14} {:>4} {:>9} {:>10} {:>10} {:>8} {:>12}  {}\n", "setting",
                              "model", "B", "DxPxT", "without_s", "with_s", "speedup", "published",
@@ -163,6 +276,38 @@ int RunPaper(const po::variables_map& vm) {
                               s.RequireDouble("published_with_s"));
     }
     out.push_back(row);
+    for (const auto& [options, seconds, fits] :
+         {std::make_tuple(&without, without_s, without_memory.fits),
+          std::make_tuple(&with, with_s, with_memory.fits)}) {
+      RunConfig config;
+      config.command = "compare --paper";
+      config.model = context.model().name;
+      config.cluster = context.cluster().Spec();
+      config.batch = batch;
+      config.network = NetworkModeName(context.network());
+      config.cost_model = context.cost().Name();
+      config.schedule = ScheduleConfigJson(*options);
+      config.options = {{"setting", name}, {"granularity", granularity}};
+      RunRecord r;
+      r.model = config.model;
+      r.cluster = config.cluster;
+      r.strategy = StrategyName(options->strategy);
+      r.dp = options->dp;
+      r.pp = options->pp;
+      r.tp = options->tp;
+      r.microbatches = config.schedule["microbatches"].get<int>();
+      r.slicing = options->slicing.empty() ? "" : slicing;
+      r.config = RunConfigJson(config);
+      r.label = "terasim compare --paper";
+      r.metrics = {{"iteration_time_s", seconds}, {"fits", fits ? 1.0 : 0.0}};
+      runs.emplace_back(std::move(r), nullptr);
+      Bar bar;
+      bar.label = fmt::format("{} {}", name, options->slicing.empty() ? "without" : "with");
+      bar.value = seconds;
+      bar.annotation = fmt::format("{:.3f} s", seconds);
+      bar.highlight = !options->slicing.empty();
+      bars.push_back(bar);
+    }
     if (!json) {
       std::cout << fmt::format(
           "{:<9} {:<14} {:>4} {:>9} {:>10.3f} {:>10.3f} {:>7.2f}x {:>12}  {}\n", name,
@@ -176,7 +321,29 @@ int RunPaper(const po::variables_map& vm) {
     }
   }
   if (!only.empty() && out.empty()) ThrowInput("--setting {}: no such setting in {}", only, path);
+  const std::string db_path = vm["db"].as<std::string>();
+  int64_t comparison_id = -1;
+  if (!db_path.empty() && !runs.empty()) {
+    ResultStore store = ResultStore::OpenOrCreate(db_path);
+    comparison_id = store.WriteComparisonWithRuns(
+        fmt::format("compare --paper{}", only.empty() ? "" : " --setting " + only),
+        {{"command", "compare --paper"}, {"setting", only}, {"granularity", granularity}}, runs);
+  }
+  const std::string out_dir = vm["out"].as<std::string>();
+  std::string chart_path;
+  if (!out_dir.empty() && !bars.empty()) {
+    std::filesystem::create_directories(out_dir);
+    chart_path = out_dir + "/paper.svg";
+    WriteFileAtomically(chart_path, SvgBarChart("the published settings without and with token slicing",
+                                          "iteration time (s), simulated", bars));
+  }
+  // With --json stdout holds only the JSON array; where the results went goes to stderr.
+  std::ostream& note = json ? std::cerr : std::cout;
   if (json) PrintJson(out);
+  if (comparison_id >= 0) {
+    note << fmt::format("stored as comparison {} in {}\n", comparison_id, db_path);
+  }
+  if (!chart_path.empty()) note << fmt::format("chart: {}\n", chart_path);
   return 0;
 }
 
@@ -196,12 +363,15 @@ int RunCompare(const Args& args) {
        "families: all, or one of gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe")
       ("granularity", po::value<int>()->default_value(8), "token granularity of the slicing DP")
       ("network", po::value<std::string>()->default_value("flow"), "flow | analytic")
-      ("max-evaluations", po::value<int>()->default_value(4), "simulations per family at most")
+      ("max-evaluations", po::value<int>()->default_value(16),
+       "simulations per family at most (the output counts what the budget left out)")
       ("nic-gbps", po::value<double>()->default_value(0, "instance's"),
        "what-if: NIC line rate, Gbit/s")
       ("paper", po::bool_switch(), "the published experiment's settings, without and with slicing")
       ("setting", po::value<std::string>()->default_value(""), "with --paper: only this setting")
-      ("no-trace", po::bool_switch(), "do not write the winner's trace")
+      ("no-trace", po::bool_switch(), "do not write the winner's trace and timeline")
+      ("store-ops", po::value<std::string>()->default_value("winner"),
+       "per-op trace rows stored: none | winner (one device per pipeline stage) | all")
       ("json", po::bool_switch(), "print JSON");
   // clang-format on
   po::variables_map vm;
@@ -210,6 +380,10 @@ int RunCompare(const Args& args) {
              "       terasim compare --paper [--setting S] [--json]",
              options, {}, args, vm)) {
     return 0;
+  }
+  const std::string store_ops = vm["store-ops"].as<std::string>();
+  if (store_ops != "none" && store_ops != "winner" && store_ops != "all") {
+    ThrowInput("--store-ops: '{}' must be one of none, winner, all", store_ops);
   }
   if (vm["paper"].as<bool>()) return RunPaper(vm);
 
@@ -256,6 +430,7 @@ int RunCompare(const Args& args) {
 
   // The simulator's full result for each family's best candidate so far.
   std::map<Family, SimResult> best_results;
+  std::map<Family, Schedule> best_schedules;
   std::map<Family, double> best_times;
   StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
   std::vector<FamilyResult> families =
@@ -267,6 +442,7 @@ int RunCompare(const Args& args) {
         if (it == best_times.end() || seconds < it->second) {
           best_times[c.family] = seconds;
           best_results[c.family] = std::move(result);
+          best_schedules[c.family] = schedule;
         }
         return seconds;
       });
@@ -278,9 +454,22 @@ int RunCompare(const Args& args) {
     row.family = f.family;
     row.found = f.found;
     row.reason = f.reason;
+    row.candidates = f.candidates;
+    row.pruned_by_bound = f.pruned_by_bound;
+    row.pruned_by_budget = f.pruned_by_budget;
+    for (const Evaluation& e : f.tried) {
+      if (e.evaluated) {
+        ++row.simulated;
+      } else if (e.note.rfind("cannot generate", 0) == 0) {
+        ++row.not_generated;
+      } else {
+        ++row.over_memory;
+      }
+    }
     if (f.found) {
       row.evaluation = f.best;
       row.result = std::move(best_results[f.family]);
+      row.schedule = std::move(best_schedules[f.family]);
       if (f.family != Family::kTeraPipe &&
           (best_without == 0 || f.best.iteration_s < best_without)) {
         best_without = f.best.iteration_s;
@@ -297,18 +486,69 @@ int RunCompare(const Args& args) {
     }
   }
 
+  const std::string out_dir = vm["out"].as<std::string>();
+  RemoveStaleOutputs(out_dir);
+  if (winner < 0) {
+    const Closest closest = FindClosest(families, context.model(), context.device());
+    std::string message =
+        fmt::format("no configuration of {} fits in memory on {}",
+                    strategy == "all" ? "any family" : strategy, context.cluster().Spec());
+    if (closest.any) {
+      message +=
+          fmt::format("; the closest is {} {} ({}): peak {} of {} per GPU, largest term {} ({})",
+                      FamilyName(closest.family), DegreesText(closest.candidate.options),
+                      UnitsText(closest.candidate), FormatGiB(closest.peak),
+                      FormatGiB(closest.capacity), closest.term, FormatGiB(closest.term_bytes));
+    }
+    if (vm["json"].as<bool>()) {
+      nlohmann::json j = {{"model", context.model().name},
+                          {"cluster", context.cluster().Spec()},
+                          {"batch", request.batch},
+                          {"winner", ""},
+                          {"fits", false},
+                          {"message", message}};
+      if (closest.any) {
+        j["closest"] = {
+            {"family", FamilyName(closest.family)}, {"dp", closest.candidate.options.dp},
+            {"pp", closest.candidate.options.pp},   {"tp", closest.candidate.options.tp},
+            {"peak_memory_bytes", closest.peak},    {"capacity_bytes", closest.capacity},
+            {"largest_term", closest.term},         {"largest_term_bytes", closest.term_bytes}};
+      }
+      PrintJson(j);
+    } else {
+      for (const CompareRow& row : rows) {
+        std::cerr << fmt::format("terasim compare: {:<12} {}; {}\n", FamilyName(row.family),
+                                 row.reason, SearchText(row));
+      }
+    }
+    std::cerr << "terasim compare: " << message << "\n";
+    return kExitNothingFits;
+  }
+
   // Store every row in one transaction.
-  const nlohmann::json config = {{"model", context.model().name},
-                                 {"cluster", context.cluster().Spec()},
-                                 {"batch", request.batch},
-                                 {"granularity", request.granularity},
-                                 {"network", NetworkModeName(context.network())},
-                                 {"cost_model", context.cost().Name()},
-                                 {"families", strategy}};
+  RunConfig base_config;
+  base_config.command = "compare";
+  base_config.model = context.model().name;
+  base_config.cluster = context.cluster().Spec();
+  base_config.batch = request.batch;
+  base_config.network = NetworkModeName(context.network());
+  base_config.cost_model = context.cost().Name();
+  base_config.options = {{"granularity", request.granularity},
+                         {"families", strategy},
+                         {"max_evaluations", request.max_evaluations_per_family},
+                         {"store_ops", store_ops}};
+  const nlohmann::json config = RunConfigJson(base_config);
   std::vector<std::pair<RunRecord, const std::vector<TraceRow>*>> runs;
-  for (const CompareRow& row : rows) {
+  const std::vector<TraceRow> winner_ops =
+      store_ops == "winner"
+          ? StageRepresentativeRows(rows[winner].schedule, rows[winner].result.trace.rows)
+          : std::vector<TraceRow>{};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const CompareRow& row = rows[i];
     if (!row.found) continue;
     const Candidate& c = row.evaluation.candidate;
+    RunConfig run_config = base_config;
+    run_config.schedule = ScheduleConfigJson(c.options);
     RunRecord r;
     r.kind = "sim";
     r.model = context.model().name;
@@ -317,17 +557,20 @@ int RunCompare(const Args& args) {
     r.dp = c.options.dp;
     r.pp = c.options.pp;
     r.tp = c.options.tp;
-    r.microbatches = c.family == Family::kTeraPipe ? c.units : c.options.microbatches;
+    r.microbatches = run_config.schedule["microbatches"].get<int>();
+    r.slices = c.units;
     r.slicing = c.slicing;
-    r.config = config;
-    r.config["schedule"] = OptionsJson(c.options);
+    r.config = RunConfigJson(run_config);
     r.label = "terasim compare";
     r.metrics = {{"iteration_time_s", row.evaluation.iteration_s},
                  {"tflops_per_gpu", row.result.tflops_per_gpu},
                  {"bubble_fraction", row.result.bubble_fraction},
                  {"peak_memory_bytes", static_cast<double>(row.evaluation.memory.peak_bytes)},
                  {"speedup", row.speedup}};
-    runs.emplace_back(std::move(r), &row.result.trace.rows);
+    const std::vector<TraceRow>* ops = nullptr;
+    if (store_ops == "all") ops = &row.result.trace.rows;
+    if (store_ops == "winner" && static_cast<int>(i) == winner) ops = &winner_ops;
+    runs.emplace_back(std::move(r), ops);
   }
   std::vector<int64_t> run_ids;
   int64_t comparison_id = -1;
@@ -337,8 +580,8 @@ int RunCompare(const Args& args) {
         runs, &run_ids);
   }
 
-  // The chart and the winner's trace.
-  std::string chart_path, trace_path;
+  // The chart, the winner's timeline and its trace.
+  std::string chart_path, trace_path, gantt_path;
   if (!out_dir.empty()) {
     std::error_code dir_error;
     std::filesystem::create_directories(out_dir, dir_error);
@@ -360,15 +603,29 @@ int RunCompare(const Args& args) {
       }
       bars.push_back(bar);
     }
-    chart_path = out_dir + "/compare.svg";
+    chart_path = out_dir + "/" + kChartFile;
     WriteFileAtomically(
         chart_path,
         SvgBarChart(fmt::format("{} on {}, batch {}: iteration time per strategy",
                                 context.model().name, context.cluster().Spec(), request.batch),
                     "iteration time (s), simulated", bars));
-    if (winner >= 0 && !vm["no-trace"].as<bool>()) {
-      trace_path = out_dir + "/winner.trace.json";
-      WriteChromeTraceFile(trace_path, rows[winner].result.trace, {});
+    if (!vm["no-trace"].as<bool>()) {
+      const CompareRow& best = rows[winner];
+      trace_path = out_dir + "/" + kTraceFile;
+      WriteChromeTraceFile(trace_path, best.result.trace, {}, &best.schedule);
+      GanttOptions gantt;
+      gantt.title = fmt::format("{} {}: pipeline timeline of the winner", FamilyName(best.family),
+                                DegreesText(best.evaluation.candidate.options));
+      gantt.subtitle =
+          fmt::format("{} on {}, batch {}, {}", context.model().name, context.cluster().Spec(),
+                      request.batch, UnitsText(best.evaluation.candidate));
+      gantt.critical_path = best.result.critical_path;
+      const TraceLinks links = LinkTrace(best.schedule, best.result.trace);
+      for (const auto& [index, start] : RecvTransferStarts(best.result.trace, links)) {
+        gantt.recv_transfer_start[best.result.trace.rows[index].key] = start;
+      }
+      gantt_path = out_dir + "/" + kGanttFile;
+      WriteFileAtomically(gantt_path, GanttSvg(best.result.trace, gantt));
     }
   }
   const double wall =
@@ -398,6 +655,10 @@ int RunCompare(const Args& args) {
       } else {
         j["reason"] = row.reason;
       }
+      j["search"] = {
+          {"candidates", row.candidates},           {"simulated", row.simulated},
+          {"over_memory", row.over_memory},         {"not_generated", row.not_generated},
+          {"pruned_by_bound", row.pruned_by_bound}, {"pruned_by_budget", row.pruned_by_budget}};
       out.push_back(j);
     }
     PrintJson({{"model", context.model().name},
@@ -409,6 +670,7 @@ int RunCompare(const Args& args) {
                {"comparison_id", comparison_id},
                {"chart", chart_path},
                {"trace", trace_path},
+               {"timeline", gantt_path},
                {"wall_time_s", wall}});
     return 0;
   }
@@ -432,13 +694,18 @@ int RunCompare(const Args& args) {
     std::cout << fmt::format("  {:<12} {}; recipe: {}\n", "", StrategyName(c.options.strategy),
                              RecipeText(c.options));
   }
-  if (winner >= 0 && rows[winner].family == Family::kTeraPipe) {
+  std::cout << "  search:\n";
+  for (const CompareRow& row : rows) {
+    std::cout << fmt::format("    {:<12} {}\n", FamilyName(row.family), SearchText(row));
+  }
+  if (rows[winner].family == Family::kTeraPipe) {
     std::cout << fmt::format("  terapipe slicing: {}\n", rows[winner].evaluation.candidate.slicing);
   }
   if (comparison_id >= 0) {
     std::cout << fmt::format("  stored as comparison {} in {}\n", comparison_id, db_path);
   }
   if (!chart_path.empty()) std::cout << fmt::format("  chart: {}\n", chart_path);
+  if (!gantt_path.empty()) std::cout << fmt::format("  winner's timeline: {}\n", gantt_path);
   if (!trace_path.empty()) std::cout << fmt::format("  winner's trace: {}\n", trace_path);
   std::cout << fmt::format("  ({:.1f} s)\n", wall);
   return 0;

@@ -104,7 +104,7 @@ int RunExec(const Args& args) {
     result.trace.metadata["backend"] = backend;
     result.trace.metadata["transport"] = use_mpi ? "mpi" : "inproc";
     result.trace.metadata["schedule"] = path;
-    WriteChromeTraceFile(trace_path, result.trace);
+    WriteChromeTraceFile(trace_path, result.trace, {}, &schedule);
   }
   if (vm["json"].as<bool>()) {
     PrintJson({{"schedule", path},

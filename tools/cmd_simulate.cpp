@@ -228,7 +228,7 @@ int RunSimulate(const Args& args) {
                     result.trace.rows);
   }
   if (!trace_path.empty()) {
-    WriteChromeTraceFile(trace_path, result.trace, LinkCounters(result, topology));
+    WriteChromeTraceFile(trace_path, result.trace, LinkCounters(result, topology), &schedule);
   }
 
   const double iteration_s = NsToSeconds(result.iteration_time_ns);

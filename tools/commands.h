@@ -25,6 +25,7 @@ int RunSimulate(const Args& args);   // tools/cmd_simulate.cpp
 int RunCalibrate(const Args& args);  // tools/cmd_calibrate.cpp
 int RunValidate(const Args& args);   // tools/cmd_validate.cpp
 int RunSweep(const Args& args);      // tools/cmd_sweep.cpp
+int RunPlot(const Args& args);       // tools/cmd_plot.cpp
 
 int RunCollective(const Args& args);  // tools/cmd_collective.cpp
 

@@ -43,6 +43,8 @@ const Command kCommands[] = {
      terasim::cli::RunValidate},
     {"sweep", "what-if grid from a spec file: parallel, resumable, shardable",
      terasim::cli::RunSweep},
+    {"plot", "pictures: a pipeline timeline (gantt) of a trace or stored run",
+     terasim::cli::RunPlot},
 };
 
 void PrintUsage(std::FILE* out) {

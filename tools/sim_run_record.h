@@ -1,5 +1,6 @@
 // SimRunRecord: how a simulated run goes into the results store (traces/result_store.h), shared
-// by `terasim simulate --db` and `terasim sweep` so that both store the same metrics.
+// by `terasim simulate --db` and `terasim sweep` so that both store the same metrics and the
+// same meaning of microbatches (per replica) and slices ((micro-batch, slice) units per replica).
 #pragma once
 
 #include <string>

@@ -15,6 +15,7 @@
 #include "models/json_reader.h"
 #include "models/limits.h"
 #include "traces/atomic_file.h"
+#include "traces/trace_links.h"
 #include "traces/trace_order.h"
 
 namespace terasim {
@@ -63,7 +64,7 @@ std::string Number(double value) {
 }  // namespace
 
 void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& counters,
-                      std::ostream& out) {
+                      std::ostream& out, const Schedule* schedule) {
   std::set<int> devices;
   std::set<std::string> streams;
   for (const TraceRow& row : trace.rows) {
@@ -105,7 +106,14 @@ void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& coun
         d, tid.at(s), tid.at(s)));
   }
 
-  for (size_t i : CanonicalRowOrder(trace.rows)) {
+  const std::vector<size_t> canonical = CanonicalRowOrder(trace.rows);
+  TraceLinks links;
+  std::map<size_t, TimeNs> transfer_start;
+  if (schedule != nullptr) {
+    links = LinkTrace(*schedule, trace);
+    transfer_start = RecvTransferStarts(trace, links);
+  }
+  for (size_t i : canonical) {
     const TraceRow& row = trace.rows[i];
     TERASIM_CHECK(row.end_ns >= row.start_ns, "trace row {} ends ({}) before it starts ({})",
                   row.key, row.end_ns, row.start_ns);
@@ -116,6 +124,53 @@ void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& coun
         Quote(row.key), kind, row.device, tid.at(row.stream), Micros(row.start_ns),
         Micros(row.end_ns - row.start_ns), Quote(row.key), kind, row.iteration, Quote(row.stream),
         row.bytes, Number(row.flops)));
+    auto transfer = transfer_start.find(i);
+    if (transfer == transfer_start.end()) continue;
+    auto part = [&](std::string_view name, TimeNs begin, TimeNs end) {
+      event(fmt::format(
+          R"({{"name":"{}","cat":"recv.{}","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
+          R"("args":{{"part":"{}","of":{}}}}})",
+          name, name, row.device, tid.at(row.stream), Micros(begin), Micros(end - begin), name,
+          Quote(row.key)));
+    };
+    if (transfer->second > row.start_ns) part("wait", row.start_ns, transfer->second);
+    part("transfer", transfer->second, row.end_ns);
+  }
+
+  // Flows, numbered in the canonical order of the RECV / the first member.
+  std::vector<size_t> position(trace.rows.size());
+  for (size_t k = 0; k < canonical.size(); ++k) position[canonical[k]] = k;
+  auto flow = [&](char ph, std::string_view cat, std::string_view name, int64_t id, size_t r,
+                  TimeNs ts) {
+    const TraceRow& row = trace.rows[r];
+    event(fmt::format(R"({{"name":"{}","cat":"{}","ph":"{}","id":{},"pid":{},"tid":{},"ts":{}{}}})",
+                      name, cat, ph, id, row.device, tid.at(row.stream), Micros(ts),
+                      ph == 's' ? "" : R"(,"bp":"e")"));
+  };
+  std::vector<TraceLinks::P2p> p2p = links.p2p;
+  std::sort(p2p.begin(), p2p.end(), [&](const TraceLinks::P2p& a, const TraceLinks::P2p& b) {
+    return position[a.recv] < position[b.recv];
+  });
+  int64_t id = 0;
+  for (const TraceLinks::P2p& p : p2p) {
+    ++id;
+    flow('s', "p2p", "SEND->RECV", id, p.send, trace.rows[p.send].start_ns);
+    flow('f', "p2p", "SEND->RECV", id, p.recv, transfer_start.at(p.recv));
+  }
+  std::vector<std::vector<size_t>> collectives;
+  for (const std::vector<size_t>& members : links.collectives) {
+    if (members.size() >= 2) collectives.push_back(members);
+  }
+  std::sort(collectives.begin(), collectives.end(), [&](const auto& a, const auto& b) {
+    return position[a.front()] < position[b.front()];
+  });
+  for (const std::vector<size_t>& members : collectives) {
+    ++id;
+    const std::string_view name = OpKindName(trace.rows[members.front()].kind);
+    for (size_t k = 0; k < members.size(); ++k) {
+      const char ph = k == 0 ? 's' : k + 1 == members.size() ? 'f' : 't';
+      flow(ph, "collective", name, id, members[k], trace.rows[members[k]].start_ns);
+    }
   }
 
   if (!counters.empty()) {
@@ -137,16 +192,17 @@ void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& coun
   out << "\n]}\n";
 }
 
-std::string ChromeTraceJson(const Trace& trace, const std::vector<CounterSeries>& counters) {
+std::string ChromeTraceJson(const Trace& trace, const std::vector<CounterSeries>& counters,
+                            const Schedule* schedule) {
   std::ostringstream out;
-  WriteChromeTrace(trace, counters, out);
+  WriteChromeTrace(trace, counters, out, schedule);
   return out.str();
 }
 
 void WriteChromeTraceFile(const std::string& path, const Trace& trace,
-                          const std::vector<CounterSeries>& counters) {
+                          const std::vector<CounterSeries>& counters, const Schedule* schedule) {
   AtomicFile file(path);
-  WriteChromeTrace(trace, counters, file.stream());
+  WriteChromeTrace(trace, counters, file.stream(), schedule);
   file.Commit();
 }
 
@@ -186,6 +242,7 @@ Trace ReadChromeTrace(const std::string& text, const std::string& origin) {
   for (size_t i = 0; i < events->size(); ++i) {
     JsonReader e = JsonReader::Element(*events, i, origin, "traceEvents");
     if (e.OptionalString("ph", "") != "X") continue;
+    if (e.Has("args") && e.Child("args").Has("part")) continue;  // a RECV's wait or transfer
     TraceRow row;
     // pid is the device: an input number like any other, refused above the device limit.
     int64_t pid = e.RequireInt("pid", 0, limits::kMaxDevices - 1, "kMaxDevices");

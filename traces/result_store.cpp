@@ -24,7 +24,7 @@ std::string HostName() {
 
 constexpr std::string_view kRunColumns =
     "id, created_at, kind, model, cluster, strategy, dp, pp, tp, microbatches, slicing, "
-    "config_json, config_key, code_version, seed, host, label";
+    "config_json, config_key, code_version, seed, host, label, slices";
 
 StoredRun ReadRunColumns(const Statement& s, const std::string& path) {
   StoredRun run;
@@ -48,6 +48,7 @@ StoredRun ReadRunColumns(const Statement& s, const std::string& path) {
   r.seed = s.Int(14);
   r.host = s.Text(15);
   r.label = s.Text(16);
+  r.slices = static_cast<int>(s.Int(17));
   return run;
 }
 
@@ -158,6 +159,7 @@ void ResultStore::Migrate() {
   for (const StoreMigration& m : StoreMigrations()) {
     if (m.version <= version) continue;
     db_.Exec(m.sql);
+    if (m.rewrite != nullptr) m.rewrite(db_);
     db_.Exec(fmt::format("PRAGMA user_version = {}", m.version));
   }
   transaction.Commit();
@@ -192,8 +194,8 @@ int64_t ResultStore::InsertRun(const RunRecord& run, const std::vector<TraceRow>
   }
   Statement insert_run = db_.Prepare(fmt::format(
       "INSERT INTO runs (created_at, kind, model, cluster, strategy, dp, pp, tp, microbatches, "
-      "slicing, config_json, config_key, code_version, seed, host, label) "
-      "VALUES ({}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+      "slicing, config_json, config_key, code_version, seed, host, label, slices) "
+      "VALUES ({}, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
       kNow));
   std::string config_json = run.config.dump();
   insert_run.Bind(1, run.kind)
@@ -210,7 +212,8 @@ int64_t ResultStore::InsertRun(const RunRecord& run, const std::vector<TraceRow>
       .Bind(12, run.code_version.empty() ? CodeVersion() : run.code_version)
       .Bind(13, run.seed)
       .Bind(14, run.host.empty() ? HostName() : run.host)
-      .Bind(15, run.label);
+      .Bind(15, run.label)
+      .Bind(16, int64_t{run.slices > 0 ? run.slices : run.microbatches});
   insert_run.Run();
   int64_t run_id = db_.LastInsertRowId();
   Hook("run", 0);

@@ -37,8 +37,9 @@ struct RunRecord {
   int dp = 1;
   int pp = 1;
   int tp = 1;
-  int microbatches = 1;
-  std::string slicing;                               // e.g. "[704,688,656]"
+  int microbatches = 1;  // micro-batches per data-parallel replica per iteration
+  int slices = 0;        // (micro-batch, token slice) units per replica; 0: = microbatches
+  std::string slicing;   // e.g. "[704,688,656]"
   nlohmann::json config = nlohmann::json::object();  // the full configuration
   std::string config_key;    // what FindRunByConfigKey looks up; empty: config.dump()
   std::string code_version;  // empty: CodeVersion()

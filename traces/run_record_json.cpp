@@ -17,6 +17,7 @@ nlohmann::json RunRecordJson(const RunRecord& r) {
           {"pp", r.pp},
           {"tp", r.tp},
           {"microbatches", r.microbatches},
+          {"slices", r.slices > 0 ? r.slices : r.microbatches},
           {"slicing", r.slicing},
           {"config", r.config},
           {"config_key", r.config_key},

@@ -29,7 +29,7 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
   std::string out;
   const int rc = RunCommand(std::string(TERASIM_BINARY) +
                                 " compare --model gpt3-1b --cluster p3.16xlarge:2 --batch 4"
-                                " --max-evaluations 1 --json --db " +
+                                " --max-evaluations 1 --store-ops all --json --db " +
                                 db + " --out " + (dir / "out").string() + " 2>/dev/null",
                             &out);
   REQUIRE(rc == 0);
@@ -54,7 +54,8 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
   for (const auto& r : rows) {
     if (r.at("family") == j.at("winner")) CHECK(r.at("iteration_time_s").get<double>() == best);
   }
-  // The comparison and its six runs, each with its trace rows, are in the database.
+  // The comparison and its six runs, each with its trace rows (--store-ops all), are in the
+  // database.
   std::string runs;
   REQUIRE(RunCommand(std::string(TERASIM_BINARY) + " db query --csv --db " + db +
                          " \"SELECT count(*) FROM comparison_runs WHERE comparison_id = " +
@@ -74,6 +75,131 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
     CHECK(svg.find(family) != std::string::npos);
   }
   CHECK_NOTHROW(nlohmann::json::parse(Slurp(j.at("trace").get<std::string>())));
+  // The winner's timeline beside the chart: one op rect per row of the winner's trace.
+  const std::string timeline = Slurp(j.at("timeline").get<std::string>());
+  CHECK(timeline.rfind("<svg", 0) == 0);
+  CHECK(timeline.find("class=\"op\"") != std::string::npos);
+  // Each family's search account adds up: every configuration simulated, over memory, not
+  // generated or pruned (by the bound or the budget of 1).
+  for (const auto& r : rows) {
+    const auto& a = r.at("search");
+    CHECK(a.at("candidates").get<int>() ==
+          a.at("simulated").get<int>() + a.at("over_memory").get<int>() +
+              a.at("not_generated").get<int>() + a.at("pruned_by_bound").get<int>() +
+              a.at("pruned_by_budget").get<int>());
+    CHECK(a.at("simulated").get<int>() == 1);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("terasim compare stores only the winner's ops by default, micro-batches per replica",
+          "[tools][cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_store_ops_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db = (dir / "t.db").string();
+  std::string out;
+  REQUIRE(RunCommand(std::string(TERASIM_BINARY) +
+                         " compare --model gpt3-1b --cluster p3.16xlarge:2 --batch 4"
+                         " --max-evaluations 1 --json --no-trace --out '' --db " +
+                         db + " 2>/dev/null",
+                     &out) == 0);
+  const nlohmann::json j = nlohmann::json::parse(out);
+  int winner_id = -1;
+  for (const auto& r : j.at("strategies")) {
+    if (r.at("family") == j.at("winner")) winner_id = r.at("run_id").get<int>();
+  }
+  REQUIRE(winner_id > 0);
+  // Ops rows belong to one run, the winner's.
+  std::string ops;
+  REQUIRE(RunCommand(std::string(TERASIM_BINARY) + " db query --csv --db " + db +
+                         " \"SELECT DISTINCT run_id FROM ops\"",
+                     &ops) == 0);
+  CHECK(ops == "run_id\n" + std::to_string(winner_id) + "\n");
+  // microbatches = micro-batches per replica (the schedule's), slices = (micro-batch, slice)
+  // units per replica; for the micro-batch families the two are equal.
+  std::string cols;
+  REQUIRE(RunCommand(std::string(TERASIM_BINARY) + " db query --json --db " + db +
+                         " \"SELECT strategy, microbatches, slices, "
+                         "json_extract(config_json, '$.schedule.microbatches') AS config_mb "
+                         "FROM runs\"",
+                     &cols) == 0);
+  for (const auto& r : nlohmann::json::parse(cols)) {
+    CHECK(r.at("microbatches") == r.at("config_mb"));
+    if (r.at("strategy") != "terapipe") CHECK(r.at("slices") == r.at("microbatches"));
+    if (r.at("strategy") == "terapipe") {
+      CHECK(r.at("slices").get<int>() >= r.at("microbatches").get<int>());
+    }
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The default budget must find what an unlimited one finds on a small cluster (the issue's
+// case: gpt3-1b on two p3.16xlarge, where 4 evaluations per family missed TeraPipe's best).
+TEST_CASE("terasim compare's default budget finds TeraPipe's best on p3.16xlarge:2",
+          "[tools][cli]") {
+  auto terapipe_time = [](const std::string& extra) {
+    std::string out;
+    const int rc = RunCommand(std::string(TERASIM_BINARY) +
+                                  " compare --model gpt3-1b --cluster p3.16xlarge:2"
+                                  " --strategy terapipe --db '' --out '' --json" +
+                                  extra + " 2>/dev/null",
+                              &out);
+    REQUIRE(rc == 0);
+    return nlohmann::json::parse(out).at("strategies").at(0).at("iteration_time_s").get<double>();
+  };
+  CHECK(terapipe_time("") == terapipe_time(" --max-evaluations 1000"));
+}
+
+TEST_CASE("terasim compare exits 4 when nothing fits, names the closest, removes stale outputs",
+          "[tools][cli]") {
+  const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_nothing_fits_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "out");
+  // An earlier run's outputs.
+  for (const char* name : {"compare.svg", "winner.trace.json", "winner.gantt.svg"}) {
+    std::ofstream(dir / "out" / name) << "stale";
+  }
+  std::string out;
+  // gpt3-175b on one p3.16xlarge: 175e9 parameters x 16 bytes of training state is 2.8 TB
+  // against 8 x 16 GB; no configuration fits.
+  const int rc = RunCommand(
+      std::string(TERASIM_BINARY) + " compare --model gpt3-175b --cluster p3.16xlarge:1 --db " +
+          (dir / "t.db").string() + " --out " + (dir / "out").string() + " 2>&1",
+      &out);
+  CHECK(rc == 4);
+  CHECK(out.find("no configuration of any family fits in memory on p3.16xlarge:1") !=
+        std::string::npos);
+  // The closest is the one with the smallest peak; with 16 bytes per parameter its largest
+  // term is the optimizer state (12 of the 16).
+  CHECK(out.find("the closest is") != std::string::npos);
+  CHECK(out.find("largest term optimizer state") != std::string::npos);
+  for (const char* name : {"compare.svg", "winner.trace.json", "winner.gantt.svg"}) {
+    CHECK_FALSE(std::filesystem::exists(dir / "out" / name));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("terasim compare --paper stores its runs in --db and draws --out/paper.svg",
+          "[tools][cli][paper]") {
+  const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_paper_db_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string db = (dir / "p.db").string();
+  std::string out;
+  REQUIRE(RunCommand(std::string(TERASIM_BINARY) +
+                         " compare --paper --setting 5 --network analytic --json --db " + db +
+                         " --out " + (dir / "out").string() + " 2>/dev/null",
+                     &out) == 0);
+  // stdout is still the JSON array of settings.
+  CHECK(nlohmann::json::parse(out).size() == 1);
+  // Two runs: without (gpipe) and with (terapipe) token slicing, one comparison.
+  std::string runs;
+  REQUIRE(RunCommand(std::string(TERASIM_BINARY) + " db query --csv --db " + db +
+                         " \"SELECT strategy FROM runs ORDER BY id\"",
+                     &runs) == 0);
+  CHECK(runs == "strategy\ngpipe\nterapipe\n");
+  CHECK(Slurp((dir / "out" / "paper.svg").string()).rfind("<svg", 0) == 0);
   std::filesystem::remove_all(dir);
 }
 
@@ -104,7 +230,7 @@ namespace {
 nlohmann::json PaperRow(const std::string& setting) {
   std::string out;
   const int rc = RunCommand(std::string(TERASIM_BINARY) + " compare --paper --setting " + setting +
-                                " --network analytic --json 2>/dev/null",
+                                " --network analytic --db '' --out '' --json 2>/dev/null",
                             &out);
   REQUIRE(rc == 0);
   const nlohmann::json rows = nlohmann::json::parse(out);

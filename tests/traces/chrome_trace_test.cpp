@@ -4,13 +4,16 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "models/errors.h"
+#include "schedule/pir_format.h"
 #include "tests/traces/sample_trace.h"
 #include "traces/trace_file.h"
+#include "traces/trace_links.h"
 
 namespace terasim {
 namespace {
@@ -162,6 +165,174 @@ TEST_CASE("Trace files are written and read in the format of their extension") {
   CHECK_THROWS_WITH(ReadTraceFile("trace.txt"),
                     "trace.txt: unknown trace format (expected .json or .csv)");
   CHECK_THROWS_WITH(ReadTraceFile("/nonexistent/t.json"), "/nonexistent/t.json: cannot read");
+}
+
+// A trace of tests/golden/tp2_1f1b_p2_m2.pir (1F1B, pp 2, tp 2: SEND/RECV between the stages
+// and tensor-parallel ALLREDUCEs) with made-up times: op i of the file runs [1000 i, 1000 i +
+// 800); a RECV is posted at 10 i (early, so it waits) and its data is in 400 ns after its SEND
+// starts.
+struct LinkedTrace {
+  Schedule schedule;
+  Trace trace;
+};
+
+LinkedTrace GoldenLinkedTrace() {
+  LinkedTrace t;
+  t.schedule = ReadPirFile(std::string(TERASIM_TEST_DATA) + "/../golden/tp2_1f1b_p2_m2.pir");
+  std::map<std::string, TimeNs> send_start;  // by tensor
+  for (size_t i = 0; i < t.schedule.ops.size(); ++i) {
+    const Op& op = t.schedule.ops[i];
+    if (op.kind == OpKind::kSend) send_start[op.tensor] = 1000 * static_cast<TimeNs>(i);
+  }
+  for (size_t i = 0; i < t.schedule.ops.size(); ++i) {
+    const Op& op = t.schedule.ops[i];
+    TraceRow row{0,
+                 op.key,
+                 op.kind,
+                 op.device,
+                 op.stream,
+                 1000 * static_cast<TimeNs>(i),
+                 1000 * static_cast<TimeNs>(i) + 800,
+                 op.bytes,
+                 0};
+    if (op.kind == OpKind::kRecv) {
+      row.start_ns = 10 * static_cast<TimeNs>(i);
+      row.end_ns = send_start.at(op.tensor) + 400;
+    }
+    t.trace.rows.push_back(row);
+  }
+  return t;
+}
+
+TEST_CASE("Chrome trace with its schedule follows the Trace Event Format, flows matched") {
+  const LinkedTrace t = GoldenLinkedTrace();
+  const nlohmann::json doc = nlohmann::json::parse(ChromeTraceJson(t.trace, {}, &t.schedule));
+  int recvs = 0, allreduces = 0;
+  for (const Op& op : t.schedule.ops) {
+    recvs += op.kind == OpKind::kRecv;
+    allreduces += op.kind == OpKind::kAllReduce;
+  }
+  REQUIRE(recvs > 0);
+  REQUIRE(allreduces > 0);
+
+  // Every event has a known ph; ts is a number of microseconds; X has dur >= 0.
+  const std::set<std::string> phases = {"X", "M", "C", "s", "t", "f"};
+  std::set<int> pids_named;
+  std::set<std::pair<int, int>> threads_named;
+  for (const auto& e : doc.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    REQUIRE(phases.count(ph) == 1);
+    if (ph == "M" && e.at("name") == "process_name") pids_named.insert(e.at("pid").get<int>());
+    if (ph == "M" && e.at("name") == "thread_name") {
+      threads_named.emplace(e.at("pid").get<int>(), e.at("tid").get<int>());
+    }
+    if (ph != "M") REQUIRE(e.at("ts").is_number());
+    if (ph == "X") REQUIRE(e.at("dur").get<double>() >= 0);
+  }
+  // X slices, by thread, to find what each flow event binds to.
+  std::map<std::pair<int, int>, std::vector<std::pair<double, double>>> slices;
+  std::map<std::string, nlohmann::json> by_key;
+  for (const auto& e : EventsWithPhase(doc, "X")) {
+    // Each X event sits on a named process and a named thread (the metadata events).
+    CHECK(pids_named.count(e.at("pid").get<int>()) == 1);
+    CHECK(threads_named.count({e.at("pid").get<int>(), e.at("tid").get<int>()}) == 1);
+    const double ts = e.at("ts").get<double>();
+    slices[{e.at("pid"), e.at("tid")}].emplace_back(ts, ts + e.at("dur").get<double>());
+    if (!e.at("args").contains("part")) by_key[e.at("name")] = e;
+  }
+  // One slice per op, plus a "transfer" (and, when it waited, a "wait") inside each RECV.
+  CHECK(by_key.size() == t.schedule.ops.size());
+  for (const auto& e : EventsWithPhase(doc, "X")) {
+    if (!e.at("args").contains("part")) continue;
+    const nlohmann::json& parent = by_key.at(e.at("args").at("of").get<std::string>());
+    CHECK(parent.at("args").at("kind") == "RECV");
+    CHECK(e.at("pid") == parent.at("pid"));
+    CHECK(e.at("tid") == parent.at("tid"));
+    // Inside the RECV: the wait starts with it, the transfer ends with it.
+    const double begin = e.at("ts").get<double>();
+    const double end = begin + e.at("dur").get<double>();
+    const double parent_begin = parent.at("ts").get<double>();
+    const double parent_end = parent_begin + parent.at("dur").get<double>();
+    CHECK(begin >= parent_begin);
+    CHECK(end <= parent_end + 1e-9);
+    if (e.at("args").at("part") == "wait") CHECK(begin == Approx(parent_begin).margin(1e-9));
+    if (e.at("args").at("part") == "transfer") CHECK(end == Approx(parent_end).margin(1e-9));
+  }
+
+  // Flows: per id one "s" and one "f" (bp "e"), "t" only between, the same cat and name;
+  // each flow event lies inside an X slice of its thread.
+  struct Flow {
+    int s = 0, t = 0, f = 0;
+    std::set<std::string> names;
+  };
+  std::map<int64_t, Flow> flows;
+  for (const auto& e : doc.at("traceEvents")) {
+    const std::string ph = e.at("ph");
+    if (ph != "s" && ph != "t" && ph != "f") continue;
+    Flow& flow = flows[e.at("id").get<int64_t>()];
+    (ph == "s" ? flow.s : ph == "t" ? flow.t : flow.f) += 1;
+    flow.names.insert(e.at("cat").get<std::string>() + "/" + e.at("name").get<std::string>());
+    if (ph != "s") CHECK(e.at("bp") == "e");
+    const double ts = e.at("ts").get<double>();
+    bool inside = false;
+    for (const auto& [begin, end] : slices[{e.at("pid"), e.at("tid")}]) {
+      inside = inside || (begin <= ts && ts <= end);
+    }
+    CHECK(inside);
+  }
+  int p2p = 0, collective = 0;
+  for (const auto& [id, flow] : flows) {
+    CHECK(flow.s == 1);
+    CHECK(flow.f == 1);
+    CHECK(flow.names.size() == 1);
+    if (*flow.names.begin() == "p2p/SEND->RECV") {
+      ++p2p;
+      CHECK(flow.t == 0);
+    } else {
+      ++collective;
+      // tp = 2: two members, no middle steps.
+      CHECK(flow.t == 0);
+    }
+  }
+  // One flow per SEND/RECV pair, one per ALLREDUCE instance (two members each, tp = 2).
+  CHECK(p2p == recvs);
+  CHECK(collective == allreduces / 2);
+}
+
+TEST_CASE("Chrome trace draws a RECV as its wait until the SEND is posted, then its transfer") {
+  const LinkedTrace t = GoldenLinkedTrace();
+  const nlohmann::json doc = nlohmann::json::parse(ChromeTraceJson(t.trace, {}, &t.schedule));
+  // RB.s0.m0... on device 0 is posted at 10 i ns; its SEND (on device 2) starts at 1000 j ns
+  // with j > i, so it waits [10 i, 1000 j) and transfers [1000 j, 1000 j + 400).
+  const std::map<std::string, int> index = KeyIndex(t.schedule);
+  const Op& recv = t.schedule.ops[index.at("RB.s0.m0.t0-32.r0")];
+  int send = -1;
+  for (size_t j = 0; j < t.schedule.ops.size(); ++j) {
+    if (t.schedule.ops[j].kind == OpKind::kSend && t.schedule.ops[j].tensor == recv.tensor) {
+      send = static_cast<int>(j);
+    }
+  }
+  REQUIRE(send >= 0);
+  std::map<std::string, nlohmann::json> parts;
+  for (const auto& e : EventsWithPhase(doc, "X")) {
+    if (e.at("args").contains("part") && e.at("args").at("of") == recv.key) {
+      parts[e.at("args").at("part")] = e;
+    }
+  }
+  REQUIRE(parts.size() == 2);
+  const double posted_us = 10.0 * index.at(recv.key) / 1e3;
+  const double send_us = 1000.0 * send / 1e3;
+  CHECK(parts.at("wait").at("ts").get<double>() == Approx(posted_us));
+  CHECK(parts.at("wait").at("dur").get<double>() == Approx(send_us - posted_us));
+  CHECK(parts.at("transfer").at("ts").get<double>() == Approx(send_us));
+  CHECK(parts.at("transfer").at("dur").get<double>() == Approx(0.4));
+  // The reader takes back one row per op: the parts are not rows.
+  const Trace back = ReadChromeTrace(ChromeTraceJson(t.trace, {}, &t.schedule), "linked.json");
+  CHECK(SameRows(back.rows, CanonicalRows(t.trace)));
+  // Without the schedule: no parts, no flows (the trace alone has no tensors or peers).
+  const nlohmann::json plain = nlohmann::json::parse(ChromeTraceJson(t.trace));
+  CHECK(EventsWithPhase(plain, "X").size() == t.trace.rows.size());
+  CHECK(EventsWithPhase(plain, "s").empty());
 }
 
 }  // namespace

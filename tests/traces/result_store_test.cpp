@@ -49,9 +49,9 @@ int64_t Count(ResultStore& store, const std::string& table) {
 TEST_CASE("A new store carries the current schema version, WAL mode and foreign keys") {
   TempPath db("schema.db");
   ResultStore store = ResultStore::OpenOrCreate(db.str());
-  // user_version = the number of migrations (v1 now).
+  // user_version = the number of migrations (v2 now: v2 added runs.slices, one config layout).
   CHECK(store.SchemaVersion() == StoreSchemaVersion());
-  CHECK(StoreSchemaVersion() == 1);
+  CHECK(StoreSchemaVersion() == 2);
   CHECK(std::get<std::string>(store.Query("PRAGMA journal_mode").rows[0][0]) == "wal");
   CHECK(std::get<int64_t>(store.Query("PRAGMA foreign_keys").rows[0][0]) == 1);
   // The five tables exist.
@@ -63,7 +63,7 @@ TEST_CASE("A new store carries the current schema version, WAL mode and foreign 
         std::vector<std::string>{"comparison_runs", "comparisons", "metrics", "ops", "runs"});
   // Opening again is a no-op migration.
   ResultStore again = ResultStore::OpenOrCreate(db.str());
-  CHECK(again.SchemaVersion() == 1);
+  CHECK(again.SchemaVersion() == 2);
 }
 
 TEST_CASE("A run is written and read back with its metrics and ops") {
@@ -159,7 +159,7 @@ TEST_CASE("Opening a store with a newer schema version is a clear error") {
     store.Query("PRAGMA user_version = 99");
   }
   std::string expected = db.str() +
-                         ": schema version 99 is newer than this terasim understands (1); use a "
+                         ": schema version 99 is newer than this terasim understands (2); use a "
                          "newer terasim";
   CHECK_THROWS_WITH(ResultStore::OpenExisting(db.str()), expected);
   CHECK_THROWS_WITH(ResultStore::OpenOrCreate(db.str()), expected);

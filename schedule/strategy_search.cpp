@@ -124,6 +124,7 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
         continue;
       }
       for (int b : Divisors(replica)) {
+        if (request.microbatch_size > 0 && b != request.microbatch_size) continue;
         const int m = replica / b;
         std::vector<int> vs = {1};
         if (family == Family::kInterleaved) {

@@ -71,6 +71,7 @@ struct SearchRequest {
   int granularity = 8;  // token granularity of the slicing planner
   std::vector<Family> families = AllFamilies();
   int max_evaluations_per_family = 6;  // simulations per family at most
+  int microbatch_size = 0;  // > 0: only micro-batches of this many rows (micro-batch families)
   // Called with progress lines ("planning 1x48x8 terapipe ...") when set.
   std::function<void(const std::string&)> progress;
 };

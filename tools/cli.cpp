@@ -1,6 +1,7 @@
 #include "tools/cli.h"
 
 #include <iostream>
+#include <set>
 
 #include "models/errors.h"
 #include "topologies/cluster_options.h"
@@ -35,9 +36,17 @@ bool Parse(const std::string& command, const std::string& usage,
            const po::positional_options_description& positional,
            const std::vector<std::string>& args, po::variables_map& vm,
            const po::options_description& hidden) {
-  po::options_description visible(options);
-  visible.add_options()("help,h", "show this help");
+  // The positional arguments show in the usage line, not as --names in the option list.
+  std::set<std::string> positional_names;
+  for (unsigned i = 0; i < positional.max_total_count() && i < 16; ++i) {
+    positional_names.insert(positional.name_for_position(i));
+  }
+  po::options_description visible("terasim " + command);
   po::options_description all;
+  for (const auto& option : options.options()) {
+    (positional_names.count(option->long_name()) ? all : visible).add(option);
+  }
+  visible.add_options()("help,h", "show this help");
   all.add(visible).add(hidden);
   // Boost's unix style guesses a long option from any unambiguous prefix; terasim does not
   // (a later option would silently change what an old command line means).
@@ -56,8 +65,8 @@ bool Parse(const std::string& command, const std::string& usage,
     po::notify(vm);
   } catch (const po::required_option& e) {
     // A required positional argument reads as its usage, not as a --name it never shows.
-    for (unsigned i = 0; i < positional.max_total_count() && i < 16; ++i) {
-      if ("--" + positional.name_for_position(i) == e.get_option_name()) {
+    for (const std::string& name : positional_names) {
+      if ("--" + name == e.get_option_name()) {
         ThrowInput("terasim {}: missing argument (usage: terasim {} {})", command, command,
                    usage.substr(0, usage.find('\n')));
       }

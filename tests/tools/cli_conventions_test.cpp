@@ -54,8 +54,12 @@ TEST_CASE("terasim check without a file shows the usage with its FILE argument",
   CHECK(Terasim("check", &out) == 1);
   CHECK_THAT(out, Catch::Matchers::Contains("terasim check: missing argument (usage: terasim "
                                             "check FILE.pir"));
-  // The positional's internal name never shows.
+  // The positional's internal name never shows, in the error or in the help.
   CHECK_THAT(out, !Catch::Matchers::Contains("--file"));
+  std::string help;
+  REQUIRE(RunCommand(kBin + " help check", &help) == 0);
+  CHECK_THAT(help, Catch::Matchers::StartsWith("usage: terasim check FILE.pir"));
+  CHECK_THAT(help, !Catch::Matchers::Contains("--file"));
 }
 
 TEST_CASE("test-only flags are accepted but left out of the help", "[tools][cli]") {

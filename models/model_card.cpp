@@ -25,11 +25,49 @@ int64_t ModelCard::TotalParams() const {
   return static_cast<int64_t>(layers) * ParamsPerLayer() + EmbeddingParams();
 }
 
+namespace {
+
+// A folder holds terasim's data when it has the model cards' folder.
+bool HoldsData(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::is_directory(dir / "models" / "data", ec);
+}
+
+}  // namespace
+
 std::string DataRoot() {
-  if (const char* env = std::getenv("TERASIM_DATA_DIR"); env != nullptr && *env != '\0') {
-    return env;
+  const char* env = std::getenv("TERASIM_DATA_DIR");
+  if (env != nullptr && *env != '\0') {
+    if (HoldsData(env)) return env;
+    ThrowInput(
+        "TERASIM_DATA_DIR={}: no terasim data there (models/data is missing); unset it to "
+        "use the installed data",
+        env);
   }
-  return TERASIM_SOURCE_DIR;
+  std::string beside = "(the binary's path is unknown)";
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+#ifdef TERASIM_DATA_FROM_BIN
+    const std::filesystem::path installed = exe.parent_path() / TERASIM_DATA_FROM_BIN;
+#else
+    const std::filesystem::path installed = exe.parent_path() / "../share/terasim";
+#endif
+    if (HoldsData(installed)) return installed.lexically_normal().string();
+    beside = installed.lexically_normal().string() + " (beside the binary: not there)";
+  }
+  std::string source = std::string(TERASIM_SOURCE_DIR) + " (the source tree: not there)";
+  const char* no_source = std::getenv("TERASIM_NO_SOURCE_DATA");
+  if (no_source != nullptr && *no_source != '\0' && std::string(no_source) != "0") {
+    source =
+        std::string(TERASIM_SOURCE_DIR) + " (the source tree: skipped, TERASIM_NO_SOURCE_DATA)";
+  } else if (HoldsData(TERASIM_SOURCE_DIR)) {
+    return TERASIM_SOURCE_DIR;
+  }
+  ThrowInput(
+      "terasim's data files (models/data, topologies/data, sim/data) not found; looked in "
+      "$TERASIM_DATA_DIR (not set), {}, {}",
+      beside, source);
 }
 
 ModelCard ParseModelCard(const std::string& json_text, const std::string& origin) {

@@ -33,7 +33,14 @@ struct ModelCard {
   int64_t TotalParams() const;
 };
 
-// The folder holding terasim's data files: $TERASIM_DATA_DIR if set, else the source tree.
+// The folder holding terasim's data files (models/data, topologies/data, sim/data,
+// tools/data), looked for in this order:
+//   1. $TERASIM_DATA_DIR when set (an explicit choice: throws InputError when it holds no
+//      models/data rather than falling back);
+//   2. ../share/terasim beside the running binary (an installed tree, cmake/Install.cmake);
+//   3. the source tree the binary was built from, unless $TERASIM_NO_SOURCE_DATA is set (to
+//      something other than 0).
+// Throws InputError naming all three places when none holds the data.
 std::string DataRoot();
 
 // Loads a model card by name (models/data/NAME.json) or by path (anything containing '/'

@@ -278,6 +278,7 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
         continue;
       }
       for (int b : Divisors(replica)) {
+        if (request.microbatch_size > 0 && b != request.microbatch_size) continue;
         const int m = replica / b;
         // (strategy, V) pairs of the family.
         std::vector<std::pair<Strategy, int>> shapes;

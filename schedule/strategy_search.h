@@ -113,6 +113,7 @@ struct SearchRequest {
   // Search today's recipes (recomputation, sequence parallelism, ZeRO) in every micro-batch
   // family; false: only the plain variant (no recomputation, no sharding).
   bool recipes = true;
+  int microbatch_size = 0;  // > 0: only micro-batches of this many rows (micro-batch families)
   // Called with progress lines ("planning 1x48x8 terapipe ...") when set.
   std::function<void(const std::string&)> progress;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,6 +16,7 @@
 #include "models/model_card.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/progress_line.h"
 #include "traces/code_version.h"
 #include "traces/traces.h"
 
@@ -137,11 +139,14 @@ int RunCalibrate(const Args& args) {
 
   const int threads = vm["threads"].as<int>();
   if (threads < 1) ThrowInput("--threads: must be >= 1");
+  std::optional<ProgressLine> progress;
   const std::vector<ProfilePoint> points =
-      ProfileLayerOnThreads(card, grid, factory, threads, [](int done, int all) {
-        std::cerr << fmt::format("\rcalibrate: {}/{} measurements", done, all);
+      ProfileLayerOnThreads(card, grid, factory, threads, [&progress](int done, int all) {
+        if (!progress)
+          progress.emplace("calibrate", "measurements", all, std::cerr, StderrIsTerminal());
+        progress->Update(done);
       });
-  std::cerr << "\n";
+  if (progress) progress->Finish();
   const std::string source = fmt::format(
       "terasim calibrate --backend {} --model {} --rows {} --layers {} --threads {} (blas "
       "threads {}), {} repetitions after {} warm-up, median; code {}",

@@ -355,12 +355,15 @@ int RunCompare(const Args& args) {
   options.add_options()
       ("model", po::value<std::string>()->default_value("gpt3-175b"), "model card name or path")
       ("cluster", po::value<std::string>()->default_value("p3.16xlarge:48"), "INSTANCE:COUNT")
-      ("batch", po::value<int>()->default_value(2), "global batch (sequences)")
+      ("batch", po::value<int>()->default_value(2),
+       "global batch (sequences; alias --global-batch-size)")
       ("db", po::value<std::string>()->default_value("terasim.db"), "results database")
       ("out", po::value<std::string>()->default_value("terasim-out"),
        "folder for the SVG chart and the winner's trace")
       ("strategy", po::value<std::string>()->default_value("all"),
        "families: all, or one of gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe")
+      ("microbatch-size", po::value<int>()->default_value(0, "search"),
+       "sequences per micro-batch of the micro-batch families (alias --micro-batch-size)")
       ("granularity", po::value<int>()->default_value(8), "token granularity of the slicing DP")
       ("network", po::value<std::string>()->default_value("flow"), "flow | analytic")
       ("max-evaluations", po::value<int>()->default_value(16),
@@ -422,6 +425,7 @@ int RunCompare(const Args& args) {
   }
   request.granularity = vm["granularity"].as<int>();
   request.max_evaluations_per_family = vm["max-evaluations"].as<int>();
+  request.microbatch_size = vm["microbatch-size"].as<int>();
   const std::string strategy = vm["strategy"].as<std::string>();
   if (strategy != "all") request.families = {ParseFamily(strategy)};
   request.progress = [](const std::string& line) {

@@ -97,7 +97,7 @@ int RunCost(const Args& args) {
        "slice length in tokens (0: the model's whole sequence)")                      //
       ("context", po::value<int64_t>()->default_value(0), "tokens before the slice")  //
       ("tp", po::value<int>()->default_value(1), "tensor-parallel degree")            //
-      ("calibration", po::value<std::string>()->default_value(""),
+      ("calib", po::value<std::string>()->default_value(""),
        "calibration table (models/data/calibration/README.md); the roofline answers what it "
        "lacks")  //
       ("cost-model", po::value<std::string>()->default_value("device"),
@@ -157,7 +157,7 @@ int RunCost(const Args& args) {
   const ComputeCostModel* base = &roofline;
   if (operators_answer) base = &*operators;
   std::unique_ptr<CalibratedCostModel> calibrated;
-  if (const std::string path = vm["calibration"].as<std::string>(); !path.empty()) {
+  if (const std::string path = vm["calib"].as<std::string>(); !path.empty()) {
     calibrated = std::make_unique<CalibratedCostModel>(LoadCalibrationTable(path), base);
   }
   const ComputeCostModel& cost =

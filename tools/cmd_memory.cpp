@@ -27,13 +27,19 @@ int RunMemory(const Args& args) {
       ("cluster", po::value<std::string>()->default_value("p3.16xlarge:48"),
        "INSTANCE:COUNT; the instance's GPU sets the device")  //
       ("device", po::value<std::string>()->default_value(""),
-       "device spec overriding the instance's GPU")                              //
-      ("dp", po::value<int>()->default_value(1), "data-parallel degree")         //
-      ("pp", po::value<int>()->default_value(48), "pipeline stages")             //
-      ("tp", po::value<int>()->default_value(8), "tensor-parallel degree")       //
-      ("batch", po::value<int>()->default_value(2), "global batch (sequences)")  //
+       "device spec overriding the instance's GPU")  //
+      ("dp", po::value<int>()->default_value(0, "GPUs / (pp x tp)"),
+       "data-parallel degree")  //
+      ("pp", po::value<int>()->default_value(48),
+       "pipeline stages (alias --pipeline-model-parallel-size)")  //
+      ("tp", po::value<int>()->default_value(8),
+       "tensor-parallel degree (alias --tensor-model-parallel-size)")  //
+      ("batch", po::value<int>()->default_value(2),
+       "global batch (sequences; alias --global-batch-size)")  //
       ("microbatches", po::value<int>()->default_value(0),
-       "micro-batches per replica (0: one sequence each)")  //
+       "micro-batches per replica (0: from --microbatch-size)")  //
+      ("microbatch-size", po::value<int>()->default_value(1),
+       "sequences per micro-batch (alias --micro-batch-size)")  //
       ("slices", po::value<int>()->default_value(1),
        "uniform token slices per micro-batch (> 1: TeraPipe)")  //
       ("strategy", po::value<std::string>()->default_value("gpipe"),
@@ -52,11 +58,13 @@ int RunMemory(const Args& args) {
              options, {}, args, vm)) {
     return 0;
   }
+  RequireInstanceCount(vm["cluster"].as<std::string>());
   GenerateOptions g;
   g.model = LoadModelCard(vm["model"].as<std::string>());
-  g.dp = vm["dp"].as<int>();
   g.pp = vm["pp"].as<int>();
   g.tp = vm["tp"].as<int>();
+  g.dp = DataParallelDegree("memory", vm["dp"].as<int>(),
+                            ClusterGpus(vm["cluster"].as<std::string>()), g.pp, g.tp);
   g.virtual_stages = vm["virtual-stages"].as<int>();
   const int batch = vm["batch"].as<int>();
   const int slices = vm["slices"].as<int>();
@@ -70,7 +78,16 @@ int RunMemory(const Args& args) {
   }
   const int per_replica = batch / g.dp;
   g.microbatches = vm["microbatches"].as<int>();
-  if (g.microbatches == 0) g.microbatches = per_replica;
+  if (g.microbatches == 0) {
+    const int size = vm["microbatch-size"].as<int>();
+    if (size < 1 || per_replica % size != 0) {
+      ThrowInput("--microbatch-size {}: must divide the {} sequences of each replica", size,
+                 per_replica);
+    }
+    g.microbatches = per_replica / size;
+  } else if (!vm["microbatch-size"].defaulted()) {
+    ThrowInput("give --microbatches or --microbatch-size, not both");
+  }
   if (g.microbatches < 1 || per_replica % g.microbatches != 0) {
     ThrowInput("--microbatches {}: must divide the {} sequences of each replica", g.microbatches,
                per_replica);

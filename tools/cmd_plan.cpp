@@ -49,14 +49,20 @@ int RunPlan(const Args& args) {
   options.add_options()
       ("model", po::value<std::string>()->default_value("gpt3-175b"), "model card name or path")
       ("cluster", po::value<std::string>()->default_value("p3.16xlarge:48"), "INSTANCE:COUNT")
-      ("batch", po::value<int>()->default_value(2), "global batch (sequences)")
+      ("batch", po::value<int>()->default_value(2),
+       "global batch (sequences; alias --global-batch-size)")
       ("strategy", po::value<std::string>()->default_value("all"),
        "family to search: gpipe | 1f1b | interleaved | megatron | terapipe | all")
+      ("microbatch-size", po::value<int>()->default_value(0, "search"),
+       "sequences per micro-batch of the micro-batch families (alias --micro-batch-size)")
       ("granularity", po::value<int>()->default_value(8), "token granularity of the slicing DP")
       ("pp", po::value<int>()->default_value(0, "search"),
-       "plan only the token slicing of this pipeline degree (with --tp, --dp)")
-      ("tp", po::value<int>()->default_value(1), "with --pp: tensor-parallel degree")
-      ("dp", po::value<int>()->default_value(1), "with --pp: data-parallel degree")
+       "plan only the token slicing of this pipeline degree (with --tp, --dp; alias "
+       "--pipeline-model-parallel-size)")
+      ("tp", po::value<int>()->default_value(1),
+       "with --pp: tensor-parallel degree (alias --tensor-model-parallel-size)")
+      ("dp", po::value<int>()->default_value(0, "GPUs / (pp x tp)"),
+       "with --pp: data-parallel degree")
       ("boundary", po::value<std::string>()->default_value("broadcast"), "with --pp: p2p | broadcast")
       ("network", po::value<std::string>()->default_value("flow"), "flow | analytic (search)")
       ("max-evaluations", po::value<int>()->default_value(6), "simulations per family at most")
@@ -86,8 +92,9 @@ int RunPlan(const Args& args) {
     // The slicing DP alone, for one shape.
     StageShape shape{vm["pp"].as<int>(), vm["tp"].as<int>(),
                      ParseBoundary(vm["boundary"].as<std::string>())};
-    const int dp = vm["dp"].as<int>();
-    if (dp < 1 || batch % dp != 0) ThrowInput("--dp {} does not divide --batch {}", dp, batch);
+    const int dp = DataParallelDegree("plan", vm["dp"].as<int>(), context.cluster().NumGpus(),
+                                      shape.pp, shape.tp);
+    if (batch % dp != 0) ThrowInput("dp {} does not divide --batch {}", dp, batch);
     StageCost stage(context.model(), context.cost(), context.cluster(), shape);
     const auto plan_start = std::chrono::steady_clock::now();
     SlicingPlan plan =
@@ -125,6 +132,7 @@ int RunPlan(const Args& args) {
   request.batch = batch;
   request.granularity = granularity;
   request.max_evaluations_per_family = vm["max-evaluations"].as<int>();
+  request.microbatch_size = vm["microbatch-size"].as<int>();
   const std::string strategy = vm["strategy"].as<std::string>();
   if (strategy != "all") request.families = {ParseFamily(strategy)};
   request.progress = [](const std::string& line) { std::cerr << "terasim plan: " << line << "\n"; };

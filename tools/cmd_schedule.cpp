@@ -22,11 +22,17 @@ int RunSchedule(const Args& args) {
       ("strategy", po::value<std::string>()->default_value("1f1b"),
        "gpipe | 1f1b | interleaved | terapipe | zb-h1 | zb-h2 | looped-bfs")
       ("dp", po::value<int>()->default_value(1), "data-parallel degree D")
-      ("pp", po::value<int>()->default_value(1), "pipeline-parallel degree P")
-      ("tp", po::value<int>()->default_value(1), "tensor (operator) parallel degree T")
+      ("pp", po::value<int>()->default_value(1),
+       "pipeline-parallel degree P (alias --pipeline-model-parallel-size)")
+      ("tp", po::value<int>()->default_value(1),
+       "tensor (operator) parallel degree T (alias --tensor-model-parallel-size)")
       ("microbatches", po::value<int>()->default_value(0, "P"),
        "micro-batches per data-parallel replica")
-      ("microbatch-size", po::value<int>()->default_value(1), "sequences per micro-batch")
+      ("microbatch-size", po::value<int>()->default_value(1),
+       "sequences per micro-batch (alias --micro-batch-size)")
+      ("batch", po::value<int>()->default_value(0, "D x M x B"),
+       "global batch (sequences; alias --global-batch-size): sets --microbatches from "
+       "--microbatch-size, or the reverse")
       ("virtual-stages", po::value<int>()->default_value(1),
        "model chunks per device (interleaved, looped-bfs)")
       ("slicing", po::value<std::string>()->default_value("", "none"),
@@ -52,7 +58,8 @@ int RunSchedule(const Args& args) {
 
   const std::string output = vm["output"].as<std::string>();
   if (output.empty()) ThrowInput("terasim schedule: -o/--output FILE is required (- for stdout)");
-  GenerateOptions o = ScheduleOptionsFromFlags(vm, LoadModelCard(vm["model"].as<std::string>()));
+  GenerateOptions o =
+      ScheduleOptionsFromFlags(vm, LoadModelCard(vm["model"].as<std::string>()), "schedule");
   Schedule schedule = Generate(o);
   if (output == "-") {
     std::cout << WritePir(schedule);

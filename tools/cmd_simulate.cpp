@@ -35,7 +35,8 @@ namespace {
 
 // The schedule from --strategy and the schedule options (as `terasim schedule` reads them).
 Schedule GenerateFromFlags(const po::variables_map& vm, const ModelCard& model) {
-  return Generate(ScheduleOptionsFromFlags(vm, model));
+  const int gpus = ClusterGpus(vm["cluster"].as<std::string>());
+  return Generate(ScheduleOptionsFromFlags(vm, model, "simulate", gpus));
 }
 
 // Link utilization counter tracks for the trace: one per link that carried bytes.
@@ -91,11 +92,18 @@ int RunSimulate(const Args& args) {
       ("json", po::bool_switch(), "print JSON")
       ("strategy", po::value<std::string>()->default_value(""),
        "generate the schedule: gpipe | 1f1b | interleaved | terapipe")
-      ("dp", po::value<int>()->default_value(1), "data-parallel degree D (with --strategy)")
-      ("pp", po::value<int>()->default_value(1), "pipeline-parallel degree P")
-      ("tp", po::value<int>()->default_value(1), "tensor (operator) parallel degree T")
+      ("dp", po::value<int>()->default_value(1, "GPUs / (P x T)"),
+       "data-parallel degree D (with --strategy)")
+      ("pp", po::value<int>()->default_value(1),
+       "pipeline-parallel degree P (alias --pipeline-model-parallel-size)")
+      ("tp", po::value<int>()->default_value(1),
+       "tensor (operator) parallel degree T (alias --tensor-model-parallel-size)")
       ("microbatches", po::value<int>()->default_value(0, "P"), "micro-batches per replica")
-      ("microbatch-size", po::value<int>()->default_value(1), "sequences per micro-batch")
+      ("microbatch-size", po::value<int>()->default_value(1),
+       "sequences per micro-batch (alias --micro-batch-size)")
+      ("batch", po::value<int>()->default_value(0, "D x M x B"),
+       "global batch (sequences; alias --global-batch-size): sets --microbatches from "
+       "--microbatch-size, or the reverse")
       ("virtual-stages", po::value<int>()->default_value(1), "model chunks per device")
       ("slicing", po::value<std::string>()->default_value(""),
        "terapipe: micro-batches and token slices, e.g. 1:[704,688,656]x32")
@@ -114,6 +122,7 @@ int RunSimulate(const Args& args) {
              options, positional, args, vm)) {
     return 0;
   }
+  RequireInstanceCount(vm["cluster"].as<std::string>());
   const std::string pir = vm["pir"].as<std::string>();
   const std::string strategy = vm["strategy"].as<std::string>();
   if (pir.empty() == strategy.empty()) {

@@ -38,6 +38,7 @@
 #include "tools/sweep/sweep_spec.h"
 #include "tools/sweep/sweep_workers.h"
 #include "tools/sweep/sweep_writer.h"
+#include "tools/progress_line.h"
 #include "tools/sweep_mpi.h"
 #include "traces/traces.h"
 
@@ -64,10 +65,9 @@ struct SweepFlags {
   bool json = false;
 };
 
-void PrintProgress(size_t done, size_t total, int skipped, int failed) {
-  std::cerr << fmt::format("\rsweep: {}/{} done, {} already stored, {} failed", done, total,
-                           skipped, failed)
-            << std::flush;
+void PrintProgress(ProgressLine& line, size_t done, int skipped, int failed) {
+  line.Update(static_cast<int64_t>(done),
+              fmt::format("{} already stored, {} failed", skipped, failed));
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -101,16 +101,18 @@ int SweepAlone(const SweepInputs& in, std::pair<int, int> shard, const SweepFlag
 
   const auto start = std::chrono::steady_clock::now();
   PointWriter writer(store, in, flags.kill_after, 1);
+  ProgressLine progress("sweep", "points", static_cast<int64_t>(todo.size()), std::cerr,
+                        StderrIsTerminal());
   {
     PointWorkers workers(in, todo, flags.jobs, 0, "sweep " + in.spec_path);
     for (size_t done = 0; done < workers.Size(); ++done) {
       writer.Write(workers.Next());
-      PrintProgress(done + 1, todo.size(), skipped + writer.AlreadyStored(), writer.Failed());
+      PrintProgress(progress, done + 1, skipped + writer.AlreadyStored(), writer.Failed());
     }
   }
   const double wall_s = SecondsSince(start);
   skipped += writer.AlreadyStored();
-  std::cerr << "\n";
+  progress.Finish();
   if (flags.json) {
     PrintJson({{"spec", in.spec_path},
                {"db", store.path()},
@@ -189,10 +191,12 @@ int SweepOverRanks(const SweepInputs& in, SweepRanks& ranks, const SweepFlags& f
   // Rank 0: its own points and everyone else's, as they come, until every rank is done.
   constexpr std::chrono::milliseconds kPoll(1);
   PointWriter writer(*store, in, flags.kill_after, size);
+  ProgressLine progress("sweep", "points", static_cast<int64_t>(todo_all), std::cerr,
+                        StderrIsTerminal());
   size_t own_done = 0, done = 0;
   auto write = [&](const SweepResult& r) {
     writer.Write(r);
-    PrintProgress(++done, todo_all, skipped + writer.AlreadyStored(), writer.Failed());
+    PrintProgress(progress, ++done, skipped + writer.AlreadyStored(), writer.Failed());
   };
   while (own_done < workers.Size() || !ranks.AllOthersDone()) {
     std::optional<SweepResult> own;
@@ -210,7 +214,7 @@ int SweepOverRanks(const SweepInputs& in, SweepRanks& ranks, const SweepFlags& f
   }
   const double wall_s = SecondsSince(start);
   skipped += writer.AlreadyStored();
-  std::cerr << "\n";
+  progress.Finish();
   if (flags.json) {
     PrintJson({{"spec", in.spec_path},
                {"db", store->path()},
@@ -249,15 +253,17 @@ int RunSweep(const Args& args) {
       ("collectives", po::value<std::string>()->default_value("sim/data/collectives.json"),
        "collective algorithm parameters (relative paths: under the data root)")
       ("dry-run", po::bool_switch(), "list the points and whether they are stored; run nothing")
-      ("kill-after", po::value<int>()->default_value(0),
-       "testing: kill -9 this process after storing N results (0: never)")
       ("json", po::bool_switch(), "print the summary as JSON");
+  po::options_description test_only("for tests, not shown");
+  test_only.add_options()
+      ("kill-after", po::value<int>()->default_value(0),
+       "testing: kill -9 this process after storing N results (0: never)");
   // clang-format on
   po::positional_options_description positional;
   positional.add("spec", 1);
   po::variables_map vm;
   if (!Parse("sweep", "SPEC.json [--jobs N] [--db FILE] [--shard I/N] [--json]", options,
-             positional, args, vm)) {
+             positional, args, vm, test_only)) {
     return 0;
   }
   SweepInputs in;

@@ -49,7 +49,8 @@ const Command kCommands[] = {
 
 void PrintUsage(std::FILE* out) {
   std::fprintf(out,
-               "usage: terasim COMMAND [options]   (terasim COMMAND --help for its options)\n\n");
+               "usage: terasim COMMAND [options]   (terasim help COMMAND, or terasim COMMAND "
+               "--help, for its options)\n\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
 }
 
@@ -57,10 +58,13 @@ void PrintUsage(std::FILE* out) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" ||
+      (args[0] == "help" && args.size() == 1)) {
     PrintUsage(args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
+  // `terasim help CMD` is `terasim CMD --help`.
+  if (args[0] == "help") args = {args[1], "--help"};
   if (args[0] == "--version") {
     std::printf("terasim %s+%s\n", TERASIM_VERSION, terasim::CodeVersion().c_str());
     return 0;

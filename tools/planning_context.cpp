@@ -1,10 +1,22 @@
 #include "tools/planning_context.h"
 
+#include "tools/cli.h"
+
 namespace terasim::cli {
+
+namespace {
+
+// Checked before anything is loaded: a bare instance name would silently mean one instance.
+const std::string& CountedCluster(const std::string& spec) {
+  RequireInstanceCount(spec);
+  return spec;
+}
+
+}  // namespace
 
 PlanningContext::PlanningContext(const PlanningInputs& inputs)
     : model_(LoadModelCard(inputs.model)),
-      cluster_(BuildCluster(inputs.cluster, inputs.cluster_options)),
+      cluster_(BuildCluster(CountedCluster(inputs.cluster), inputs.cluster_options)),
       device_(LoadDeviceSpec(cluster_.Instance().device)),
       roofline_(std::make_unique<RooflineCostModel>(model_, device_)),
       topology_(std::make_unique<ClusterTopology>(cluster_)),

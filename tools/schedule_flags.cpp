@@ -4,8 +4,55 @@
 
 #include "models/errors.h"
 #include "schedule/slicing_spec.h"
+#include "tools/cli.h"
+#include "topologies/cluster_options.h"
+#include "topologies/instance_spec.h"
 
 namespace terasim::cli {
+namespace {
+
+bool Given(const boost::program_options::variables_map& vm, const char* name) {
+  return vm.count(name) > 0 && !vm[name].defaulted();
+}
+
+// --batch B: the micro-batches (or their size) of each of the dp replicas.
+void ApplyBatch(const boost::program_options::variables_map& vm, GenerateOptions& o) {
+  const int batch = vm["batch"].as<int>();
+  if (batch < 1) ThrowInput("--batch {}: must be >= 1", batch);
+  if (!o.slicing.empty()) {
+    ThrowInput("--slicing gives the micro-batches and their rows: leave out --batch");
+  }
+  if (batch % o.dp != 0) ThrowInput("--batch {}: not a multiple of dp {}", batch, o.dp);
+  const int per_replica = batch / o.dp;
+  const bool m_given = Given(vm, "microbatches");
+  const bool b_given = Given(vm, "microbatch-size");
+  if (m_given && b_given) {
+    if (o.microbatches * o.microbatch_size != per_replica) {
+      ThrowInput(
+          "--batch {} = dp {} x microbatches x microbatch-size, but --microbatches {} x "
+          "--microbatch-size {} = {}",
+          batch, o.dp, o.microbatches, o.microbatch_size, o.microbatches * o.microbatch_size);
+    }
+  } else if (m_given) {
+    if (o.microbatches < 1 || per_replica % o.microbatches != 0) {
+      ThrowInput(
+          "--microbatches {}: must divide the {} sequences of each of the dp {} replicas "
+          "(--batch {})",
+          o.microbatches, per_replica, o.dp, batch);
+    }
+    o.microbatch_size = per_replica / o.microbatches;
+  } else {
+    if (o.microbatch_size < 1 || per_replica % o.microbatch_size != 0) {
+      ThrowInput(
+          "--microbatch-size {}: must divide the {} sequences of each of the dp {} "
+          "replicas (--batch {})",
+          o.microbatch_size, per_replica, o.dp, batch);
+    }
+    o.microbatches = per_replica / o.microbatch_size;
+  }
+}
+
+}  // namespace
 
 void ReadRecipeFlags(const boost::program_options::variables_map& vm, GenerateOptions& o) {
   if (vm.count("recompute")) {
@@ -26,13 +73,16 @@ void ReadRecipeFlags(const boost::program_options::variables_map& vm, GenerateOp
 }
 
 GenerateOptions ScheduleOptionsFromFlags(const boost::program_options::variables_map& vm,
-                                         const ModelCard& model) {
+                                         const ModelCard& model, const std::string& command,
+                                         int gpus) {
   GenerateOptions o;
   o.model = model;
   o.strategy = ParseStrategy(vm["strategy"].as<std::string>());
-  o.dp = vm["dp"].as<int>();
   o.pp = vm["pp"].as<int>();
   o.tp = vm["tp"].as<int>();
+  o.dp = vm["dp"].as<int>();
+  if (gpus > 0 && !Given(vm, "dp")) o.dp = DataParallelDegree(command, 0, gpus, o.pp, o.tp);
+  if (o.dp < 1) ThrowInput("--dp {}: must be >= 1", o.dp);
   o.microbatches = vm["microbatches"].defaulted() ? o.pp : vm["microbatches"].as<int>();
   o.microbatch_size = vm["microbatch-size"].as<int>();
   o.virtual_stages = vm["virtual-stages"].as<int>();
@@ -51,7 +101,13 @@ GenerateOptions ScheduleOptionsFromFlags(const boost::program_options::variables
         "--slicing gives the micro-batches and their rows: leave out --microbatches and "
         "--microbatch-size");
   }
+  if (Given(vm, "batch")) ApplyBatch(vm, o);
   return o;
+}
+
+int ClusterGpus(const std::string& spec) {
+  const ClusterSpec parsed = ParseClusterSpec(spec);
+  return parsed.nodes * LoadInstanceSpec(parsed.instance).gpus;
 }
 
 }  // namespace terasim::cli

@@ -1,9 +1,16 @@
 // ScheduleOptionsFromFlags: the generator options that `terasim schedule` and
 // `terasim simulate --strategy` read from the same flags (--strategy, --dp, --pp, --tp,
-// --microbatches, --microbatch-size, --virtual-stages, --slicing, --slices, --order, --boundary,
-// --no-optimizer, and the recipe flags below where declared). Throws InputError naming the flag on
-// inconsistent flags.
+// --batch, --microbatches, --microbatch-size, --virtual-stages, --slicing, --slices, --order,
+// --boundary, --no-optimizer, and the recipe flags below where declared). Throws InputError
+// naming the flag on inconsistent flags.
+//
+// The global batch is dp x microbatches x microbatch-size. --batch, when given, sets
+// --microbatches from --microbatch-size (or the reverse when only --microbatches is given).
+// With `gpus` > 0 (a cluster is known) and --dp not given, dp is inferred as
+// gpus / (pp x tp), as Megatron-LM does, and a line on stderr says so.
 #pragma once
+
+#include <string>
 
 #include <boost/program_options.hpp>
 
@@ -17,6 +24,10 @@ namespace terasim::cli {
 void ReadRecipeFlags(const boost::program_options::variables_map& vm, GenerateOptions& options);
 
 GenerateOptions ScheduleOptionsFromFlags(const boost::program_options::variables_map& vm,
-                                         const ModelCard& model);
+                                         const ModelCard& model, const std::string& command,
+                                         int gpus = 0);
+
+// The GPUs of a --cluster spec (INSTANCE:COUNT): count x the instance's GPUs.
+int ClusterGpus(const std::string& spec);
 
 }  // namespace terasim::cli

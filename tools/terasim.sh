@@ -4,6 +4,8 @@
 #                          (terasim compare with its defaults; extra words go to it)
 #   tools/terasim.sh test  install what is missing, build (debug: ASan + UBSan), run every test
 #                          and the formatting check; exits non-zero on any failure
+#   tools/terasim.sh package build (release) and the Debian package
+#                          build/release/terasim_VERSION_ARCH.deb (`apt install ./...deb`)
 #   tools/terasim.sh format  reformat every C++ source in place
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,11 +58,17 @@ case "${1:-}" in
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     ctest --preset debug -j "$(nproc)"
     ;;
+  package)
+    install_missing
+    cmake --preset release >/dev/null
+    cmake --build --preset release -j "$(nproc)" --target terasim
+    (cd build/release && cpack -G DEB)
+    ;;
   format)
     git ls-files -co --exclude-standard -- '*.h' '*.cpp' '*.cu' '*.cuh' | xargs -r clang-format -i
     ;;
   *)
-    echo "usage: tools/terasim.sh run|test|format" >&2
+    echo "usage: tools/terasim.sh run|test|package|format" >&2
     exit 2
     ;;
 esac

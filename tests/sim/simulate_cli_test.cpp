@@ -28,7 +28,7 @@ TEST_CASE("terasim simulate --json reports the iteration of a generated schedule
   std::string out;
   const int status = RunCommand(std::string(TERASIM_BINARY) +
                                     " simulate --model tiny --cluster p3.16xlarge:1 --strategy "
-                                    "1f1b --pp 2 --tp 2 --microbatches 4 --json",
+                                    "1f1b --dp 1 --pp 2 --tp 2 --microbatches 4 --json",
                                 &out);
   REQUIRE(status == 0);
   const nlohmann::json json = nlohmann::json::parse(out);

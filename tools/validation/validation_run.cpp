@@ -20,6 +20,7 @@
 #include "sim/op_work.h"
 #include "sim/trace_durations.h"
 #include "topologies/topology.h"
+#include "tools/progress_line.h"
 #include "traces/atomic_file.h"
 #include "traces/code_version.h"
 #include "traces/svg_scatter.h"
@@ -117,6 +118,7 @@ ExecResult RunInterleaved(const Schedule& schedule, const ModelCard& card, const
   ExecOptions round_exec = exec;
   round_exec.iterations = warmup + 1;
   TimeNs end_ns = 0;
+  ProgressLine progress("validate", "rounds", iterations, std::cerr, StderrIsTerminal());
   for (int round = 0; round < iterations; ++round) {
     ExecResult one = ExecuteInProcess(schedule, card, round_exec, backend);
     if (round == 0) {
@@ -144,9 +146,9 @@ ExecResult RunInterleaved(const Schedule& schedule, const ModelCard& card, const
     const std::vector<ProfilePoint> measured =
         ProfileLayerOnThreads(card, grid, factory, schedule.devices);
     points->insert(points->end(), measured.begin(), measured.end());
-    std::cerr << fmt::format("\rvalidate: round {}/{}", round + 1, iterations);
+    progress.Update(round + 1);
   }
-  std::cerr << "\n";
+  progress.Finish();
   return all;
 }
 

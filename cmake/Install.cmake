@@ -21,9 +21,10 @@ target_compile_definitions(terasim_models PRIVATE
 
 # Libraries found outside the system folders (the CUDA toolkit's) stay findable once installed.
 set(CMAKE_INSTALL_RPATH_USE_LINK_PATH ON)
-set_target_properties(terasim PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+set_target_properties(terasim terasim-full PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
-install(TARGETS terasim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# terasim hands exec / calibrate / validate / sweep to terasim-full beside it.
+install(TARGETS terasim terasim-full RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 foreach(dir models/data topologies/data sim/data tools/data)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/ DESTINATION ${TERASIM_DATA_INSTALL_DIR}/${dir})
 endforeach()

@@ -334,8 +334,9 @@ int RunPaper(const po::variables_map& vm) {
   if (!out_dir.empty() && !bars.empty()) {
     std::filesystem::create_directories(out_dir);
     chart_path = out_dir + "/paper.svg";
-    WriteFileAtomically(chart_path, SvgBarChart("the published settings without and with token slicing",
-                                          "iteration time (s), simulated", bars));
+    WriteFileAtomically(chart_path,
+                        SvgBarChart("the published settings without and with token slicing",
+                                    "iteration time (s), simulated", bars));
   }
   // With --json stdout holds only the JSON array; where the results went goes to stderr.
   std::ostream& note = json ? std::cerr : std::cout;

@@ -34,11 +34,11 @@
 #include "sim/simulator.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
+#include "tools/progress_line.h"
 #include "tools/sweep/sweep_grid.h"
 #include "tools/sweep/sweep_spec.h"
 #include "tools/sweep/sweep_workers.h"
 #include "tools/sweep/sweep_writer.h"
-#include "tools/progress_line.h"
 #include "tools/sweep_mpi.h"
 #include "traces/traces.h"
 

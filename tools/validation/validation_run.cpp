@@ -19,8 +19,8 @@
 #include "models/roofline_cost.h"
 #include "sim/op_work.h"
 #include "sim/trace_durations.h"
-#include "topologies/topology.h"
 #include "tools/progress_line.h"
+#include "topologies/topology.h"
 #include "traces/atomic_file.h"
 #include "traces/code_version.h"
 #include "traces/svg_scatter.h"
@@ -341,8 +341,7 @@ void WriteValidationFolder(const std::string& out_dir, const ValidationOptions& 
     profile_out.stream() << "round,thread,pass,rows,tokens,context,time_ns\n";
     for (const ProfilePoint& p : v.points) {
       profile_out.stream() << fmt::format("{},{},{},{},{},{},{:.0f}\n", p.round, p.thread,
-                                          PassName(p.pass), p.rows, p.tokens, p.context,
-                                          p.time_ns);
+                                          PassName(p.pass), p.rows, p.tokens, p.context, p.time_ns);
     }
     profile_out.Commit();
   }

@@ -376,6 +376,8 @@ class DataFlow {
         return;
       case OpKind::kOptimizer:
         return;  // handled in Run
+      case OpKind::kRecompute:
+        return;  // not reached: CheckDataFlow skips schedules with today's recipes
     }
   }
 

@@ -253,6 +253,8 @@ int RunSweep(const Args& args) {
       ("collectives", po::value<std::string>()->default_value("sim/data/collectives.json"),
        "collective algorithm parameters (relative paths: under the data root)")
       ("dry-run", po::bool_switch(), "list the points and whether they are stored; run nothing")
+      ("store-ops", po::value<std::string>()->default_value("none"),
+       "none (summaries and metrics) | all (every point's per-op trace rows too)")
       ("json", po::bool_switch(), "print the summary as JSON");
   po::options_description test_only("for tests, not shown");
   test_only.add_options()
@@ -270,6 +272,11 @@ int RunSweep(const Args& args) {
   in.spec_path = vm["spec"].as<std::string>();
   if (in.spec_path.empty()) ThrowInput("terasim sweep: a SPEC.json is required");
   in.spec = ParseSweepSpec(in.spec_path);
+  const std::string store_ops = vm["store-ops"].as<std::string>();
+  if (store_ops != "none" && store_ops != "all") {
+    ThrowInput("--store-ops {}: must be none or all", store_ops);
+  }
+  in.store_ops = store_ops == "all";
   SweepFlags flags;
   flags.db = vm["db"].as<std::string>();
   flags.jobs = vm["jobs"].as<int>();

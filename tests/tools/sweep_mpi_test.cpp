@@ -40,12 +40,12 @@ constexpr const char* kSpec = R"({
 struct MpiSweepDir : testing::SweepDir {
   std::string unwritable_db = dir + "/no-such-dir/sweep.db";
   explicit MpiSweepDir(const std::string& name) : SweepDir("mpi_" + name, kSpec) {}
-  // `mpirun -np 3 terasim sweep SPEC --json EXTRA`, rank 0 with --db db and the other ranks
-  // with --db unwritable_db. Returns rank 0's JSON summary (null when there is none).
+  // `mpirun -np 3 terasim sweep SPEC --json --store-ops all EXTRA`, rank 0 with --db db and the
+  // other ranks with --db unwritable_db. Returns rank 0's JSON summary (null when there is none).
   nlohmann::json Run(const std::string& extra, int* status) const {
     const std::string rank_command = fmt::format(
         "db='{}'; [ \"$OMPI_COMM_WORLD_RANK\" = 0 ] || db='{}'; exec '{}' sweep '{}' --db "
-        "\"$db\" --jobs 1 --json {}",
+        "\"$db\" --jobs 1 --json --store-ops all {}",
         db, unwritable_db, TERASIM_BINARY, spec, extra);
     std::string out;
     *status = testing::RunCommand(

@@ -8,6 +8,7 @@
 #include "schedule/memory_estimate.h"
 #include "sim/simulator.h"
 #include "tools/sim_run_record.h"
+#include "traces/run_config.h"
 
 namespace terasim {
 
@@ -46,12 +47,25 @@ SweepResult SimulatePoint(const SweepInputs& in, ClusterCache& clusters, size_t 
     sim.model = &card;
     for (const DeviceMemory& m : memory.devices) sim.peak_memory_bytes.push_back(m.peak);
     SimResult result = Simulate(schedule, *c->topology, cost, sim);
+    // The stored configuration in the one layout of every command (traces/run_config.h); the
+    // resume key stays the spec's flat point (config_key), so stores of layout 1 resume.
+    RunConfig config;
+    config.command = "sweep";
+    config.model = job.model;
+    config.cluster = c->cluster.Spec();
+    config.batch = job.batch;
+    config.network = in.spec.network;
+    config.cost_model = cost.Name();
+    config.schedule = ScheduleConfigJson(g);
+    config.options = {{"nic_gbps", job.nic_gbps},
+                      {"nic_latency_us", job.nic_latency_us},
+                      {"calib", in.spec.calib}};
     RunRecord record =
-        cli::SimRunRecord(schedule, c->cluster.Spec(), result, memory.fits, job.config);
+        cli::SimRunRecord(schedule, c->cluster.Spec(), result, memory.fits, RunConfigJson(config));
     record.config_key = job.config_key;
     record.label = label;
     out.record = std::move(record);
-    out.rows = std::move(result.trace.rows);
+    if (in.store_ops) out.rows = std::move(result.trace.rows);
   } catch (const std::exception& e) {
     out.error = e.what();
   }

@@ -45,6 +45,9 @@ struct SweepInputs {
   CollectiveOptions collectives;
   std::optional<CalibrationTable> calib;
   SweepGrid grid;
+  // Whether each point's per-op trace rows are stored (--store-ops all); by default a sweep
+  // stores its runs' summaries and metrics only (a 10-point sweep's ops were 109 MB).
+  bool store_ops = false;
 };
 
 // Generates and simulates grid point `index` on its cluster from `clusters`; a failure

@@ -173,7 +173,10 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     t0 = std::min(t0, trace.rows[i].start_ns);
     t1 = std::max(t1, trace.rows[i].end_ns);
   }
-  const TimeNs span = std::max<TimeNs>(t1 - t0, 1);
+  // The axis: the iteration's own span, or a common one (options.axis_span_ns) so that several
+  // timelines (validate's measured and simulated) share one scale. Idle is over the own span.
+  const TimeNs own_span = std::max<TimeNs>(t1 - t0, 1);
+  const TimeNs span = std::max(own_span, options.axis_span_ns);
 
   // Rows and lanes.
   std::vector<Row> rows;
@@ -339,7 +342,8 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     svg += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#e4e4e4\"/>"
         "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#555\"/>"
-        "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{:g}</text>\n",
+        "<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{:g}"
+        "</text>\n",
         x, top - 6, x, plot_bottom, x, plot_bottom, x, plot_bottom + 5, x, plot_bottom + 18, v);
   }
   svg += fmt::format(
@@ -375,7 +379,7 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
         busy.emplace_back(trace.rows[i].start_ns, trace.rows[i].end_ns);
       }
     }
-    const double idle = 1.0 - static_cast<double>(UnionNs(busy)) / static_cast<double>(span);
+    const double idle = 1.0 - static_cast<double>(UnionNs(busy)) / static_cast<double>(own_span);
     svg +=
         fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{:.1f}%</text>\n",
                     label_w + plot_w + idle_w / 2, row_y[r] + 16, 100 * idle);

@@ -39,6 +39,9 @@ struct GanttOptions {
   bool merge_identical = true;
   int max_rows = 128;
   int plot_width_px = 1000;  // the time axis' length
+  // The time the axis spans, when longer than the iteration's own (0: its own): timelines
+  // drawn with one value share one scale, e.g. validate's measured, model and replay.
+  TimeNs axis_span_ns = 0;
   // Op keys of the critical path, first to last; empty: CriticalPathFromChains.
   std::vector<std::string> critical_path;
   // RECV key -> when its data began to move (from RecvTransferStarts); RECVs not in it are

@@ -86,6 +86,24 @@ TEST_CASE("terasim calibrate writes a table and validate compares, stores and pl
   for (const char* file : {"scatter.svg", "measured.json", "predicted.json", "replay.json"}) {
     CHECK(std::filesystem::exists(dir + "/out/" + file));
   }
+  // The three timelines share one time axis: the same tick labels in each (the axis spans the
+  // longest iteration of the three), and one op rect per op of the schedule's iteration.
+  auto ticks_of = [&](const std::string& file) {
+    std::ifstream in(dir + "/out/" + file);
+    const std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    REQUIRE(svg.find("<svg") != std::string::npos);
+    std::vector<std::string> ticks;
+    for (size_t at = svg.find("class=\"tick\""); at != std::string::npos;
+         at = svg.find("class=\"tick\"", at + 1)) {
+      const size_t open = svg.find('>', at), close = svg.find('<', open);
+      ticks.push_back(svg.substr(open + 1, close - open - 1));
+    }
+    return ticks;
+  };
+  const std::vector<std::string> measured_ticks = ticks_of("measured.gantt.svg");
+  CHECK(measured_ticks.size() >= 2);
+  CHECK(ticks_of("predicted.gantt.svg") == measured_ticks);
+  CHECK(ticks_of("replay.gantt.svg") == measured_ticks);
   // The trace exec wrote and the one sim wrote for the same schedule: both JSON with a
   // traceEvents array, and the same op keys (the event names), every op of the schedule.
   auto keys_of = [&](const std::string& file) {

@@ -23,6 +23,7 @@
 #include "topologies/topology.h"
 #include "traces/atomic_file.h"
 #include "traces/code_version.h"
+#include "traces/gantt_svg.h"
 #include "traces/svg_scatter.h"
 #include "traces/traces.h"
 
@@ -335,6 +336,36 @@ void WriteValidationFolder(const std::string& out_dir, const ValidationOptions& 
   WriteChromeTraceFile(out_dir + "/measured.json", v.measured.trace);
   WriteChromeTraceFile(out_dir + "/predicted.json", v.predicted.trace);
   WriteChromeTraceFile(out_dir + "/replay.json", v.replay.trace);
+  // The measured (median) iteration and the two simulated ones as timelines on one time axis:
+  // each its own file, all drawn with the longest of the three spans.
+  struct Timeline {
+    const char* file;
+    const Trace* trace;
+    int iteration;
+    const char* what;
+  };
+  const Timeline timelines[] = {
+      {"measured.gantt.svg", &v.measured.trace, v.median_iteration, "measured (median iteration)"},
+      {"predicted.gantt.svg", &v.predicted.trace, 0, "calibrated model"},
+      {"replay.gantt.svg", &v.replay.trace, 0, "replay of the measured durations"}};
+  TimeNs axis_ns = 0;
+  for (const Timeline& t : timelines) {
+    TimeNs first = INT64_MAX, last = INT64_MIN;
+    for (const TraceRow& r : t.trace->rows) {
+      if (r.iteration != t.iteration) continue;
+      first = std::min(first, r.start_ns);
+      last = std::max(last, r.end_ns);
+    }
+    if (last > first) axis_ns = std::max(axis_ns, last - first);
+  }
+  for (const Timeline& t : timelines) {
+    GanttOptions gantt;
+    gantt.title = fmt::format("{}: {}", o.pir, t.what);
+    gantt.subtitle = "measured and simulated timelines share one time axis";
+    gantt.iteration = t.iteration;
+    gantt.axis_span_ns = axis_ns;
+    WriteFileAtomically(out_dir + "/" + t.file, GanttSvg(*t.trace, gantt));
+  }
   if (o.calib_path == "auto") {
     WriteFileAtomically(out_dir + "/calib.json", CalibrationJson(v.table));
     AtomicFile profile_out(out_dir + "/profile.csv");

@@ -72,7 +72,8 @@ struct ValidationResult {
 ValidationResult RunValidation(const Schedule& schedule, const ModelCard& card,
                                const ValidationOptions& options);
 
-// scatter.svg and the measured / predicted / replay traces (and with --calib auto calib.json
+// scatter.svg, the measured / predicted / replay traces and their timelines on one time axis
+// (measured.gantt.svg, predicted.gantt.svg, replay.gantt.svg), (and with --calib auto calib.json
 // and profile.csv) in `dir`, created if missing. Throws InputError when it cannot write.
 void WriteValidationFolder(const std::string& dir, const ValidationOptions& options,
                            const ValidationResult& result);

@@ -119,7 +119,7 @@ ExecResult RunInterleaved(const Schedule& schedule, const ModelCard& card, const
   ExecOptions round_exec = exec;
   round_exec.iterations = warmup + 1;
   TimeNs end_ns = 0;
-  ProgressLine progress("validate", "rounds", iterations, std::cerr, StderrIsTerminal());
+  cli::ProgressLine progress("validate", "rounds", iterations, std::cerr, cli::StderrIsTerminal());
   for (int round = 0; round < iterations; ++round) {
     ExecResult one = ExecuteInProcess(schedule, card, round_exec, backend);
     if (round == 0) {

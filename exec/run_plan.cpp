@@ -84,9 +84,8 @@ void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>&
     // Of today's recipes (schedule/op.h) the executor runs activation recomputation; a
     // RECOMPUTE of a block split over a tp group (part=attn / part=mlp) not yet.
     if (op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole) {
-      ThrowInput(
-          "{}: the executor runs RECOMPUTE of whole layers only (tp degree 1), not part={}",
-          OpWhere(schedule_, op), LayerPartName(op.part));
+      ThrowInput("{}: the executor runs RECOMPUTE of whole layers only (tp degree 1), not part={}",
+                 OpWhere(schedule_, op), LayerPartName(op.part));
     }
     Op rest = op;  // the op without the recipes the executor runs
     if (rest.kind == OpKind::kRecompute) rest.kind = OpKind::kFwd;

@@ -175,8 +175,7 @@ TEST_CASE("Recipes the executor does not run are refused by name", "[exec][recom
   tp.recompute = Recompute::kFull;
   const std::string split = refusal(tp);
   INFO(split);
-  CHECK(split.find("RECOMPUTE of whole layers only (tp degree 1), not part=") !=
-        std::string::npos);
+  CHECK(split.find("RECOMPUTE of whole layers only (tp degree 1), not part=") != std::string::npos);
   // Sequence parallelism and ZeRO, also together with recomputation.
   GenerateOptions sp = tp;
   sp.recompute = Recompute::kSelective;

@@ -91,6 +91,19 @@ class ComputeBackend {
   virtual void FinishBackward(int layer, LayerPart part, const SliceRef& slice,
                               std::span<const float> summed, std::span<float> grad_input) = 0;
 
+  // Activation recomputation (schedule/op.h recompute=; models/memory_model.h). How the
+  // forward of (layer, slice) keeps its saved activations; call before that Forward, default
+  // kNone (keep all). kSelective: the attention core's probabilities are dropped once the
+  // context is computed and recomputed inside Backward(kAttention) from the kept queries and
+  // the key/value buffer. kFull: once the layer's output is produced only its input is kept;
+  // RecomputeForward must rebuild the rest before Backward.
+  virtual void KeepActivations(int layer, const SliceRef& slice, Recompute mode) = 0;
+  // The RECOMPUTE of a whole layer (one tp rank): re-runs its forward from the kept input to
+  // rebuild its saved activations, with the same kernels in the same order as the forward (so
+  // the same values). It reads the key/value buffer as the forward left it (this slice's and
+  // earlier slices' keys and values) and writes nothing there; no output is produced.
+  virtual void RecomputeForward(int layer, const SliceRef& slice) = 0;
+
   // The loss of a slice from the last layer's output, and its gradient into `grad_output`.
   // With an LM head: cross-entropy of the synthetic next tokens; without: the sum of all
   // output features. Either way the loss is divided by `global_tokens` (every token of the

@@ -30,7 +30,7 @@ namespace terasim::run_detail {
 double Runner::OpFlops(const DeviceState& dev, const Op& op) const {
   if (!IsLayerCompute(op.kind) || op.kind == OpKind::kBwdWeight) return 0;
   const SliceRef slice = Slice(op.microbatch, op.tokens);
-  const bool backward = op.kind != OpKind::kFwd;
+  const bool backward = op.kind != OpKind::kFwd && op.kind != OpKind::kRecompute;
   return dev.backend->LayerFlops(op.part, slice, backward) * op.layers.Length();
 }
 
@@ -88,6 +88,20 @@ void Runner::RunCompute(DeviceState& dev, const Op& op) {
   const int64_t values = slice.Values(card_.hidden);
   const bool split = !op.group.empty();  // partial sums go to the tp all-reduce
   ComputeBackend& backend = *dev.backend;
+  if (op.kind == OpKind::kRecompute) {
+    // Whole layers (Prepare): each layer's forward again from the input its FWD kept. It
+    // reads nothing from the store and writes nothing there.
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    for (int l = op.layers.begin; l < op.layers.end; ++l) backend.RecomputeForward(l, slice);
+    return;
+  }
+  if (op.kind == OpKind::kFwd && op.part != LayerPart::kMlp) {
+    // How each layer's forward keeps its activations (recompute=); before its Forward.
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    for (int l = op.layers.begin; l < op.layers.end; ++l) {
+      backend.KeepActivations(l, slice, op.recompute);
+    }
+  }
   if (op.kind == OpKind::kFwd) {
     if (op.part == LayerPart::kMlp) {
       const int layer = op.layers.begin;
@@ -222,6 +236,7 @@ void Runner::RunOp(DeviceState& dev, const Op& op, int iteration) {
     case OpKind::kBwd:
     case OpKind::kBwdInput:
     case OpKind::kBwdWeight:
+    case OpKind::kRecompute:
       RunCompute(dev, op);
       return;
     case OpKind::kSend: {

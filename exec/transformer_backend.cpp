@@ -141,7 +141,29 @@ void TransformerBackend::InputBackward(const SliceRef& slice, std::span<const fl
   device_->Synchronize();  // grad_x and the ids are the caller's / this frame's
 }
 
-void TransformerBackend::AttentionForward(int layer, const SliceRef& slice, float* partial) {
+void TransformerBackend::AttentionProbs(const SliceRef& slice, SliceState& s, KvBuffer& kv) {
+  Device& d = *device_;
+  const int n = slice.Tokens();
+  const int hl = local_hidden_;
+  const int heads = local_heads_;
+  const int ctx_len = slice.t1;  // keys [0, t1)
+  const int seq = card_.sequence;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim_));
+  const int64_t block = static_cast<int64_t>(n) * ctx_len;  // one head's scores
+  s.probs = Zeros(static_cast<int64_t>(slice.rows) * heads * block);
+  for (int r = 0; r < slice.rows; ++r) {
+    const float* q = s.qkv.data() + static_cast<int64_t>(r) * n * 3 * hl;
+    const float* k = kv.k.data() + static_cast<int64_t>(r) * seq * hl;
+    float* pr = s.probs.data() + static_cast<int64_t>(r) * heads * block;
+    // Per head: scores = scale * q k^T.
+    d.Gemm(false, true, n, ctx_len, head_dim_, scale, q, 3 * hl, k, hl, 0.0f, pr, ctx_len, heads,
+           head_dim_, head_dim_, block);
+  }
+  d.CausalSoftmax(slice.rows * heads, n, ctx_len, slice.t0, s.probs.data());
+}
+
+void TransformerBackend::AttentionForward(int layer, const SliceRef& slice, float* partial,
+                                          bool write_kv) {
   ParamSet& p = Layer(layer);
   SliceState& s = State(layer, slice);
   KvBuffer& kv = Kv(layer, slice);
@@ -163,26 +185,18 @@ void TransformerBackend::AttentionForward(int layer, const SliceRef& slice, floa
   d.FillRows(rows_tokens, 3 * hl, p.weight[kQkvBias].data(), s.qkv.data());
   d.Gemm(false, false, rows_tokens, 3 * hl, h, 1.0f, s.a.data(), h, p.weight[kQkvWeight].data(),
          3 * hl, 1.0f, s.qkv.data(), 3 * hl);
-  // Append this slice's keys and values to the buffer: n rows of hl floats per sequence.
-  for (int r = 0; r < slice.rows; ++r) {
+  // Append this slice's keys and values to the buffer: n rows of hl floats per sequence. A
+  // recomputation finds them there already (written by this slice's forward, unchanged since:
+  // later slices write only their own rows, backwards only the gradients).
+  for (int r = 0; write_kv && r < slice.rows; ++r) {
     const float* src = s.qkv.data() + static_cast<int64_t>(r) * n * 3 * hl;
     const int64_t dst = (static_cast<int64_t>(r) * seq + slice.t0) * hl;
     d.Copy2D(kv.k.data() + dst, hl, src + hl, 3 * hl, hl, n);
     d.Copy2D(kv.v.data() + dst, hl, src + 2 * hl, 3 * hl, hl, n);
   }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int64_t block = static_cast<int64_t>(n) * ctx_len;  // one head's scores
-  s.probs = Zeros(static_cast<int64_t>(slice.rows) * heads * block);
+  AttentionProbs(slice, s, kv);
   s.ctx = Zeros(static_cast<int64_t>(rows_tokens) * hl);
-  for (int r = 0; r < slice.rows; ++r) {
-    const float* q = s.qkv.data() + static_cast<int64_t>(r) * n * 3 * hl;
-    const float* k = kv.k.data() + static_cast<int64_t>(r) * seq * hl;
-    float* pr = s.probs.data() + static_cast<int64_t>(r) * heads * block;
-    // Per head: scores = scale * q k^T.
-    d.Gemm(false, true, n, ctx_len, hd, scale, q, 3 * hl, k, hl, 0.0f, pr, ctx_len, heads, hd, hd,
-           block);
-  }
-  d.CausalSoftmax(slice.rows * heads, n, ctx_len, slice.t0, s.probs.data());
   for (int r = 0; r < slice.rows; ++r) {
     const float* v = kv.v.data() + static_cast<int64_t>(r) * seq * hl;
     const float* pr = s.probs.data() + static_cast<int64_t>(r) * heads * block;
@@ -193,6 +207,7 @@ void TransformerBackend::AttentionForward(int layer, const SliceRef& slice, floa
   }
   d.Gemm(false, false, rows_tokens, h, hl, 1.0f, s.ctx.data(), hl, p.weight[kOutWeight].data(), h,
          0.0f, partial, h);
+  if (s.mode == Recompute::kSelective) s.probs = DeviceArray();  // the backward recomputes them
 }
 
 void TransformerBackend::FinishAttention(int layer, const SliceRef& slice, const float* summed) {
@@ -238,6 +253,36 @@ void TransformerBackend::FinishMlp(int layer, const SliceRef& slice, const float
   if (out != summed) device_->Copy2D(out, values, summed, values, values, 1);
   device_->AddInPlace(values, s.y.data(), out);
   device_->AddRowBias(slice.rows * slice.Tokens(), hidden_, p.weight[kFc2Bias].data(), out);
+  if (s.mode == Recompute::kFull) {
+    // The layer's output is produced: keep only its input (RecomputeForward rebuilds the
+    // rest). The frees are queued after the kernels above that read these arrays.
+    DeviceArray x = std::move(s.x);
+    s = SliceState();
+    s.x = std::move(x);
+    s.mode = Recompute::kFull;
+  }
+}
+
+void TransformerBackend::KeepActivations(int layer, const SliceRef& slice, Recompute mode) {
+  State(layer, slice).mode = mode;
+}
+
+void TransformerBackend::RecomputeForward(int layer, const SliceRef& slice) {
+  device_->Enter();
+  SliceState& s = State(layer, slice);
+  TERASIM_CHECK(s.mode == Recompute::kFull && !s.x.empty(),
+                "layer {} micro-batch {} tokens {}-{}: RECOMPUTE of a slice whose forward did "
+                "not keep its input for recomputation (recompute=full)",
+                layer, slice.microbatch, slice.t0, slice.t1);
+  TERASIM_CHECK(s.g.empty(), "layer {} micro-batch {} tokens {}-{}: RECOMPUTE twice", layer,
+                slice.microbatch, slice.t0, slice.t1);
+  // The forward's kernels in the forward's order (Forward(kWhole)), minus the key/value
+  // writes and the layer output, which its backward does not read.
+  DeviceArray partial = Zeros(slice.Values(hidden_));
+  AttentionForward(layer, slice, partial.data(), /*write_kv=*/false);
+  FinishAttention(layer, slice, partial.data());
+  MlpForward(layer, slice, partial.data());
+  device_->Synchronize();
 }
 
 void TransformerBackend::Forward(int layer, LayerPart part, const SliceRef& slice,
@@ -281,7 +326,8 @@ void TransformerBackend::MlpBackward(int layer, const SliceRef& slice, float* pa
   ParamSet& p = Layer(layer);
   SliceState& s = State(layer, slice);
   Device& d = *device_;
-  TERASIM_CHECK(!s.g.empty(), "layer {} mlp backward before its forward", layer);
+  TERASIM_CHECK(!s.g.empty(), "layer {} mlp backward before its forward{}", layer,
+                s.mode == Recompute::kFull ? " (recompute=full: before its RECOMPUTE)" : "");
   const int rows_tokens = slice.rows * slice.Tokens();
   const int h = hidden_;
   const int fl = local_ffn_;
@@ -326,6 +372,13 @@ void TransformerBackend::AttentionBackward(int layer, const SliceRef& slice, flo
   const int ctx_len = slice.t1;
   const int seq = card_.sequence;
   const float* dy = s.dy.data();
+  if (s.probs.empty()) {
+    // Selective recomputation: the forward's scores and softmax again, from the kept queries
+    // and the buffer's keys (as the forward left them), with the forward's kernels.
+    TERASIM_CHECK(s.mode == Recompute::kSelective, "layer {} attention probabilities missing",
+                  layer);
+    AttentionProbs(slice, s, kv);
+  }
   d.AddColumnSums(rows_tokens, h, dy, p.grad[kOutBias].data());
   DeviceArray dctx = Zeros(static_cast<int64_t>(rows_tokens) * hl);
   d.Gemm(false, true, rows_tokens, hl, h, 1.0f, dy, h, p.weight[kOutWeight].data(), h, 0.0f,

@@ -59,6 +59,8 @@ class TransformerBackend : public ComputeBackend {
   double Loss(const SliceRef& slice, std::span<const float> output, std::span<float> grad_output,
               int64_t global_tokens) override;
   double LossSum() const override { return loss_sum_; }
+  void KeepActivations(int layer, const SliceRef& slice, Recompute mode) override;
+  void RecomputeForward(int layer, const SliceRef& slice) override;
   std::vector<float> Gradients(Range layers) const override;
   void SetGradients(Range layers, std::span<const float> values) override;
   void SnapshotGradients(Range layers) override;
@@ -90,6 +92,7 @@ class TransformerBackend : public ComputeBackend {
     DeviceArray x, mean1, rstd1, a, qkv, probs, ctx;
     DeviceArray y, mean2, rstd2, b, u, g;
     DeviceArray dz, dy;
+    Recompute mode = Recompute::kNone;  // how the forward keeps the arrays above
   };
   using SliceKey = std::tuple<int, int, int>;  // (micro-batch, layer, t0)
 
@@ -113,7 +116,11 @@ class TransformerBackend : public ComputeBackend {
 
   // Device-resident halves of the block protocol; `partial`, `summed`, `out` are device
   // arrays of slice.Values(hidden).
-  void AttentionForward(int layer, const SliceRef& slice, float* partial);
+  // `write_kv` false (recomputation): the buffer already holds this slice's keys and values.
+  void AttentionForward(int layer, const SliceRef& slice, float* partial, bool write_kv = true);
+  // s.probs = causal softmax of scale * q k^T over keys [0, t1) (the forward's, and selective
+  // recomputation's in the backward).
+  void AttentionProbs(const SliceRef& slice, SliceState& s, KvBuffer& kv);
   void FinishAttention(int layer, const SliceRef& slice, const float* summed);
   void MlpForward(int layer, const SliceRef& slice, float* partial);
   void FinishMlp(int layer, const SliceRef& slice, const float* summed, float* out);

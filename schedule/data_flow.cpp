@@ -27,6 +27,7 @@ enum class Res : uint8_t {
   kFinB,    // its backward finished
   kCtxF,    // keys and values of layer `layer`, micro-batch mb, for the slice ending at a
   kCtxB,    // their gradients, for the slice starting at a
+  kKept,    // the input of layer `layer` for (mb, [a, b)) kept by a recompute=full forward
   kOpaque,  // any other tensor identity (a = interned id)
 };
 
@@ -152,6 +153,10 @@ std::string Describe(const Key& k, const Tensors& tensors) {
     case Res::kCtxB:
       return fmt::format("the key/value gradients of layer {}, micro-batch {}, from token {}",
                          k.layer, k.mb, k.a);
+    case Res::kKept:
+      return fmt::format(
+          "the input of layer {} kept for recomputation (micro-batch {}, tokens {}-{})", k.layer,
+          k.mb, k.a, k.b);
     case Res::kOpaque:
       return tensors.Name(k.a);
   }
@@ -280,7 +285,10 @@ class DataFlow {
             if (a > 0) Read(reads, op, Ctx(Res::kCtxF, l, mb, a));
             Write(i, Ctx(Res::kCtxF, l, mb, b));
           }
-          if (op.part == LayerPart::kWhole) {
+          if (op.part == LayerPart::kWhole && op.recompute == Recompute::kFull) {
+            // Only the layer's input survives; its RECOMPUTE rebuilds the finished forward.
+            Write(i, Make(Res::kKept, l, 0, op));
+          } else if (op.part == LayerPart::kWhole) {
             Write(i, Make(Res::kFinF, l, kAttn, op));
             Write(i, Make(Res::kFinF, l, kMlp, op));
           }
@@ -377,7 +385,16 @@ class DataFlow {
       case OpKind::kOptimizer:
         return;  // handled in Run
       case OpKind::kRecompute:
-        return;  // not reached: CheckDataFlow skips schedules with today's recipes
+        // Whole layers (the checker skips the data flow of split ones): each layer's forward
+        // again from its kept input, against the keys and values its forward left in the
+        // buffer (this slice's included), rebuilding the finished forward its backward reads.
+        for (int l = op.layers.begin; l < op.layers.end; ++l) {
+          Read(reads, op, Make(Res::kKept, l, 0, op));
+          Read(reads, op, Ctx(Res::kCtxF, l, mb, b));
+          Write(i, Make(Res::kFinF, l, kAttn, op));
+          Write(i, Make(Res::kFinF, l, kMlp, op));
+        }
+        return;
     }
   }
 

@@ -170,8 +170,6 @@ std::string UnitsText(const Candidate& c) {
   return text;
 }
 
-}
-
 int RunPaper(const po::variables_map& vm) {
   const std::string path = DataRoot() + "/tools/data/paper_settings.json";
   nlohmann::json doc = ParseJson(ReadTextFile(path), path);
@@ -423,6 +421,7 @@ int RunCompare(const Args& args) {
     if (dir_error) ThrowInput("--out: {}: {}", out_dir, dir_error.message());
     RequireReplaceableOutput(out_dir + "/compare.svg");
     RequireReplaceableOutput(out_dir + "/winner.trace.json");
+    RequireReplaceableOutput(out_dir + "/winner.gantt.svg");
   }
   request.granularity = vm["granularity"].as<int>();
   request.max_evaluations_per_family = vm["max-evaluations"].as<int>();
@@ -491,7 +490,6 @@ int RunCompare(const Args& args) {
     }
   }
 
-  const std::string out_dir = vm["out"].as<std::string>();
   RemoveStaleOutputs(out_dir);
   if (winner < 0) {
     const Closest closest = FindClosest(families, context.model(), context.device());

@@ -75,7 +75,7 @@ TEST_CASE("test-only flags are accepted but left out of the help", "[tools][cli]
   CHECK(Terasim("sweep " + d.spec + " --db " + d.db + " --dry-run --kill-after 0", &out) == 0);
 }
 
-TEST_CASE("--calibration is a hidden alias of --calib", "[tools][cli]") {
+TEST_CASE("The flag --calibration is a hidden alias of --calib", "[tools][cli]") {
   const std::string common =
       "cost --model " + kTraces + "cpu-small.json --device local-cpu --json ";
   const std::string table = kTraces + "gpipe_p2_m4.calib.json";
@@ -105,7 +105,7 @@ TEST_CASE("Megatron-LM's flag names mean terasim's", "[tools][cli]") {
   CHECK_THAT(megatron, Catch::Matchers::Contains("shape strategy=1f1b dp=1 pp=2 tp=2"));
 }
 
-TEST_CASE("--batch sets the micro-batches of schedule and simulate, and is checked",
+TEST_CASE("The flag --batch sets the micro-batches of schedule and simulate, and is checked",
           "[tools][cli]") {
   std::string out;
   // --batch 12 with dp 1 and 3 micro-batches: 12 / 3 = 4 sequences each.
@@ -150,7 +150,8 @@ TEST_CASE("dp is inferred from the GPU count when not given, and the output says
   CHECK_THAT(out, Catch::Matchers::Contains("does not divide the cluster's 8 GPUs: give --dp"));
 }
 
-TEST_CASE("--cluster without a count is an error that shows INSTANCE:COUNT", "[tools][cli]") {
+TEST_CASE("The flag --cluster without a count is an error that shows INSTANCE:COUNT",
+          "[tools][cli]") {
   for (const char* command : {"compare --model gpt3-1b", "plan --model gpt3-1b",
                               "memory --model gpt3-1b", "simulate --strategy gpipe"}) {
     std::string out;

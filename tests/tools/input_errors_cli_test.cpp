@@ -125,7 +125,7 @@ TEST_CASE("schedule refuses a batch that overflows int and too many micro-batche
 TEST_CASE("memory refuses --batch 1000000 naming kMaxBatch (exit 1)") {
   Dir dir;
   Result r = Terasim(dir,
-                     "memory --model tiny --cluster p3.16xlarge:1 --pp 2 --tp 1 "
+                     "memory --model tiny --cluster p3.16xlarge:1 --pp 2 --tp 1 --dp 1 "
                      "--batch 1000000");
   CHECK(r.exit_code == 1);
   CHECK(r.err ==
@@ -135,7 +135,7 @@ TEST_CASE("memory refuses --batch 1000000 naming kMaxBatch (exit 1)") {
 TEST_CASE("A negative --nic-gbps is an error, not the instance's default (exit 1)") {
   Dir dir;
   Result r = Terasim(dir,
-                     "simulate --strategy gpipe --model tiny --pp 2 --cluster p3.16xlarge:1 "
+                     "simulate --strategy gpipe --model tiny --pp 2 --dp 1 --cluster p3.16xlarge:1 "
                      "--nic-gbps=-5");
   CHECK(r.exit_code == 1);
   CHECK(r.err == "terasim: --nic-gbps -5: must be a finite number > 0\n");

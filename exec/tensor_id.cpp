@@ -6,28 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "schedule/key_fields.h"
+
 namespace terasim {
 
 namespace {
-
-std::vector<std::string_view> SplitDots(std::string_view text) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = text.find('.', start);
-    parts.push_back(text.substr(start, dot == std::string_view::npos ? dot : dot - start));
-    if (dot == std::string_view::npos) return parts;
-    start = dot + 1;
-  }
-}
-
-// Parses "{prefix}{int}" into value; false when it does not match.
-bool ParseTagged(std::string_view field, char prefix, int& value) {
-  if (field.size() < 2 || field[0] != prefix) return false;
-  const char* end = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(field.data() + 1, end, value);
-  return ec == std::errc() && ptr == end;
-}
 
 bool ParseTokens(std::string_view field, Range& tokens) {
   if (field.size() < 4 || field[0] != 't') return false;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "schedule/dry_run.h"
+#include "schedule/key_fields.h"
 
 namespace terasim {
 namespace {
@@ -56,24 +57,6 @@ struct KeyHash {
 constexpr int kAttn = static_cast<int>(LayerPart::kAttention);
 constexpr int kMlp = static_cast<int>(LayerPart::kMlp);
 
-std::vector<std::string_view> SplitDots(std::string_view text) {
-  std::vector<std::string_view> parts;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = text.find('.', start);
-    parts.push_back(text.substr(start, dot == std::string_view::npos ? dot : dot - start));
-    if (dot == std::string_view::npos) return parts;
-    start = dot + 1;
-  }
-}
-
-bool Tagged(std::string_view field, char prefix, int& value) {
-  if (field.size() < 2 || field[0] != prefix) return false;
-  const char* end = field.data() + field.size();
-  auto [ptr, ec] = std::from_chars(field.data() + 1, end, value);
-  return ec == std::errc() && ptr == end;
-}
-
 bool Tokens(std::string_view field, int& a, int& b) {
   if (field.size() < 4 || field[0] != 't') return false;
   const size_t dash = field.find('-');
@@ -99,8 +82,8 @@ class Tensors {
       Key k;
       k.kind = f[0] == "act" ? Res::kAct : Res::kGrad;
       int copy = 0;
-      if (Tagged(f[1], 'l', k.layer) && Tagged(f[2], 'm', k.mb) && Tokens(f[3], k.a, k.b) &&
-          (f.size() == 4 || Tagged(f[4], 'r', copy))) {
+      if (ParseTagged(f[1], 'l', k.layer) && ParseTagged(f[2], 'm', k.mb) &&
+          Tokens(f[3], k.a, k.b) && (f.size() == 4 || ParseTagged(f[4], 'r', copy))) {
         t.key = k;
         return t;
       }
@@ -109,13 +92,14 @@ class Tensors {
       Key k;
       k.kind = f[0] == "tpf" ? Res::kTpSumF : Res::kTpSumB;
       k.part = f[2] == "attn" ? kAttn : kMlp;
-      if (Tagged(f[1], 'l', k.layer) && Tagged(f[3], 'm', k.mb) && Tokens(f[4], k.a, k.b)) {
+      if (ParseTagged(f[1], 'l', k.layer) && ParseTagged(f[3], 'm', k.mb) &&
+          Tokens(f[4], k.a, k.b)) {
         t.key = k;
         return t;
       }
     } else if (f[0] == "wgrad" && f.size() >= 2) {
       int stage = -1;
-      if (Tagged(f[1], 's', stage)) t.wgrad_stage = stage;
+      if (ParseTagged(f[1], 's', stage)) t.wgrad_stage = stage;
     }
     auto [it, inserted] = opaque_.emplace(text, static_cast<int>(opaque_.size()));
     t.key.kind = Res::kOpaque;

@@ -4,7 +4,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -23,16 +22,6 @@ int WorldRank() {
   int rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   return rank;
-}
-
-// FNV-1a: a fixed hash, the same in every process (std::hash need not be).
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 // Message layout: uint32 name length, the name, then the floats.
@@ -59,29 +48,6 @@ std::pair<std::string, std::vector<float>> Decode(const std::vector<char>& bytes
   if (!data.empty()) std::memcpy(data.data(), bytes.data() + header, bytes.size() - header);
   return {std::move(name), std::move(data)};
 }
-
-// Polling waits: spin briefly, then sleep up to 200 us (the executor's stream threads share
-// few cores with the other ranks).
-class Backoff {
- public:
-  void Wait() {
-    if (spins_ < 16) {
-      ++spins_;
-      std::this_thread::yield();
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
-    sleep_us_ = std::min(sleep_us_ * 2, 200);
-  }
-  void Reset() {
-    spins_ = 0;
-    sleep_us_ = 5;
-  }
-
- private:
-  int spins_ = 0;
-  int sleep_us_ = 5;
-};
 
 }  // namespace
 
@@ -119,62 +85,27 @@ void MpiSession::Abort(int code) const {
 }
 
 MpiTransport::MpiTransport(const Schedule& schedule, std::chrono::milliseconds stall_timeout)
-    : stall_timeout_(stall_timeout) {
+    : TransportBase(Delivery::kPulled, stall_timeout, fmt::format("MPI rank {}", WorldRank())) {
   TERASIM_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &rank_));
   TERASIM_MPI(MPI_Comm_size(MPI_COMM_WORLD, &size_));
   TERASIM_CHECK(size_ == schedule.devices, "MPI world of {} ranks for {} devices", size_,
                 schedule.devices);
-  void* value = nullptr;
-  int found = 0;
-  TERASIM_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &value, &found));
-  if (found && value != nullptr) tag_upper_bound_ = *static_cast<int*>(value);
-
-  MPI_Comm p2p = MPI_COMM_NULL;
-  TERASIM_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &p2p));
-  comms_.push_back(p2p);
+  TERASIM_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &messages_comm_));
   TERASIM_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &results_comm_));
-  MPI_Group world = MPI_GROUP_NULL;
-  TERASIM_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
-  // Every rank walks the groups in the same order, so the lowest group not yet created always
-  // has all its members waiting in it.
-  for (size_t g = 0; g < schedule.groups.size(); ++g) {
-    const Group& group = schedule.groups[g];
-    if (std::find(group.ranks.begin(), group.ranks.end(), rank_) == group.ranks.end()) continue;
-    MPI_Group members = MPI_GROUP_NULL;
-    TERASIM_MPI(
-        MPI_Group_incl(world, static_cast<int>(group.ranks.size()), group.ranks.data(), &members));
-    MPI_Comm comm = MPI_COMM_NULL;
-    TERASIM_MPI(MPI_Comm_create_group(MPI_COMM_WORLD, members, static_cast<int>(g), &comm));
-    TERASIM_MPI(MPI_Group_free(&members));
-    TERASIM_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
-    group_comm_[group.name] = static_cast<int>(comms_.size());
-    comms_.push_back(comm);
-  }
-  TERASIM_MPI(MPI_Group_free(&world));
 }
 
 MpiTransport::~MpiTransport() {
   try {
-    if (!stop_.Stopped()) Flush();
+    if (!Stopped()) Flush();
   } catch (const std::exception&) {
     // A failing flush in a destructor has nowhere to go; the run has already reported.
   }
-  for (MPI_Comm& comm : comms_) MPI_Comm_free(&comm);
+  MPI_Comm_free(&messages_comm_);
   MPI_Comm_free(&results_comm_);
 }
 
-int MpiTransport::Tag(const std::string& name) const {
-  return static_cast<int>(Fnv1a(name) % (static_cast<uint64_t>(tag_upper_bound_) + 1));
-}
-
-int MpiTransport::CommOf(const CollectiveCall& call) const {
-  auto it = group_comm_.find(call.group);
-  TERASIM_CHECK(it != group_comm_.end(), "rank {} has no communicator for group {}", rank_,
-                call.group);
-  return it->second;
-}
-
-void MpiTransport::Post(int comm, int dest, const std::string& name, std::span<const float> data) {
+void MpiTransport::Post(int from, int to, const std::string& name, std::span<const float> data) {
+  TERASIM_CHECK(from == rank_, "rank {} asked to send {} as device {}", rank_, name, from);
   std::vector<char> bytes = Encode(name, data);
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     ThrowInput("exec: MPI message {} of {} bytes exceeds the {} bytes of one MPI message", name,
@@ -183,8 +114,8 @@ void MpiTransport::Post(int comm, int dest, const std::string& name, std::span<c
   std::lock_guard<std::mutex> lock(send_mutex_);
   Pending& p = pending_.emplace_back();
   p.buffer = std::move(bytes);
-  TERASIM_MPI(MPI_Isend(p.buffer.data(), static_cast<int>(p.buffer.size()), MPI_BYTE, dest,
-                        Tag(name), comms_[comm], &p.request));
+  TERASIM_MPI(MPI_Isend(p.buffer.data(), static_cast<int>(p.buffer.size()), MPI_BYTE, to, 0,
+                        messages_comm_, &p.request));
   // Drop the buffers of sends that have completed.
   for (auto it = pending_.begin(); it != pending_.end();) {
     int done = 0;
@@ -193,140 +124,22 @@ void MpiTransport::Post(int comm, int dest, const std::string& name, std::span<c
   }
 }
 
-std::vector<float> MpiTransport::Take(int comm, int source, const std::string& name,
-                                      const std::string& what) {
-  const auto key = std::make_tuple(comm, source, name);
-  const int tag = Tag(name);
-  const auto deadline = std::chrono::steady_clock::now() + stall_timeout_;
-  Backoff backoff;
-  while (true) {
-    {
-      std::lock_guard<std::mutex> lock(receive_mutex_);
-      auto it = mailbox_.find(key);
-      if (it != mailbox_.end()) {
-        std::vector<float> data = std::move(it->second.front());
-        it->second.pop_front();
-        if (it->second.empty()) mailbox_.erase(it);
-        return data;
-      }
-      int flag = 0;
-      MPI_Message message = MPI_MESSAGE_NULL;
-      MPI_Status status;
-      TERASIM_MPI(MPI_Improbe(source, tag, comms_[comm], &flag, &message, &status));
-      if (flag) {
-        int count = 0;
-        TERASIM_MPI(MPI_Get_count(&status, MPI_BYTE, &count));
-        std::vector<char> bytes(count);
-        TERASIM_MPI(MPI_Mrecv(bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE));
-        auto [got, data] = Decode(bytes);
-        if (got == name) return std::move(data);
-        // Another tensor with the same tag: keep it for the thread that asks for it.
-        mailbox_[std::make_tuple(comm, source, std::move(got))].push_back(std::move(data));
-        backoff.Reset();
-        continue;
-      }
-    }
-    if (stop_.Stopped()) throw StoppedError();
-    if (std::chrono::steady_clock::now() >= deadline) {
-      throw InternalError(fmt::format("executor stalled for {} s waiting for {} (MPI rank {})",
-                                      stall_timeout_.count() / 1000.0, what, rank_));
-    }
-    backoff.Wait();
-  }
+bool MpiTransport::Pull(int to, int, const std::string& name) {
+  TERASIM_CHECK(to == rank_, "rank {} asked to receive {} as device {}", rank_, name, to);
+  std::lock_guard<std::mutex> lock(receive_mutex_);
+  int flag = 0;
+  MPI_Message message = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  TERASIM_MPI(MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, messages_comm_, &flag, &message, &status));
+  if (!flag) return false;
+  int count = 0;
+  TERASIM_MPI(MPI_Get_count(&status, MPI_BYTE, &count));
+  std::vector<char> bytes(count);
+  TERASIM_MPI(MPI_Mrecv(bytes.data(), count, MPI_BYTE, &message, MPI_STATUS_IGNORE));
+  auto [got, data] = Decode(bytes);
+  Deliver(status.MPI_SOURCE, rank_, got, std::move(data));
+  return true;
 }
-
-void MpiTransport::Send(int from, int to, const std::string& tensor, std::span<const float> data) {
-  TERASIM_CHECK(from == rank_, "rank {} asked to send {} as device {}", rank_, tensor, from);
-  Post(0, to, tensor, data);
-}
-
-std::vector<float> MpiTransport::Recv(int to, int from, const std::string& tensor) {
-  TERASIM_CHECK(to == rank_, "rank {} asked to receive {} as device {}", rank_, tensor, to);
-  return Take(0, from, tensor,
-              fmt::format("device {} to receive {} from device {}", to, tensor, from));
-}
-
-std::vector<std::vector<float>> MpiTransport::GatherGroup(const CollectiveCall& call, int comm,
-                                                          std::span<const float> data) {
-  const int n = static_cast<int>(call.ranks.size());
-  const int position = GroupPosition(call, call.device);
-  const std::string name = "up:" + call.tensor;
-  if (position != 0) {
-    Post(comm, 0, name, data);
-    return {};
-  }
-  std::vector<std::vector<float>> all(n);
-  all[0].assign(data.begin(), data.end());
-  for (int m = 1; m < n; ++m) {
-    all[m] = Take(comm, m, name,
-                  fmt::format("device {}: collective {} on group {} (from device {})", call.device,
-                              call.tensor, call.group, call.ranks[m]));
-  }
-  return all;
-}
-
-std::vector<float> MpiTransport::ScatterResult(const CollectiveCall& call, int comm,
-                                               std::span<const float> data) {
-  const int n = static_cast<int>(call.ranks.size());
-  const std::string name = "down:" + call.tensor;
-  if (GroupPosition(call, call.device) == 0) {
-    for (int m = 1; m < n; ++m) Post(comm, m, name, data);
-    return std::vector<float>(data.begin(), data.end());
-  }
-  return Take(comm, 0, name,
-              fmt::format("device {}: collective {} on group {} (result from device {})",
-                          call.device, call.tensor, call.group, call.ranks[0]));
-}
-
-void MpiTransport::AllReduce(const CollectiveCall& call, std::span<float> data) {
-  const int comm = CommOf(call);
-  std::vector<std::vector<float>> all = GatherGroup(call, comm, data);
-  std::vector<float> sum;
-  if (!all.empty()) {
-    for (const auto& c : all) {
-      TERASIM_CHECK(c.size() == data.size(), "all-reduce {} sizes differ: {} vs {}", call.tensor,
-                    c.size(), data.size());
-    }
-    // Fixed rank order, as InProcessTransport: the same bits as the in-process run.
-    sum.resize(data.size());
-    for (size_t i = 0; i < data.size(); ++i) {
-      float s = all[0][i];
-      for (size_t m = 1; m < all.size(); ++m) s += all[m][i];
-      sum[i] = s;
-    }
-  }
-  std::vector<float> result = ScatterResult(call, comm, sum);
-  TERASIM_CHECK(result.size() == data.size(), "all-reduce {} result of {} values for {}",
-                call.tensor, result.size(), data.size());
-  std::copy(result.begin(), result.end(), data.begin());
-}
-
-void MpiTransport::Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) {
-  const int comm = CommOf(call);
-  const int n = static_cast<int>(call.ranks.size());
-  const int root_position = GroupPosition(call, root);
-  const std::string name = "bcast:" + call.tensor;
-  if (call.device == root) {
-    for (int m = 0; m < n; ++m) {
-      if (m != root_position) Post(comm, m, name, data);
-    }
-    return;
-  }
-  data = Take(comm, root_position, name,
-              fmt::format("device {}: broadcast {} on group {} from device {}", call.device,
-                          call.tensor, call.group, root));
-}
-
-std::vector<float> MpiTransport::AllGather(const CollectiveCall& call,
-                                           std::span<const float> data) {
-  const int comm = CommOf(call);
-  std::vector<float> joined;
-  for (const auto& c : GatherGroup(call, comm, data))
-    joined.insert(joined.end(), c.begin(), c.end());
-  return ScatterResult(call, comm, joined);
-}
-
-void MpiTransport::Abort() { stop_.Stop(); }
 
 void MpiTransport::Flush() {
   std::lock_guard<std::mutex> lock(send_mutex_);

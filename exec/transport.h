@@ -1,7 +1,9 @@
 // Transport: how devices exchange tensors (STYLE.md: transports are pluggable). The runner
-// calls it from the stream thread that runs a SEND, RECV or collective op. Implementations:
-// InProcessTransport (exec/inproc_transport.h, every device a thread of this process); an MPI
-// or NCCL transport can implement the same calls.
+// calls it from the stream thread that runs a SEND, RECV or collective op. Implementations
+// derive from TransportBase (exec/transport_base.h), which owns matching, buffering, polling,
+// stall detection and the combining of collectives, and provide only the moves: in-process
+// (exec/inproc_transport.h), MPI (exec/mpi_transport.h), NCCL and one-GPU loopback
+// (exec/cuda/).
 //
 // Matching: a Send matches the Recv with the same (from, to, tensor); a collective matches
 // the calls of every member of `group` with the same tensor identity. Sums are taken in the

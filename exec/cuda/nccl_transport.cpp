@@ -1,12 +1,9 @@
 #include "exec/cuda/nccl_transport.h"
 
-#include <algorithm>
 #include <functional>
-#include <thread>
 
 #include <fmt/format.h>
 
-#include "exec/cuda/cuda_kernels.cuh"
 #include "models/errors.h"
 
 #ifdef TERASIM_HAVE_NCCL_MPI_BOOTSTRAP
@@ -22,15 +19,18 @@ int SelectGpu(int gpu) {
   return gpu;
 }
 
-int64_t TensorHash(const std::string& tensor) {
-  return static_cast<int64_t>(std::hash<std::string>{}(tensor) >> 1);
+int64_t NameHash(const std::string& name) {
+  return static_cast<int64_t>(std::hash<std::string>{}(name) >> 1);
 }
 
 }  // namespace
 
 NcclTransport::NcclTransport(int ranks, int rank, const ncclUniqueId& id, int gpu,
                              std::chrono::milliseconds stall_timeout)
-    : rank_(rank), gpu_(SelectGpu(gpu)), stall_timeout_(stall_timeout), comm_(ranks, rank, id) {}
+    : TransportBase(Delivery::kPulled, stall_timeout, fmt::format("NCCL rank {}", rank)),
+      rank_(rank),
+      gpu_(SelectGpu(gpu)),
+      comm_(ranks, rank, id) {}
 
 #ifdef TERASIM_HAVE_NCCL_MPI_BOOTSTRAP
 std::unique_ptr<NcclTransport> NcclTransport::OverMpi(std::chrono::milliseconds stall_timeout) {
@@ -51,24 +51,19 @@ std::unique_ptr<NcclTransport> NcclTransport::OverMpi(std::chrono::milliseconds 
 #endif
 
 void NcclTransport::Wait(const std::string& what) {
-  const auto deadline = std::chrono::steady_clock::now() + stall_timeout_;
-  while (true) {
-    const cudaError_t status = cudaStreamQuery(stream_.get());
-    if (status == cudaSuccess) return;
-    if (status != cudaErrorNotReady) TERASIM_CUDA(status);
-    if (stop_.Stopped()) throw StoppedError();
-    if (std::chrono::steady_clock::now() >= deadline) {
-      throw InternalError(fmt::format("executor stalled for {} s waiting for rank {}: {}",
-                                      stall_timeout_.count() / 1000.0, rank_, what));
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+  Await(
+      [&] {
+        const cudaError_t status = cudaStreamQuery(stream_.get());
+        if (status != cudaErrorNotReady) TERASIM_CUDA(status);
+        return status == cudaSuccess;
+      },
+      what);
 }
 
-void NcclTransport::Send(int from, int to, const std::string& tensor, std::span<const float> data) {
+void NcclTransport::Post(int from, int to, const std::string& name, std::span<const float> data) {
   UseDevice(gpu_);
   std::lock_guard<std::mutex> lock(mutex_);
-  const int64_t header_host[2] = {static_cast<int64_t>(data.size()), TensorHash(tensor)};
+  const int64_t header_host[2] = {static_cast<int64_t>(data.size()), NameHash(name)};
   DeviceBuffer<int64_t> header = DeviceBuffer<int64_t>::FromHost(header_host, stream_.get());
   Buffer payload = Buffer::FromHost(data, stream_.get());
   TERASIM_NCCL(ncclGroupStart());
@@ -79,18 +74,18 @@ void NcclTransport::Send(int from, int to, const std::string& tensor, std::span<
   }
   TERASIM_NCCL(ncclGroupEnd());
   // NCCL sends complete when the receiver takes them: the generators' schedules pair them.
-  Wait(fmt::format("rank {} to receive {} from rank {}", to, tensor, from));
+  Wait(fmt::format("rank {} to receive {} from rank {}", to, name, from));
 }
 
-std::vector<float> NcclTransport::Recv(int to, int from, const std::string& tensor) {
+bool NcclTransport::Pull(int to, int from, const std::string& name) {
   UseDevice(gpu_);
   std::lock_guard<std::mutex> lock(mutex_);
-  const std::string what = fmt::format("rank {} to receive {} from rank {}", to, tensor, from);
+  const std::string what = fmt::format("rank {} to receive {} from rank {}", to, name, from);
   DeviceBuffer<int64_t> header(2, stream_.get());
   TERASIM_NCCL(ncclRecv(header.data(), 2, ncclInt64, from, comm_.get(), stream_.get()));
   Wait(what);
   const std::vector<int64_t> h = header.ToHost();
-  if (h[1] != TensorHash(tensor)) {
+  if (h[1] != NameHash(name)) {
     throw InternalError(fmt::format(
         "NCCL transport: {}: the next message from rank {} is another tensor (sends and "
         "receives between two ranks must be issued in the same order)",
@@ -101,11 +96,14 @@ std::vector<float> NcclTransport::Recv(int to, int from, const std::string& tens
     TERASIM_NCCL(ncclRecv(payload.data(), h[0], ncclFloat32, from, comm_.get(), stream_.get()));
   }
   Wait(what);
-  return payload.ToHost();
+  Deliver(from, to, name, payload.ToHost());
+  return true;
 }
 
-std::vector<NcclTransport::Buffer> NcclTransport::Exchange(const CollectiveCall& call,
-                                                           std::span<const float> data) {
+std::vector<std::vector<float>> NcclTransport::Gather(const CollectiveCall& call,
+                                                      std::span<const float> data) {
+  UseDevice(gpu_);
+  std::lock_guard<std::mutex> lock(mutex_);
   const int n = static_cast<int>(call.ranks.size());
   const int me = GroupPosition(call, call.device);
   const cudaStream_t stream = stream_.get();
@@ -142,47 +140,9 @@ std::vector<NcclTransport::Buffer> NcclTransport::Exchange(const CollectiveCall&
   }
   TERASIM_NCCL(ncclGroupEnd());
   Wait(what);
-  return all;
-}
-
-void NcclTransport::AllReduce(const CollectiveCall& call, std::span<float> data) {
-  UseDevice(gpu_);
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<Buffer> all = Exchange(call, data);
-  for (const Buffer& b : all) {
-    TERASIM_CHECK(b.size() == static_cast<int64_t>(data.size()),
-                  "all-reduce {} sizes differ: {} vs {}", call.tensor, b.size(), data.size());
-  }
-  // Fixed rank order: every member computes the same bits.
-  for (size_t m = 1; m < all.size(); ++m) {
-    gpu::AddInPlace(stream_.get(), all[0].size(), all[m].data(), all[0].data());
-  }
-  all[0].CopyToHost(data);
-}
-
-void NcclTransport::Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) {
-  UseDevice(gpu_);
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<Buffer> all = Exchange(call, data);
-  data = all[GroupPosition(call, root)].ToHost();
-}
-
-std::vector<float> NcclTransport::AllGather(const CollectiveCall& call,
-                                            std::span<const float> data) {
-  UseDevice(gpu_);
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::vector<float> out;
-  for (const Buffer& b : Exchange(call, data)) {
-    const std::vector<float> part = b.ToHost();
-    out.insert(out.end(), part.begin(), part.end());
-  }
-  return out;
-}
-
-void NcclTransport::Abort() {
-  stop_.Stop();
-  // Not under mutex_: a waiting operation holds it; ncclCommAbort unblocks its kernels.
-  comm_.Abort();
+  std::vector<std::vector<float>> host;
+  for (const Buffer& b : all) host.push_back(b.ToHost());
+  return host;
 }
 
 }  // namespace terasim

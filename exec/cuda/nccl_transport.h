@@ -3,20 +3,21 @@
 // found (TERASIM_HAVE_NCCL); the communicator is bootstrapped over MPI where MPI is built
 // (NcclTransport::OverMpi), else from a unique id the caller distributes.
 //
-// Every operation is grouped point-to-point NCCL traffic (ncclGroupStart / ncclSend /
-// ncclRecv / ncclGroupEnd), so any subset of ranks forms a collective group without
-// sub-communicators: a message is a header {count, hash of the tensor identity} followed by the
-// payload, and Recv checks that the identity matches; an all-reduce sends each member's
-// contribution to every other member, which sums them on the device in the group's rank order
-// (every member gets the same bits, as InProcessTransport; n - 1 times the traffic of a ring,
-// correctness first).
+// The moves of a TransportBase (exec/transport_base.h), which owns matching, stall detection
+// and the combining of collectives. Every move is grouped point-to-point NCCL traffic
+// (ncclGroupStart / ncclSend / ncclRecv / ncclGroupEnd), so any subset of ranks forms a
+// collective group without sub-communicators: a message is a header {count, hash of its name}
+// followed by the payload, and Pull checks that the name matches; a collective's Gather sends
+// each member's contribution to every other member, which all combine them in the group's rank
+// order (every member gets the same bits, as InProcessTransport; n - 1 times the traffic of a
+// ring, correctness first), so Share has nothing to send.
 //
 // Ordering: NCCL completes a rank's operations on one communicator in the order they were
 // issued, so matching operations must be issued in the same order on both sides. The
 // generators put a device's sends and receives on one p2p stream in schedule order, which
 // satisfies this; a schedule with communication on several concurrent streams may stall
-// (reported after the stall timeout). Calls are serialized by a mutex; waits poll the stream
-// and give up on Abort or after the stall timeout. Thread-safe.
+// (reported after the stall timeout). Moves are serialized by a mutex; waits poll the stream
+// and give up on Abort or after the stall timeout. Thread-safe; does not poll.
 #pragma once
 
 #include <chrono>
@@ -25,12 +26,11 @@
 
 #include "exec/cuda/cuda_handles.h"
 #include "exec/cuda/nccl_comm.h"
-#include "exec/stop_flag.h"
-#include "exec/transport.h"
+#include "exec/transport_base.h"
 
 namespace terasim {
 
-class NcclTransport : public Transport {
+class NcclTransport : public TransportBase {
  public:
   // Joins communicator `id` as `rank` of `ranks` on CUDA device `gpu` (collective).
   NcclTransport(int ranks, int rank, const ncclUniqueId& id, int gpu,
@@ -42,25 +42,27 @@ class NcclTransport : public Transport {
       std::chrono::milliseconds stall_timeout = std::chrono::seconds(120));
 #endif
 
-  void Send(int from, int to, const std::string& tensor, std::span<const float> data) override;
-  std::vector<float> Recv(int to, int from, const std::string& tensor) override;
-  void AllReduce(const CollectiveCall& call, std::span<float> data) override;
-  void Broadcast(const CollectiveCall& call, int root, std::vector<float>& data) override;
-  std::vector<float> AllGather(const CollectiveCall& call, std::span<const float> data) override;
-  void Abort() override;
+ protected:
+  // Sends and waits until the receiver has taken the message (NCCL sends complete then).
+  void Post(int from, int to, const std::string& name, std::span<const float> data) override;
+  // Receives the next message from `from`, which must be `name`.
+  bool Pull(int to, int from, const std::string& name) override;
+  std::vector<std::vector<float>> Gather(const CollectiveCall& call,
+                                         std::span<const float> data) override;
+  std::vector<float> Share(const CollectiveCall&, std::vector<float> result) override {
+    return result;
+  }
+  // Aborts the communicator (not under mutex_: a waiting move holds it), unblocking its kernels.
+  void OnAbort() override { comm_.Abort(); }
 
  private:
   using Buffer = DeviceBuffer<float>;
-  // Waits for the stream polling the stop flag; throws StoppedError or InternalError (stall).
+  // Waits for the stream; throws StoppedError or InternalError (stall).
   void Wait(const std::string& what);
-  // Every member's data on the device, by position in call.ranks (sizes may differ).
-  std::vector<Buffer> Exchange(const CollectiveCall& call, std::span<const float> data);
 
   int rank_;
   int gpu_;
-  std::chrono::milliseconds stall_timeout_;
-  StopFlag stop_;
-  std::mutex mutex_;  // one operation on the communicator at a time
+  std::mutex mutex_;  // one move on the communicator at a time
   CudaStream stream_;
   NcclComm comm_;
 };

@@ -47,9 +47,11 @@ class PulledTransport : public TransportBase {
   std::atomic<bool> aborted_{false};
 };
 
-std::string StallMessage(Transport& transport, int to, int from, const std::string& tensor) {
+// The message of the InternalError `call` throws, or "no error".
+template <typename Call>
+std::string InternalErrorOf(Call call) {
   try {
-    transport.Recv(to, from, tensor);
+    call();
   } catch (const InternalError& e) {
     return e.what();
   }
@@ -138,27 +140,23 @@ TEST_CASE("TransportBase Abort wakes every waiter with StoppedError", "[exec][tr
 TEST_CASE("A TransportBase wait that gets nothing stalls with the tensor and devices named",
           "[exec][transport]") {
   InProcessTransport inproc(std::chrono::milliseconds(50));
-  const std::string what = StallMessage(inproc, 3, 2, "act.l1.m0.t0-8");
+  const std::string what = InternalErrorOf([&] { inproc.Recv(3, 2, "act.l1.m0.t0-8"); });
   CHECK(what.find("stalled") != std::string::npos);
   CHECK(what.find("device 3 to receive act.l1.m0.t0-8 from device 2") != std::string::npos);
 
   PulledTransport pulled(std::chrono::milliseconds(50));
-  const std::string pulled_what = StallMessage(pulled, 1, 0, "grad.l2");
+  const std::string pulled_what = InternalErrorOf([&] { pulled.Recv(1, 0, "grad.l2"); });
   CHECK(pulled_what.find("stalled") != std::string::npos);
   CHECK(pulled_what.find("device 1 to receive grad.l2 from device 0 (test place)") !=
         std::string::npos);
 
   // A collective whose other member never comes names the collective, the group and the peer.
-  std::vector<float> data{1};
-  try {
+  const std::string collective = InternalErrorOf([&] {
+    std::vector<float> data{1};
     inproc.AllReduce(CollectiveCall{"dp0", {5, 6}, 5, "wgrad.s0"}, data);
-    FAIL("no error");
-  } catch (const InternalError& e) {
-    const std::string collective = e.what();
-    INFO(collective);
-    CHECK(collective.find("stalled") != std::string::npos);
-    CHECK(collective.find("collective wgrad.s0 on group dp0 (from device 6)") != std::string::npos);
-  }
+  });
+  CHECK(collective.find("stalled") != std::string::npos);
+  CHECK(collective.find("collective wgrad.s0 on group dp0 (from device 6)") != std::string::npos);
 }
 
 TEST_CASE("TransportBase collectives combine in the group's rank order on every transport",

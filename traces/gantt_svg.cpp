@@ -402,8 +402,13 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     critical.insert(critical_order.begin(), critical_order.end());
   }
 
-  // Ops: one rect each (a RECV's wait is a separate pale rect before it). Where each op is
-  // drawn, for the labels and the critical path's outline.
+  // Ops: one rect each (a RECV's wait is a separate pale rect before it), except that a run of
+  // ops in one lane each narrower than kMergePx (where no white edge would separate them
+  // anyway), at most kMergeGapPx apart and all on (or all off) the critical path is one rect
+  // in the colour of the kind that takes most of its time, its tooltip counting the ops by
+  // kind (data-ops="N"). Where each op is drawn, for the labels and the critical path's
+  // outline.
+  constexpr double kMergePx = 3.0, kMergeGapPx = 0.5;
   struct Drawn {
     double x0 = 0, x1 = 0;
     int y = 0, h = 0;
@@ -416,6 +421,62 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     std::string label;
   };
   std::vector<Block> blocks;  // runs of ops with one label in a tall lane
+  // Ops waiting to be drawn as one rect, per lane (by y).
+  const std::vector<const KindStyle*> all_styles = {&kForward, &kBackward,   &kBackwardWeight,
+                                                    &kP2p,     &kCollective, &kOptimizer};
+  struct Pending {
+    double x0 = 0, x1 = 0;  // from the first op's start to the latest end (at least 0.6 px wide)
+    int h = 0;
+    const KindStyle* style = nullptr;  // of the first op
+    bool critical = false;
+    bool narrow = false;  // every op in it is narrower than kMergePx
+    std::vector<size_t> ops;
+    std::map<const KindStyle*, std::pair<int, TimeNs>> by_style;  // ops and busy time
+  };
+  std::map<int, Pending> pending;
+  auto flush = [&](int ly) {
+    auto it = pending.find(ly);
+    if (it == pending.end()) return;
+    const Pending& p = it->second;
+    const TraceRow& first = trace.rows[p.ops.front()];
+    const TraceRow& last = trace.rows[p.ops.back()];
+    const double w = std::max(p.x1 - p.x0, 0.6);
+    if (p.ops.size() == 1) {
+      // A thin white edge separates neighbours where there is room for it.
+      svg += fmt::format(
+          "<rect class=\"op\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"{}{}>"
+          "<title>{} ({}) GPU {} {}: {} .. {} ({})</title></rect>\n",
+          p.x0, ly, w, p.h, p.style->fill, w > 3 ? " stroke=\"white\" stroke-width=\"0.5\"" : "",
+          p.critical ? " data-critical=\"1\"" : "", XmlEscape(first.key), OpKindName(first.kind),
+          first.device, XmlEscape(first.stream), Duration(first.start_ns - t0),
+          Duration(first.end_ns - t0), Duration(first.end_ns - first.start_ns));
+    } else {
+      // The colour of the kind with the most busy time (the legend's first on ties).
+      const KindStyle* fill = nullptr;
+      TimeNs most = -1;
+      std::string counts;
+      TimeNs busy = 0;
+      for (const KindStyle* style : all_styles) {
+        auto s = p.by_style.find(style);
+        if (s == p.by_style.end()) continue;
+        if (s->second.second > most) {
+          most = s->second.second;
+          fill = style;
+        }
+        counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", style->name, s->second.first);
+        busy += s->second.second;
+      }
+      svg += fmt::format(
+          "<rect class=\"op\" data-ops=\"{}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" "
+          "height=\"{}\" fill=\"{}\"{}><title>{} ops ({}) {} .. {} GPU {} {}: {} .. {} (busy {})"
+          "</title></rect>\n",
+          p.ops.size(), p.x0, ly, w, p.h, fill->fill, p.critical ? " data-critical=\"1\"" : "",
+          p.ops.size(), counts, XmlEscape(first.key), XmlEscape(last.key), first.device,
+          XmlEscape(first.stream), Duration(first.start_ns - t0), Duration(last.end_ns - t0),
+          Duration(busy));
+    }
+    pending.erase(it);
+  };
   for (size_t r = 0; r < drawn.size(); ++r) {
     const Row& row = drawn[r];
     for (size_t i : row.ops) {
@@ -423,8 +484,11 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
       auto [ly, lh] = lane_y(row, op.stream, row_y[r]);
       TimeNs begin = op.start_ns;
       auto transfer = options.recv_transfer_start.find(op.key);
-      if (op.kind == OpKind::kRecv && transfer != options.recv_transfer_start.end() &&
-          transfer->second > op.start_ns && transfer->second <= op.end_ns) {
+      const bool waited = op.kind == OpKind::kRecv &&
+                          transfer != options.recv_transfer_start.end() &&
+                          transfer->second > op.start_ns && transfer->second <= op.end_ns;
+      if (waited) {
+        flush(ly);
         svg += fmt::format(
             "<rect class=\"wait\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
             "fill=\"#fbe3c8\"/>\n",
@@ -432,16 +496,25 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
         begin = transfer->second;
       }
       const double x = x_of(begin);
-      const double w = std::max(x_of(op.end_ns) - x, 0.6);
-      // A thin white edge separates neighbours where there is room for it.
-      svg += fmt::format(
-          "<rect class=\"op\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"{}{}>"
-          "<title>{} ({}) GPU {} {}: {} .. {} ({})</title></rect>\n",
-          x, ly, w, lh, StyleOf(op.kind).fill,
-          w > 3 ? " stroke=\"white\" stroke-width=\"0.5\"" : "",
-          critical.count(i) ? " data-critical=\"1\"" : "", XmlEscape(op.key), OpKindName(op.kind),
-          op.device, XmlEscape(op.stream), Duration(op.start_ns - t0), Duration(op.end_ns - t0),
-          Duration(op.end_ns - op.start_ns));
+      const double own_w = x_of(op.end_ns) - x;
+      const double w = std::max(own_w, 0.6);
+      const KindStyle* style = &StyleOf(op.kind);
+      const bool is_critical = critical.count(i) > 0;
+      // Narrow ops join the lane's pending rect when it holds only narrow ops.
+      const bool narrow = own_w < kMergePx && !waited;
+      auto it = pending.find(ly);
+      if (narrow && it != pending.end() && it->second.narrow &&
+          it->second.critical == is_critical && x <= it->second.x1 + kMergeGapPx) {
+        it->second.x1 = std::max(it->second.x1, x + own_w);
+        it->second.ops.push_back(i);
+      } else {
+        flush(ly);
+        it = pending.emplace(ly, Pending{x, x + own_w, lh, style, is_critical, narrow, {i}, {}})
+                 .first;
+      }
+      auto& [count, busy] = it->second.by_style[style];
+      ++count;
+      busy += op.end_ns - begin;
       where[i] = {x, x + w, ly, lh};
       if (lh != tall_h) continue;
       // Labels go on runs of ops of one kind and one (micro-batch, slice); collectives between
@@ -452,7 +525,6 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
           blocks.back().x1 = std::max(blocks.back().x1, x + w);
         continue;
       }
-      const KindStyle* style = &StyleOf(op.kind);
       if (!blocks.empty() && blocks.back().y == ly && blocks.back().style == style &&
           blocks.back().label == label && x <= blocks.back().x1 + 1.0) {
         blocks.back().x1 = x + w;
@@ -460,6 +532,7 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
         blocks.push_back({x, x + w, ly, style, label});
       }
     }
+    while (!pending.empty()) flush(pending.begin()->first);
   }
   for (const Block& b : blocks) {
     const double text_w = 6.2 * static_cast<double>(b.label.size()) + 3;

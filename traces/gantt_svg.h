@@ -4,9 +4,14 @@
 // Layout: one row per device (or, with per_stream, one row per device and stream). A device
 // row has a tall lane for its "compute" stream and a thin lane under it for each other stream
 // (send, recv, dp, ...). Each op is one <rect class="op"> coloured by kind (forward, backward,
-// point-to-point, collective, optimizer) and labelled, where it is wide enough, with its
-// micro-batch and, when the micro-batch is cut into token slices, the slice index ("3" or
-// "3.1": micro-batch 3, slice 1, slices counted from the first token). A RECV whose transfer
+// point-to-point, collective, optimizer), except that a run of ops in one lane each narrower
+// than 3 px (too narrow for the white edge that separates wider neighbours), at most half a
+// pixel apart and all on (or all off) the critical path is one rect with data-ops="N", in the
+// colour of the kind that takes most of its time, its tooltip counting the ops by kind and
+// giving the first and last key, span and busy time: a large trace stays a small file. Runs
+// of ops are labelled, where wide enough, with their micro-batch and, when the micro-batch is
+// cut into token slices, the slice index ("3" or "3.1": micro-batch 3, slice 1, slices counted
+// from the first token). A RECV whose transfer
 // start is known (`recv_transfer_start`) is drawn as its wait (a pale rect, class "wait") and
 // its transfer (the op rect). Idle time is the hatched background of the compute lane; the
 // right margin prints each row's idle share of the iteration. The time axis starts at the

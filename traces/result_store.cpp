@@ -227,22 +227,11 @@ int64_t ResultStore::InsertRun(const RunRecord& run, const std::vector<TraceRow>
     Hook("metric", index++);
   }
 
-  Statement insert_op = db_.Prepare(
-      "INSERT INTO ops (run_id, iteration, key, kind, device, stream, start_ns, end_ns, bytes, "
-      "flops) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  OpRowWriter op_writer(db_);
   index = 0;
   for (const TraceRow& op : ops) {
-    insert_op.Bind(1, run_id)
-        .Bind(2, int64_t{op.iteration})
-        .Bind(3, op.key)
-        .Bind(4, OpKindName(op.kind))
-        .Bind(5, int64_t{op.device})
-        .Bind(6, op.stream)
-        .Bind(7, op.start_ns)
-        .Bind(8, op.end_ns)
-        .Bind(9, op.bytes)
-        .Bind(10, op.flops);
-    insert_op.Run();
+    op_writer.Write(run_id, index, op.iteration, op.key, OpKindName(op.kind), op.device, op.stream,
+                    op.start_ns, op.end_ns, op.bytes, op.flops);
     Hook("op", index++);
   }
   return run_id;
@@ -303,7 +292,7 @@ Trace ResultStore::ReadRunTrace(int64_t run_id) {
   trace.metadata["code_version"] = run.record.code_version;
   Statement s = db_.Prepare(
       "SELECT iteration, key, kind, device, stream, start_ns, end_ns, bytes, flops FROM ops "
-      "WHERE run_id = ?1 ORDER BY rowid");
+      "WHERE run_id = ?1 ORDER BY seq");
   s.Bind(1, run_id);
   while (s.Step()) {
     TraceRow row;

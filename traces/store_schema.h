@@ -4,23 +4,28 @@
 // runs all of them. To change the schema, append a migration (never edit a released one) and
 // the store picks it up: kStoreSchemaVersion is the length of the list.
 //
-// Tables (v2; v1 lacked runs.slices and wrote config_json in per-command layouts):
+// Tables (v3; v1 lacked runs.slices and wrote config_json in per-command layouts):
 //   runs            one simulated ('sim') or measured ('exec') run: what ran (model, cluster,
 //                   strategy, degrees, micro-batches per replica, pipeline units per replica
 //                   (`slices`), slicing), its full configuration as JSON (traces/run_config.h),
 //                   the configuration key that resumable sweeps look up, the code version,
 //                   seed, host and a label
 //   metrics         (run_id, name) -> value, e.g. iteration_time_s, tflops_per_gpu
-//   ops             the run's trace: one row per op per iteration (traces/trace.h)
+//   ops             a view: the run's trace, one row per op per iteration (traces/trace.h),
+//                   decoded from op_rows (v3: keys as pattern + numbers, names interned in
+//                   op_names, durations; v1/v2 held the decoded columns in a table)
 //   comparisons     one `terasim compare` job; comparison_runs links it to its runs in order
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
-namespace terasim {
+#include "traces/sqlite_handle.h"
 
-class Database;
+namespace terasim {
 
 struct StoreMigration {
   int version;           // PRAGMA user_version after this migration
@@ -35,5 +40,32 @@ const std::vector<StoreMigration>& StoreMigrations();
 
 // The schema version this build writes and reads (the last migration's version).
 int StoreSchemaVersion();
+
+// The v3 encoding of an op's key: its first kKeyPatternNumbers decimal numbers (those that
+// print back the same: no leading zero, at most 18 digits) replaced by the bytes 1, 2, 3, 4,
+// and those numbers in order. "F.s3.m12.t0-704" -> "F.s\1.m\2.t\3-\4", {3, 12, 0, 704}. A
+// key holding one of those bytes itself is its own pattern, with no numbers.
+inline constexpr size_t kKeyPatternNumbers = 4;
+struct KeyPattern {
+  std::string pattern;
+  std::vector<int64_t> numbers;
+};
+KeyPattern SplitKeyPattern(std::string_view key);
+
+// Writes op rows in the v3 encoding (op_rows, names interned in op_names) inside the caller's
+// transaction. One per transaction; throws SqliteError.
+class OpRowWriter {
+ public:
+  explicit OpRowWriter(Database& db);
+  void Write(int64_t run_id, int64_t seq, int64_t iteration, std::string_view key,
+             std::string_view kind, int64_t device, std::string_view stream, int64_t start_ns,
+             int64_t end_ns, int64_t bytes, double flops);
+
+ private:
+  int64_t NameId(const std::string& name);
+  Statement find_name_, add_name_, insert_;
+  Database& db_;
+  std::unordered_map<std::string, int64_t> ids_;
+};
 
 }  // namespace terasim

@@ -187,7 +187,7 @@ TEST_CASE("db export of an op that ends before it starts is bad input (exit 1)")
   REQUIRE(r.exit_code == 0);
   {
     ResultStore store = ResultStore::OpenExisting(db);
-    store.Query("UPDATE ops SET end_ns = start_ns - 1 WHERE rowid = (SELECT min(rowid) FROM ops)");
+    store.Query("UPDATE ops SET end_ns = start_ns - 1 WHERE seq = 0");
   }
   r = Terasim(dir, "db export 1 --trace out.json --db s.db");
   CHECK(r.exit_code == 1);

@@ -1,5 +1,5 @@
-// The pipeline timeline (traces/gantt_svg.h): well-formed SVG, one rect per op, the critical
-// path from the rows alone, RECV waits, merged replicas.
+// The pipeline timeline (traces/gantt_svg.h): well-formed SVG, one rect per op (runs of
+// sub-pixel ops share one), the critical path from the rows alone, RECV waits, merged replicas.
 #include "traces/gantt_svg.h"
 
 #include <regex>
@@ -172,6 +172,42 @@ TEST_CASE("Gantt merges identical device rows and labels token slices") {
   const std::string streams = GanttSvg(trace, per_stream);
   CHECK(streams.find("GPU 0 compute (+1 alike)") != std::string::npos);
   CHECK(streams.find("GPU 0 dp (+1 alike)") != std::string::npos);
+}
+
+TEST_CASE("Gantt draws runs of ops narrower than 3 px in one lane as one rect") {
+  Trace trace;
+  // Device 0: 1000 forwards of 10 ns back to back, then one of 1 ms; the axis spans 1.01 ms
+  // over 1000 px, so each short op is 0.0099 px wide (< 3 px) and they touch: one rect for the
+  // 1000 (data-ops="1000"), one for the long op. Device 1: two 10 ns backwards 0.5 ms apart
+  // (495 px): not adjacent, two rects. 1000 + 1 + 2 rows -> 4 op rects.
+  for (int i = 0; i < 1000; ++i) {
+    trace.rows.push_back(
+        {0, "F.s0.m" + std::to_string(i), OpKind::kFwd, 0, "compute", i * 10, i * 10 + 10, 0, 0});
+  }
+  trace.rows.push_back({0, "F.s0.m1000", OpKind::kFwd, 0, "compute", 10'000, 1'010'000, 0, 0});
+  trace.rows.push_back({0, "B.s1.m0", OpKind::kBwd, 1, "compute", 0, 10, 0, 0});
+  trace.rows.push_back({0, "B.s1.m1", OpKind::kBwd, 1, "compute", 500'000, 500'010, 0, 0});
+  const std::string svg = GanttSvg(trace, {});
+  CHECK(XmlProblem(svg).empty());
+  CHECK(Count(svg, "<rect class=\"op\"") == 4);
+  CHECK(Count(svg, "data-ops=\"1000\"") == 1);
+  CHECK(svg.find("<title>1000 ops (forward 1000) F.s0.m0 .. F.s0.m999 GPU 0 compute") !=
+        std::string::npos);
+  // A 10 ns backward among the short forwards joins the run; the rect keeps the colour of the
+  // kind with the most time (forward, 9990 of 10000 ns) and counts both kinds.
+  trace.rows[500].kind = OpKind::kBwd;
+  const std::string mixed = GanttSvg(trace, {});
+  CHECK(Count(mixed, "<rect class=\"op\"") == 4);
+  CHECK(mixed.find("data-ops=\"1000\" x=\"130.00\" y=\"92\" width=\"9.90\" height=\"24\" "
+                   "fill=\"#4e79a7\"") != std::string::npos);
+  CHECK(mixed.find("(forward 999, backward 1)") != std::string::npos);
+  // An op 3 px or wider is drawn alone: 30.3 us is 30 px; it splits the run in two.
+  trace.rows[500].end_ns = trace.rows[500].start_ns + 30'300;
+  for (size_t i = 501; i < 1000; ++i) {
+    trace.rows[i].start_ns += 30'290;
+    trace.rows[i].end_ns += 30'290;
+  }
+  CHECK(Count(GanttSvg(trace, {}), "<rect class=\"op\"") == 6);
 }
 
 TEST_CASE("Gantt of an iteration without rows is an input error") {

@@ -49,21 +49,24 @@ int64_t Count(ResultStore& store, const std::string& table) {
 TEST_CASE("A new store carries the current schema version, WAL mode and foreign keys") {
   TempPath db("schema.db");
   ResultStore store = ResultStore::OpenOrCreate(db.str());
-  // user_version = the number of migrations (v2 now: v2 added runs.slices, one config layout).
+  // user_version = the number of migrations (v3 now: v2 added runs.slices, one config layout;
+  // v3 the compact ops encoding).
   CHECK(store.SchemaVersion() == StoreSchemaVersion());
-  CHECK(StoreSchemaVersion() == 2);
+  CHECK(StoreSchemaVersion() == 3);
   CHECK(std::get<std::string>(store.Query("PRAGMA journal_mode").rows[0][0]) == "wal");
   CHECK(std::get<int64_t>(store.Query("PRAGMA foreign_keys").rows[0][0]) == 1);
-  // The five tables exist.
-  QueryResult tables =
-      store.Query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  // The six tables and the ops view exist.
+  QueryResult tables = store.Query(
+      "SELECT type || ' ' || name FROM sqlite_master WHERE type IN ('table', 'view') ORDER BY "
+      "name");
   std::vector<std::string> names;
   for (const auto& row : tables.rows) names.push_back(std::get<std::string>(row[0]));
-  CHECK(names ==
-        std::vector<std::string>{"comparison_runs", "comparisons", "metrics", "ops", "runs"});
+  CHECK(names == std::vector<std::string>{"table comparison_runs", "table comparisons",
+                                          "table metrics", "table op_names", "table op_rows",
+                                          "view ops", "table runs"});
   // Opening again is a no-op migration.
   ResultStore again = ResultStore::OpenOrCreate(db.str());
-  CHECK(again.SchemaVersion() == 2);
+  CHECK(again.SchemaVersion() == 3);
 }
 
 TEST_CASE("A run is written and read back with its metrics and ops") {
@@ -159,7 +162,7 @@ TEST_CASE("Opening a store with a newer schema version is a clear error") {
     store.Query("PRAGMA user_version = 99");
   }
   std::string expected = db.str() +
-                         ": schema version 99 is newer than this terasim understands (2); use a "
+                         ": schema version 99 is newer than this terasim understands (3); use a "
                          "newer terasim";
   CHECK_THROWS_WITH(ResultStore::OpenExisting(db.str()), expected);
   CHECK_THROWS_WITH(ResultStore::OpenOrCreate(db.str()), expected);
@@ -265,8 +268,10 @@ TEST_CASE("The same runs give byte-identical query output") {
     out[i] = FormatQueryCsv(store.Query(
                  "SELECT id, kind, model, config_json, seed, host FROM runs ORDER BY id")) +
              FormatQueryCsv(store.Query("SELECT * FROM metrics ORDER BY run_id, name")) +
-             FormatQueryCsv(
-                 store.Query("SELECT * FROM ops ORDER BY run_id, start_ns, device, stream, key"));
+             // Every column of ops but seq, which is the order written (reversed in store 2).
+             FormatQueryCsv(store.Query(
+                 "SELECT run_id, iteration, key, kind, device, stream, start_ns, end_ns, bytes, "
+                 "flops FROM ops ORDER BY run_id, start_ns, device, stream, key"));
   }
   CHECK(out[0] == out[1]);
 }

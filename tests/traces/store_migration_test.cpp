@@ -1,5 +1,6 @@
-// Schema migration v1 -> v2 of the results store: a store written by the previous version
-// opens, is migrated in place, and reads with one meaning per column and one config layout.
+// Schema migrations of the results store: a store written by a previous version opens, is
+// migrated in place, and reads with one meaning per column and one config layout (v1 -> v2),
+// with its ops in the compact encoding behind the same `ops` columns (v2 -> v3).
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
@@ -50,8 +51,7 @@ TEST_CASE("A v1 store is migrated to v2 when opened: one meaning per column, one
   TempPath path("migrate-v1.db");
   WriteV1Store(path.str());
   ResultStore store = ResultStore::OpenExisting(path.str());
-  CHECK(store.SchemaVersion() == 2);
-  CHECK(StoreSchemaVersion() == 2);
+  CHECK(store.SchemaVersion() == StoreSchemaVersion());
 
   // compare's TeraPipe row: the slicing "1:[512,512]x2" is 2 micro-batches of 1 sequence, each
   // cut into 2 slices: microbatches 2 (per replica), slices 4 (what v1 stored as
@@ -109,6 +109,100 @@ TEST_CASE("A run written at v2 stores slices, defaulting to its micro-batches") 
   const int64_t sliced = store.WriteRun(r, {});
   CHECK(store.ReadRun(plain).record.slices == 3);
   CHECK(store.ReadRun(sliced).record.slices == 12);
+}
+
+TEST_CASE("Op keys split into a pattern and up to four numbers that print back the same") {
+  const KeyPattern k = SplitKeyPattern("F.s3.m12.t0-704.r1");
+  // Five numbers: the first four become bytes 1..4, the fifth stays in the pattern.
+  CHECK(k.pattern == std::string("F.s\x01.m\x02.t\x03-\x04.r1"));
+  CHECK(k.numbers == std::vector<int64_t>{3, 12, 0, 704});
+  // A leading zero would not print back: "007" stays text and takes no slot.
+  const KeyPattern z = SplitKeyPattern("x007.y5");
+  CHECK(z.pattern == std::string("x007.y\x01"));
+  CHECK(z.numbers == std::vector<int64_t>{5});
+  // A key holding a placeholder byte is stored whole.
+  const KeyPattern raw = SplitKeyPattern(std::string("a\x02b3"));
+  CHECK(raw.pattern == std::string("a\x02b3"));
+  CHECK(raw.numbers.empty());
+}
+
+TEST_CASE("A v2 store's ops move to the compact v3 encoding, read back the same") {
+  TempPath path("migrate-v2.db");
+  const Trace sample = testing::SampleTrace();
+  std::vector<TraceRow> rows = sample.rows;
+  // Keys the encoding must keep as they are: leading zeros, many numbers, a placeholder byte,
+  // no number at all, a 19-digit number.
+  const std::vector<std::string> odd = {"x007.y5", "F.s3.m12.t0-704.r1.l2", std::string("a\x01b"),
+                                        "OPT", "n1234567890123456789"};
+  for (size_t i = 0; i < odd.size(); ++i) {
+    TraceRow r = rows[i % rows.size()];
+    r.key = odd[i];
+    rows.push_back(r);
+  }
+  {
+    Database db = Database::Open(path.str(), Database::Mode::kCreate);
+    db.Exec(StoreMigrations()[0].sql);
+    db.Exec(StoreMigrations()[1].sql);
+    db.Exec("PRAGMA user_version = 2");
+    db.Exec(
+        "INSERT INTO runs (kind, created_at, model) VALUES ('sim', '2026-01-01T00:00:00Z', 'a'), "
+        "('sim', '2026-01-01T00:00:00Z', 'b')");
+    Statement insert = db.Prepare(
+        "INSERT INTO ops (run_id, iteration, key, kind, device, stream, start_ns, end_ns, bytes, "
+        "flops) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+    // Run 2's rows interleave with run 1's in rowid order: each run keeps its own order.
+    for (size_t i = 0; i < rows.size(); ++i) {
+      for (int64_t run : {int64_t{1}, int64_t{2}}) {
+        const TraceRow& r = run == 1 ? rows[i] : rows[rows.size() - 1 - i];
+        insert.Reset();
+        insert.Bind(1, run)
+            .Bind(2, int64_t{r.iteration})
+            .Bind(3, r.key)
+            .Bind(4, std::string(OpKindName(r.kind)))
+            .Bind(5, int64_t{r.device})
+            .Bind(6, r.stream)
+            .Bind(7, r.start_ns)
+            .Bind(8, r.end_ns)
+            .Bind(9, r.bytes)
+            .Bind(10, r.flops);
+        insert.Run();
+      }
+    }
+  }
+  ResultStore store = ResultStore::OpenExisting(path.str());
+  CHECK(store.SchemaVersion() == 3);
+  std::vector<TraceRow> reversed(rows.rbegin(), rows.rend());
+  for (int64_t run : {int64_t{1}, int64_t{2}}) {
+    const Trace trace = store.ReadRunTrace(run);
+    const std::vector<TraceRow>& expected = run == 1 ? rows : reversed;
+    REQUIRE(trace.rows.size() == expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      CHECK(trace.rows[i].key == expected[i].key);
+      CHECK(trace.rows[i].kind == expected[i].kind);
+      CHECK(trace.rows[i].device == expected[i].device);
+      CHECK(trace.rows[i].stream == expected[i].stream);
+      CHECK(trace.rows[i].start_ns == expected[i].start_ns);
+      CHECK(trace.rows[i].end_ns == expected[i].end_ns);
+      CHECK(trace.rows[i].bytes == expected[i].bytes);
+      CHECK(trace.rows[i].flops == expected[i].flops);
+    }
+  }
+  // The v2 table is gone; SQL on `ops` sees the v2 columns (plus seq), decoded.
+  CHECK(store.Query("SELECT count(*) FROM sqlite_master WHERE name = 'ops_v2'").rows[0][0] ==
+        SqlValue{int64_t{0}});
+  CHECK(store.Query("SELECT key FROM ops WHERE run_id = 1 AND key = 'F.s3.m12.t0-704.r1.l2'")
+            .rows.size() == 1);
+  CHECK(store.Query("SELECT count(*) FROM ops WHERE run_id = 2").rows[0][0] ==
+        SqlValue{static_cast<int64_t>(rows.size())});
+  // An update through the view reaches the stored row; a key cannot be changed.
+  store.Query("UPDATE ops SET end_ns = start_ns + 7 WHERE run_id = 1 AND seq = 0");
+  CHECK(store.ReadRunTrace(1).rows[0].end_ns == rows[0].start_ns + 7);
+  CHECK_THROWS_WITH(store.Query("UPDATE ops SET key = 'z' WHERE run_id = 1 AND seq = 0"),
+                    Catch::Contains("cannot be changed"));
+  // Deleting a run deletes its rows.
+  store.Query("DELETE FROM runs WHERE id = 2");
+  CHECK(store.Query("SELECT count(*) FROM op_rows WHERE run_id = 2").rows[0][0] ==
+        SqlValue{int64_t{0}});
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ TEST_CASE("ReadRunTrace refuses an op that ends before it starts as bad input") 
   TempPath db("backwards.db");
   ResultStore store = ResultStore::OpenOrCreate(db.str());
   const int64_t run = WriteSampleRun(store);
-  store.Query("UPDATE ops SET end_ns = start_ns - 5 WHERE rowid = (SELECT min(rowid) FROM ops)");
+  store.Query("UPDATE ops SET end_ns = start_ns - 5 WHERE seq = 0");
   CHECK_THROWS_AS(store.ReadRunTrace(run), InputError);
   CHECK_THROWS_WITH(store.ReadRunTrace(run), Catch::Contains("is before start_ns"));
 }

@@ -33,7 +33,10 @@ OPERATOR_PARAMETERS = [
     ("gemm_efficiency", 0.3, 1.0, "operator"),
     ("kernel_overhead_ns", 5000.0, 150000.0, "operator"),
     ("memory_efficiency", 0.3, 1.0, "operator"),
+    ("kernel_gpu_ns", 0.0, 60000.0, "operator"),
+    ("tile_k_overhead", 0.0, 1024.0, "operator"),
 ]
+INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead"}
 NETWORK_PARAMETERS = [
     ("efficiency", 0.3, 1.0, "network"),
     ("latency_us", 5.0, 2000.0, "network"),
@@ -50,7 +53,7 @@ class OperatorEvaluator(fit_p3.Evaluator):
         for name, _, _, where in fit_p3.PARAMETERS:
             v = values[name]
             if where == "operator":
-                op[name] = int(round(v)) if name == "kernel_overhead_ns" else v
+                op[name] = int(round(v)) if name in INTEGER else v
             else:
                 instance["network"][name] = v
         with open(os.path.join(self.dir, fit_p3.DEVICE), "w") as f:
@@ -80,7 +83,7 @@ def main():
     start = {}
     for name, _, _, where in fit_p3.PARAMETERS:
         source = ev.device["operator_model"] if where == "operator" else ev.instance["network"]
-        start[name] = float(source[name])
+        start[name] = float(source.get(name, 0.0))
     fixed = {}
     for items, target in ((args.start, start), (args.fix, fixed)):
         for item in items:

@@ -4,7 +4,8 @@
 //
 // A GEMM of batch x (m x n x k) runs ceil(m / tile_m) ceil(n / tile_n) tiles per product in
 // waves of sm_count thread blocks; each wave takes as long as one full tile,
-//     compute = waves x 2 tile_m tile_n (k + tile_k_overhead) / (peak / sm_count x gemm_efficiency)
+//     compute = waves x 2 tile_m tile_n (k + min(k, tile_k_overhead))
+//               / (peak / sm_count x gemm_efficiency)
 // (wave quantization: 81 tiles on 80 SMs take two waves; tile quantization: a 1-row GEMM
 // pays for a full tile). A GEMM of fewer tiles than SMs splits k over the idle SMs (split-K,
 // slices of at least 256), as cuBLAS does for skinny products. It takes at least its bytes

@@ -29,7 +29,7 @@ struct OperatorModelParams {
   // which the host running ahead does not hide (optional, 0 when absent).
   TimeNs kernel_gpu_ns = 0;
   // A GEMM tile's prologue and epilogue (filling the pipeline, writing the output tile) as
-  // this many extra steps of k: a tile of depth k takes (k + tile_k_overhead) steps
+  // this many extra steps of k: a tile of depth k takes k + min(k, tile_k_overhead) steps
   // (optional, 0 when absent).
   int tile_k_overhead = 0;
   // Fused kernels (scale-mask-softmax, bias-GeLU, bias-dropout-add, no layout copies) as in

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Fit the operator-level compute model of the V100 (models/operator_cost.h) to FACTS.md's calibration points.
 
-The operator model has three device parameters, fitted here once for the V100 and written by hand
+The operator model has five device parameters, fitted here once for the V100 and written by hand
 into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
   * gemm_efficiency     fraction of the tensor-core peak one full GEMM tile reaches on an SM
   * kernel_overhead_ns  host time to issue one kernel (PyTorch dispatch plus launch)
   * memory_efficiency   fraction of the HBM bandwidth memory-bound kernels reach
+  * kernel_gpu_ns       GPU time of every kernel beyond its roofline (launch, ramp-up, drain)
+  * tile_k_overhead     a GEMM tile's prologue and epilogue, in steps of k
+(--fix NAME=VALUE holds any of them; the last two are 0 in the three-parameter fit.)
 The GEMM tile (128 x 128), the unfused kernel list (TeraPipe's code is eager PyTorch) and
 weight_gradient_passes stay as the data file says. The network (topologies/data/p3.16xlarge.json)
 keeps the joint fit of tools/fit/fit_p3.py unless --with-network frees its efficiency and latency.

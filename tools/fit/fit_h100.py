@@ -10,7 +10,7 @@ three parameters of "operator_model" (models/operator_cost.h) are the A100 80 GB
     measured with one benchmark (S. Bekman, "Machine Learning Engineering", compute/accelerator
     README, "Maximum Achievable Matmul FLOPS comparison table", bf16, CUDA 12.1: A100 SXM
     267.9 of 312 TFLOP/s = 85.9 %, H100 SXM 792.1 of 989 TFLOP/s = 80.1 %):
-        0.782 x 0.801 / 0.859 = 0.729.
+        0.782 x 0.801 / 0.859 = 0.7294.
     The H200 is the same GH100 chip at the same clocks (989 TFLOP/s dense bf16), so the same.
   * memory_efficiency (fraction of the datasheet bandwidth that memory-bound kernels reach): the
     A100 fit's 0.707, as a fraction of each card's own datasheet bandwidth (H100 SXM 3.35 TB/s

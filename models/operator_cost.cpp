@@ -45,11 +45,15 @@ OperatorTiming OperatorCostModel::Cost(const LayerOperator& op) const {
         std::max<int64_t>(1, std::min(device_.sm_count / tiles, op.k / kMinSplitK));
     t.waves = CeilDiv(tiles * split, device_.sm_count);
     const double sm_rate = device_.PeakFlops() / device_.sm_count * params_.gemm_efficiency;
-    const double tile_flops =
-        2.0 * params_.tile_m * params_.tile_n * static_cast<double>(CeilDiv(op.k, split));
+    // The prologue and epilogue at most double a tile: a shallower tile's fixed cost is its
+    // memory traffic, which the memory roofline below already counts.
+    const int64_t depth = CeilDiv(op.k, split);
+    const double tile_steps =
+        static_cast<double>(depth + std::min<int64_t>(depth, params_.tile_k_overhead));
+    const double tile_flops = 2.0 * params_.tile_m * params_.tile_n * tile_steps;
     t.compute_s = static_cast<double>(t.waves) * tile_flops / sm_rate;
   }
-  t.gpu_s = std::max(t.compute_s, t.memory_s);
+  t.gpu_s = std::max(t.compute_s, t.memory_s) + NsToSeconds(params_.kernel_gpu_ns) * op.kernels;
   t.overhead_s = NsToSeconds(params_.kernel_overhead_ns) * op.kernels;
   if (t.overhead_s > t.gpu_s) {
     t.bound = "launch";

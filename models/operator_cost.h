@@ -4,13 +4,16 @@
 //
 // A GEMM of batch x (m x n x k) runs ceil(m / tile_m) ceil(n / tile_n) tiles per product in
 // waves of sm_count thread blocks; each wave takes as long as one full tile,
-//     compute = waves x 2 tile_m tile_n k / (peak / sm_count x gemm_efficiency)
+//     compute = waves x 2 tile_m tile_n (k + min(k, tile_k_overhead))
+//               / (peak / sm_count x gemm_efficiency)
 // (wave quantization: 81 tiles on 80 SMs take two waves; tile quantization: a 1-row GEMM
 // pays for a full tile). A GEMM of fewer tiles than SMs splits k over the idle SMs (split-K,
 // slices of at least 256), as cuBLAS does for skinny products. It takes at least its bytes
 // over the memory bandwidth:
-//     gpu = max(compute, bytes / (bandwidth x memory_efficiency)).
-// A memory-bound operator takes bytes / (bandwidth x memory_efficiency).
+//     gpu = max(compute, bytes / (bandwidth x memory_efficiency)) + kernels x kernel_gpu_ns.
+// A memory-bound operator takes bytes / (bandwidth x memory_efficiency) + kernels x
+// kernel_gpu_ns. tile_k_overhead is the tile's prologue and epilogue in steps of k;
+// kernel_gpu_ns the grid's launch, ramp-up and drain on the GPU (both 0 unless fitted).
 // The host issues kernel i kernel_overhead_ns after kernel i - 1 (framework dispatch and
 // launch); the GPU starts it when it is issued and the previous one is done:
 //     host_i = host_{i-1} + kernels_i x overhead,  end_i = max(host_i, end_{i-1}) + gpu_i.
@@ -41,7 +44,7 @@ struct OperatorTiming {
   double compute_s = 0;   // tensor-core time after tile and wave quantization (GEMMs)
   double memory_s = 0;    // bytes over the achievable bandwidth
   double overhead_s = 0;  // host time to issue its kernels
-  double gpu_s = 0;       // max(compute_s, memory_s)
+  double gpu_s = 0;       // max(compute_s, memory_s) + kernels x kernel_gpu_ns
   int64_t waves = 0;      // GEMMs: waves of tiles over the SMs
   // "compute", "memory" or "launch" (the host's issue time exceeds the GPU's work).
   const char* bound = "";

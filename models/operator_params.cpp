@@ -19,7 +19,7 @@ double RequireFraction(const JsonReader& r, const std::string& key) {
 
 OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   r.RejectUnknown({"gemm_efficiency", "tile_m", "tile_n", "kernel_overhead_ns", "memory_efficiency",
-                   "fused", "default", "note"});
+                   "kernel_gpu_ns", "tile_k_overhead", "fused", "default", "note"});
   OperatorModelParams p;
   p.gemm_efficiency = RequireFraction(r, "gemm_efficiency");
   p.tile_m = static_cast<int>(r.RequireInt("tile_m", 1));
@@ -34,6 +34,19 @@ OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
                p.kernel_overhead_ns);
   }
   p.memory_efficiency = RequireFraction(r, "memory_efficiency");
+  if (r.Has("kernel_gpu_ns")) {
+    p.kernel_gpu_ns = r.RequireInt("kernel_gpu_ns", 0);
+    if (p.kernel_gpu_ns > kNsPerMs) {
+      ThrowInput("{}: kernel_gpu_ns: {} is more than 1 ms per kernel", r.where(), p.kernel_gpu_ns);
+    }
+  }
+  if (r.Has("tile_k_overhead")) {
+    p.tile_k_overhead = static_cast<int>(r.RequireInt("tile_k_overhead", 0));
+    if (p.tile_k_overhead > 65536) {
+      ThrowInput("{}: tile_k_overhead: {} is more than 65536 steps of k", r.where(),
+                 p.tile_k_overhead);
+    }
+  }
   p.fused = r.RequireBool("fused");
   p.is_default = r.OptionalBool("default", false);
   p.note = r.RequireString("note");

@@ -25,6 +25,13 @@ struct OperatorModelParams {
   TimeNs kernel_overhead_ns = 0;
   // Fraction of the memory bandwidth that memory-bound kernels reach, (0, 1].
   double memory_efficiency = 0;
+  // GPU-side time of every kernel beyond its roofline: the grid's launch, ramp-up and drain,
+  // which the host running ahead does not hide (optional, 0 when absent).
+  TimeNs kernel_gpu_ns = 0;
+  // A GEMM tile's prologue and epilogue (filling the pipeline, writing the output tile) as
+  // this many extra steps of k: a tile of depth k takes k + min(k, tile_k_overhead) steps
+  // (optional, 0 when absent).
+  int tile_k_overhead = 0;
   // Fused kernels (scale-mask-softmax, bias-GeLU, bias-dropout-add, no layout copies) as in
   // Megatron-LM; false: one kernel per PyTorch op, as an eager implementation runs them.
   bool fused = false;

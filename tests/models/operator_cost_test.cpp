@@ -1,11 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 #include "models/device_spec.h"
+#include "models/errors.h"
+#include "models/json_reader.h"
 #include "models/layer_flops.h"
 #include "models/layer_operators.h"
 #include "models/operator_cost.h"
+#include "models/operator_params.h"
 #include "models/roofline_cost.h"
 
 using namespace terasim;
@@ -166,7 +170,8 @@ TEST_CASE("GEMM time has tile and wave quantization", "[models][operators]") {
     FAIL("no fc1");
     return OperatorTiming{};
   };
-  const double wave_s = 2.0 * 128 * 128 * 2048 / sm_rate;
+  // A tile of depth k takes k + tile_k_overhead steps (its prologue and epilogue).
+  const double wave_s = 2.0 * 128 * 128 * (2048 + p.tile_k_overhead) / sm_rate;
   CHECK(fc1(128).waves == 1);
   CHECK(fc1(128).compute_s == Approx(wave_s));
   CHECK(fc1(129).waves == 2);
@@ -252,4 +257,56 @@ TEST_CASE("operator model without parameters is an input error", "[models][opera
   REQUIRE_FALSE(cpu.operator_model.has_value());
   CHECK_THROWS_WITH(OperatorCostModel(LoadModelCard("gpt3-1b"), cpu),
                     Catch::Contains("no operator_model"));
+}
+
+TEST_CASE("per-kernel GPU time and the tile's fixed steps add to the roofline",
+          "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-1b");
+  DeviceSpec base = V100();
+  base.operator_model->kernel_gpu_ns = 0;
+  base.operator_model->tile_k_overhead = 0;
+  DeviceSpec extra = base;
+  extra.operator_model->kernel_gpu_ns = 5000;
+  extra.operator_model->tile_k_overhead = 256;
+  const OperatorCostModel a(m, base);
+  const OperatorCostModel b(m, extra);
+  const std::vector<OperatorTiming> ta = a.Breakdown(Work(1024), OperatorPass::kForward);
+  const std::vector<OperatorTiming> tb = b.Breakdown(Work(1024), OperatorPass::kForward);
+  REQUIRE(ta.size() == tb.size());
+  for (size_t i = 0; i < ta.size(); ++i) {
+    // GEMMs: every tile runs k + min(k, 256) steps instead of k (same waves, same split):
+    // the projections and MLP (k >= 1024) by (k + 256) / k, the scores (k = d = 128) by 2.
+    if (ta[i].op.kind == OperatorKind::kGemm) {
+      CHECK(tb[i].waves == ta[i].waves);
+      const int64_t k = ta[i].op.k;  // 1024-token GEMMs fill the SMs: no split-K
+      CHECK(tb[i].compute_s ==
+            Approx(ta[i].compute_s * static_cast<double>(k + std::min<int64_t>(k, 256)) / k));
+    } else {
+      CHECK(tb[i].compute_s == 0);
+    }
+    // Every kernel adds 5 us of GPU time to max(compute, memory).
+    CHECK(tb[i].gpu_s ==
+          Approx(std::max(tb[i].compute_s, tb[i].memory_s) + 5e-6 * tb[i].op.kernels));
+  }
+}
+
+TEST_CASE("operator_model: kernel_gpu_ns and tile_k_overhead are optional and bounded",
+          "[models][operators]") {
+  auto parse = [](const std::string& extra) {
+    const std::string text = R"({"gemm_efficiency": 0.8, "tile_m": 128, "tile_n": 128,
+        "kernel_overhead_ns": 1000, "memory_efficiency": 0.7, "fused": false, "note": "t")" +
+                             extra + "}";
+    return ParseOperatorModelParams(JsonReader(ParseJson(text, "t.json"), "t.json"));
+  };
+  // Absent: 0, i.e. the plain roofline of each operator.
+  CHECK(parse("").kernel_gpu_ns == 0);
+  CHECK(parse("").tile_k_overhead == 0);
+  const OperatorModelParams p = parse(R"(, "kernel_gpu_ns": 4000, "tile_k_overhead": 96)");
+  CHECK(p.kernel_gpu_ns == 4000);
+  CHECK(p.tile_k_overhead == 96);
+  CHECK_THROWS_WITH(parse(R"(, "kernel_gpu_ns": -1)"), Catch::Contains("t.json: kernel_gpu_ns"));
+  CHECK_THROWS_WITH(parse(R"(, "kernel_gpu_ns": 2000000)"),
+                    Catch::Contains("kernel_gpu_ns: 2000000 is more than 1 ms per kernel"));
+  CHECK_THROWS_WITH(parse(R"(, "tile_k_overhead": 100000)"),
+                    Catch::Contains("tile_k_overhead: 100000 is more than 65536"));
 }

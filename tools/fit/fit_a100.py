@@ -71,13 +71,22 @@ fit_p3.LOG_SCALE = {"kernel_overhead_ns"}
 
 
 class A100Fit:
-    def __init__(self, terasim):
+    """The composed iteration times of ROWS on one device; fit_h100.py reuses it for H100 / H200."""
+
+    def __init__(self, terasim, device=DEVICE, cluster="p4d.24xlarge:1", peak=PEAK, hbm=HBM,
+                 link_bytes_per_s=IB_BYTES_PER_S):
         self.terasim = terasim
+        self.device_path = device
+        self.device_name = os.path.splitext(os.path.basename(device))[0]
+        self.cluster = cluster
+        self.peak = peak
+        self.hbm = hbm
+        self.link_bytes_per_s = link_bytes_per_s
         self.dir = tempfile.mkdtemp(prefix="terasim-fit-a100-")
         for folder in fit_p3.DATA_FOLDERS:
             if os.path.isdir(os.path.join(ROOT, folder)):
                 shutil.copytree(os.path.join(ROOT, folder), os.path.join(self.dir, folder))
-        self.device = json.load(open(os.path.join(ROOT, DEVICE)))
+        self.device = json.load(open(os.path.join(ROOT, device)))
         self.cards = {}
         for name, h, layers, heads, *_ in ROWS:
             path = os.path.join(self.dir, f"a100-fit-{name}.json")
@@ -99,13 +108,13 @@ class A100Fit:
     def collective(self, op, n):
         key = (op, n)
         if key not in self.comm:
-            out = self.run(["collective", "--op", op, "--cluster", "p4d.24xlarge:1", "--gpus",
+            out = self.run(["collective", "--op", op, "--cluster", self.cluster, "--gpus",
                             str(TP), "--min-bytes", str(n), "--max-bytes", str(n), "--json"])
             self.comm[key] = out["rows"][0]["time_us"] * 1e-6
         return self.comm[key]
 
     def layer(self, name, rows, sequence_parallel):
-        args = ["cost", "--model", self.cards[name], "--device", "a100-80gb", "--rows", str(rows),
+        args = ["cost", "--model", self.cards[name], "--device", self.device_name, "--rows", str(rows),
                 "--tokens", str(SEQUENCE), "--tp", str(TP), "--breakdown", "--json"]
         if sequence_parallel:
             args.append("--sequence-parallel")
@@ -117,7 +126,7 @@ class A100Fit:
         op = device["operator_model"]
         for name, _, _ in PARAMETERS:
             op[name] = int(round(values[name])) if name == "kernel_overhead_ns" else values[name]
-        json.dump(device, open(os.path.join(self.dir, DEVICE), "w"))
+        json.dump(device, open(os.path.join(self.dir, self.device_path), "w"))
 
     def predict(self, values):
         self.write(values)
@@ -134,10 +143,10 @@ class A100Fit:
                               full["backward_weight"] + 6 * ar)
             per_layer_sel = (sel["forward"] + sel["recompute_selective"] + sel["backward_input"] +
                              sel["backward_weight"] + 4 * ag + 4 * rs)
-            head = 3 * 2 * mb * SEQUENCE * h * VOCAB / TP / (PEAK * values["gemm_efficiency"])
-            p2p = 0 if pp == 1 else 2 * v * (tensor / TP / IB_BYTES_PER_S + IB_LATENCY_S)
+            head = 3 * 2 * mb * SEQUENCE * h * VOCAB / TP / (self.peak * values["gemm_efficiency"])
+            p2p = 0 if pp == 1 else 2 * v * (tensor / TP / self.link_bytes_per_s + IB_LATENCY_S)
             params = (12 * h * h + 13 * h) * layers / pp / TP
-            optimizer = 28 * params / (HBM * values["memory_efficiency"])
+            optimizer = 28 * params / (self.hbm * values["memory_efficiency"])
             for per_layer, measured in ((per_layer_full, full_s), (per_layer_sel, sel_s)):
                 stage = layers / pp * per_layer + head + p2p
                 out.append((m + (pp - 1) / v) * stage + optimizer)

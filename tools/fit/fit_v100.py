@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Fit the operator-level compute model of the V100 (models/operator_cost.h) to FACTS.md's calibration points.
 
-The operator model has three device parameters, fitted here once for the V100 and written by hand
+The operator model has five device parameters, fitted here once for the V100 and written by hand
 into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
   * gemm_efficiency     fraction of the tensor-core peak one full GEMM tile reaches on an SM
   * kernel_overhead_ns  host time to issue one kernel (PyTorch dispatch plus launch)
   * memory_efficiency   fraction of the HBM bandwidth memory-bound kernels reach
+  * kernel_gpu_ns       GPU time of every kernel beyond its roofline (launch, ramp-up, drain)
+  * tile_k_overhead     a GEMM tile's prologue and epilogue, in steps of k
+(--fix NAME=VALUE holds any of them; the last two are 0 in the three-parameter fit.)
 The GEMM tile (128 x 128), the unfused kernel list (TeraPipe's code is eager PyTorch) and
 weight_gradient_passes stay as the data file says. The network (topologies/data/p3.16xlarge.json)
 keeps the joint fit of tools/fit/fit_p3.py unless --with-network frees its efficiency and latency.
@@ -33,7 +36,10 @@ OPERATOR_PARAMETERS = [
     ("gemm_efficiency", 0.3, 1.0, "operator"),
     ("kernel_overhead_ns", 5000.0, 150000.0, "operator"),
     ("memory_efficiency", 0.3, 1.0, "operator"),
+    ("kernel_gpu_ns", 0.0, 60000.0, "operator"),
+    ("tile_k_overhead", 0.0, 1024.0, "operator"),
 ]
+INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead"}
 NETWORK_PARAMETERS = [
     ("efficiency", 0.3, 1.0, "network"),
     ("latency_us", 5.0, 2000.0, "network"),
@@ -50,7 +56,7 @@ class OperatorEvaluator(fit_p3.Evaluator):
         for name, _, _, where in fit_p3.PARAMETERS:
             v = values[name]
             if where == "operator":
-                op[name] = int(round(v)) if name == "kernel_overhead_ns" else v
+                op[name] = int(round(v)) if name in INTEGER else v
             else:
                 instance["network"][name] = v
         with open(os.path.join(self.dir, fit_p3.DEVICE), "w") as f:
@@ -80,7 +86,7 @@ def main():
     start = {}
     for name, _, _, where in fit_p3.PARAMETERS:
         source = ev.device["operator_model"] if where == "operator" else ev.instance["network"]
-        start[name] = float(source[name])
+        start[name] = float(source.get(name, 0.0))
     fixed = {}
     for items, target in ((args.start, start), (args.fix, fixed)):
         for item in items:

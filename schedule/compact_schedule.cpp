@@ -1,0 +1,148 @@
+#include "schedule/compact_schedule.h"
+
+#include <functional>
+
+namespace terasim {
+namespace {
+
+size_t HashOf(std::string_view text) { return std::hash<std::string_view>()(text); }
+
+template <typename T>
+size_t CapacityBytes(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
+}  // namespace
+
+int NamePool::Find(std::string_view text) const {
+  if (slots_.empty()) return -1;
+  const size_t hash = HashOf(text);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const int id = slots_[i];
+    if (id < 0) return -1;
+    if (slot_hash_[i] == static_cast<uint32_t>(hash) && View(id) == text) return id;
+  }
+}
+
+int NamePool::Intern(std::string_view text) {
+  if (2 * (static_cast<size_t>(Size()) + 1) > slots_.size()) {
+    Rehash(slots_.empty() ? 1024 : 2 * slots_.size());
+  }
+  const size_t hash = HashOf(text);
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const int id = slots_[i];
+    if (id < 0) {
+      const int added = Size();
+      chars_.append(text);
+      offsets_.push_back(static_cast<uint32_t>(chars_.size()));
+      slots_[i] = added;
+      slot_hash_[i] = static_cast<uint32_t>(hash);
+      return added;
+    }
+    if (slot_hash_[i] == static_cast<uint32_t>(hash) && View(id) == text) return id;
+  }
+}
+
+void NamePool::Rehash(size_t capacity) {
+  slots_.assign(capacity, -1);
+  slot_hash_.assign(capacity, 0);
+  const size_t mask = capacity - 1;
+  for (int id = 0; id < Size(); ++id) {
+    const size_t hash = HashOf(View(id));
+    size_t i = hash & mask;
+    while (slots_[i] >= 0) i = (i + 1) & mask;
+    slots_[i] = id;
+    slot_hash_[i] = static_cast<uint32_t>(hash);
+  }
+}
+
+size_t NamePool::MemoryBytes() const {
+  return chars_.capacity() + CapacityBytes(offsets_) + CapacityBytes(slots_) +
+         CapacityBytes(slot_hash_);
+}
+
+size_t CompactSchedule::MemoryBytes() const {
+  return names.MemoryBytes() + CapacityBytes(ops) + CapacityBytes(after_offset) +
+         CapacityBytes(after_name);
+}
+
+CompactSchedule ToCompact(const Schedule& s) {
+  CompactSchedule c;
+  c.model = s.model;
+  c.layers = s.layers;
+  c.sequence = s.sequence;
+  c.devices = s.devices;
+  c.batch = s.batch;
+  c.shape = s.shape;
+  c.groups = s.groups;
+  c.source = s.source;
+  c.ops.reserve(s.ops.size());
+  c.after_offset.reserve(s.ops.size() + 1);
+  auto intern = [&c](const std::string& text) { return text.empty() ? -1 : c.names.Intern(text); };
+  for (const Op& op : s.ops) {
+    CompactOp o;
+    o.key = c.names.Intern(op.key);
+    o.kind = op.kind;
+    o.device = op.device;
+    o.stream = c.names.Intern(op.stream);
+    o.stage = op.stage;
+    o.layers = op.layers;
+    o.part = op.part;
+    o.microbatch = op.microbatch;
+    o.rows = op.rows;
+    o.tokens = op.tokens;
+    o.group = intern(op.group);
+    o.peer = op.peer;
+    o.tensor = intern(op.tensor);
+    o.bytes = op.bytes;
+    o.line = op.line;
+    o.recompute = op.recompute;
+    o.sequence_parallel = op.sequence_parallel;
+    o.zero = static_cast<int8_t>(op.zero);
+    for (const std::string& dep : op.after) c.after_name.push_back(c.names.Intern(dep));
+    c.AddOp(o);
+  }
+  return c;
+}
+
+Schedule ToSchedule(const CompactSchedule& c) {
+  Schedule s;
+  s.model = c.model;
+  s.layers = c.layers;
+  s.sequence = c.sequence;
+  s.devices = c.devices;
+  s.batch = c.batch;
+  s.shape = c.shape;
+  s.groups = c.groups;
+  s.source = c.source;
+  s.ops.reserve(c.ops.size());
+  for (size_t i = 0; i < c.ops.size(); ++i) {
+    const CompactOp& o = c.ops[i];
+    Op op;
+    op.key = std::string(c.Name(o.key));
+    op.kind = o.kind;
+    op.device = o.device;
+    op.stream = std::string(c.Name(o.stream));
+    op.stage = o.stage;
+    op.layers = o.layers;
+    op.part = o.part;
+    op.microbatch = o.microbatch;
+    op.rows = o.rows;
+    op.tokens = o.tokens;
+    op.group = std::string(c.Name(o.group));
+    op.peer = o.peer;
+    op.tensor = std::string(c.Name(o.tensor));
+    op.bytes = o.bytes;
+    op.line = o.line;
+    op.recompute = o.recompute;
+    op.sequence_parallel = o.sequence_parallel;
+    op.zero = o.zero;
+    for (int32_t dep : c.AfterNames(static_cast<int>(i))) op.after.emplace_back(c.Name(dep));
+    s.ops.push_back(std::move(op));
+  }
+  return s;
+}
+
+}  // namespace terasim

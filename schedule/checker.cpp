@@ -81,9 +81,8 @@ void CheckGroups(const CompactSchedule& s, std::vector<Diagnostic>& out) {
 }
 
 // The fields of one op against its kind (see the table in schedule/op.h).
-// `groups` maps a group's name id to its first declaration.
-void CheckOpFields(const CompactSchedule& s, const std::unordered_map<int, int>& groups,
-                   const CompactOp& op, std::vector<Diagnostic>& out) {
+void CheckOpFields(const CompactSchedule& s, GroupOfName& group_of, const CompactOp& op,
+                   std::vector<Diagnostic>& out) {
   auto add = [&](std::string message) { out.push_back(OpDiagnostic(s, op, std::move(message))); };
   if (op.device < 0 || op.device >= s.devices) {
     add(fmt::format("dev {} is out of range (the schedule has {} devices)", op.device, s.devices));
@@ -168,11 +167,11 @@ void CheckOpFields(const CompactSchedule& s, const std::unordered_map<int, int>&
     }
   }
   if (has_group) {
-    auto it = groups.find(op.group);
-    if (it == groups.end()) {
+    const int g = group_of(op.group);
+    if (g < 0) {
       add(fmt::format("group '{}' is not declared", s.Name(op.group)));
     } else {
-      const Group& group = s.groups[it->second];
+      const Group& group = s.groups[g];
       if (RankInGroup(group, op.device) < 0) {
         add(fmt::format("dev {} is not a member of group {} ({})", op.device, group.name,
                         JoinRanks(group.ranks)));
@@ -186,12 +185,8 @@ void CheckOpFields(const CompactSchedule& s, const std::unordered_map<int, int>&
 }
 
 void CheckFields(const CompactSchedule& s, std::vector<Diagnostic>& out) {
-  std::unordered_map<int, int> groups;
-  for (size_t g = 0; g < s.groups.size(); ++g) {
-    const int name = s.names.Find(s.groups[g].name);
-    if (name >= 0) groups.emplace(name, static_cast<int>(g));
-  }
-  for (const CompactOp& op : s.ops) CheckOpFields(s, groups, op, out);
+  GroupOfName group_of(s);
+  for (const CompactOp& op : s.ops) CheckOpFields(s, group_of, op, out);
 }
 
 std::vector<Diagnostic> InFileOrder(std::vector<Diagnostic> diagnostics) {

@@ -15,7 +15,12 @@ size_t CapacityBytes(const std::vector<T>& v) {
 }  // namespace
 
 int NamePool::Find(std::string_view text) const {
-  if (slots_.empty()) return -1;
+  if (slots_.empty()) {
+    for (int id = 0; id < Size(); ++id) {
+      if (View(id) == text) return id;
+    }
+    return -1;
+  }
   const size_t hash = HashOf(text);
   const size_t mask = slots_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
@@ -25,9 +30,18 @@ int NamePool::Find(std::string_view text) const {
   }
 }
 
+void NamePool::Seal() {
+  slots_ = {};
+  slot_hash_ = {};
+  chars_.shrink_to_fit();
+  offsets_.shrink_to_fit();
+}
+
 int NamePool::Intern(std::string_view text) {
   if (2 * (static_cast<size_t>(Size()) + 1) > slots_.size()) {
-    Rehash(slots_.empty() ? 1024 : 2 * slots_.size());
+    size_t capacity = 1024;
+    while (capacity < 4 * (static_cast<size_t>(Size()) + 1)) capacity *= 2;
+    Rehash(capacity);
   }
   const size_t hash = HashOf(text);
   const size_t mask = slots_.size() - 1;
@@ -68,6 +82,20 @@ size_t CompactSchedule::MemoryBytes() const {
          CapacityBytes(after_name);
 }
 
+GroupOfName::GroupOfName(const CompactSchedule& s) : s_(s), group_(s.names.Size(), -2) {}
+
+int GroupOfName::operator()(int name) {
+  if (name < 0) return -1;
+  int& g = group_[name];
+  if (g == -2) {
+    g = -1;
+    for (size_t i = 0; i < s_.groups.size() && g < 0; ++i) {
+      if (s_.groups[i].name == s_.Name(name)) g = static_cast<int>(i);
+    }
+  }
+  return g;
+}
+
 CompactSchedule ToCompact(const Schedule& s) {
   CompactSchedule c;
   c.model = s.model;
@@ -104,6 +132,7 @@ CompactSchedule ToCompact(const Schedule& s) {
     for (const std::string& dep : op.after) c.after_name.push_back(c.names.Intern(dep));
     c.AddOp(o);
   }
+  c.names.Seal();
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -159,61 +160,84 @@ class DataFlow {
  public:
   DataFlow(const CompactSchedule& s, const ScheduleIndex& ix) : s_(s), ix_(ix) {
     const size_t n = s.ops.size();
-    const std::vector<int64_t> one(n, 1);
-    const DryRunResult r = DryRun(s, ix, one);
-    start_ = r.start_tick;
-    finish_ = r.finish_tick;
+    {
+      const std::vector<int64_t> one(n, 1);
+      DryRunResult r = DryRun(s, ix, one);
+      start_ = std::move(r.start_tick);
+      finish_ = std::move(r.finish_tick);
+    }
     seen_.assign(n, 0);
-    tensor_.reserve(n);
-    for (const CompactOp& op : s.ops)
-      tensor_.push_back(op.tensor < 0 ? Tensor{} : tensors_.Parse(op.tensor, s.Name(op.tensor)));
   }
 
   void Run(std::vector<Diagnostic>& out) {
     const int n = static_cast<int>(s_.ops.size());
-    // Two walks over the ops: the first collects the writes, the second checks the reads.
-    std::vector<Key> reads;
-    for (int i = 0; i < n; ++i) {
-      reads.clear();
-      Effects(i, reads);
+    // Device by device (a read is served by writes on its own device): two walks over the
+    // device's ops, the first collecting the writes, the second checking the reads. The writes
+    // of one device at a time are held, sorted, in one array.
+    std::vector<int> device_offset(s_.devices + 1, 0), device_ops(n);
+    for (const CompactOp& op : s_.ops) ++device_offset[op.device + 1];
+    for (int d = 0; d < s_.devices; ++d) device_offset[d + 1] += device_offset[d];
+    {
+      std::vector<int> fill(device_offset.begin(), device_offset.end() - 1);
+      for (int i = 0; i < n; ++i) device_ops[fill[s_.ops[i].device]++] = i;
     }
-    std::sort(writes_.begin(), writes_.end(), [](const Written& x, const Written& y) {
-      return x.key < y.key || (!(y.key < x.key) && x.op < y.op);
-    });
-    collect_writes_ = false;
+    std::vector<std::pair<int, Diagnostic>> found;  // (op, diagnostic), put in op order below
+    std::vector<Diagnostic> one;
+    std::vector<Key> reads;
     std::vector<int> producers;
-    for (int i = 0; i < n; ++i) {
-      reads.clear();
-      Effects(i, reads);
-      for (const Key& k : reads) {
-        auto first = std::lower_bound(writes_.begin(), writes_.end(), k,
-                                      [](const Written& w, const Key& key) { return w.key < key; });
-        producers.clear();
-        for (auto w = first; w != writes_.end() && w->key == k; ++w) producers.push_back(w->op);
-        if (producers.empty()) {
-          out.push_back(OpDiagnostic(s_, i,
-                                     fmt::format("reads {}, which no op on dev {} writes",
-                                                 Describe(k, tensors_), s_.ops[i].device)));
-          break;
+    for (int d = 0; d < s_.devices; ++d) {
+      const std::span<const int> ops(device_ops.data() + device_offset[d],
+                                     device_ops.data() + device_offset[d + 1]);
+      writes_.clear();
+      collect_writes_ = true;
+      for (int i : ops) {
+        reads.clear();
+        Effects(i, reads);
+      }
+      std::sort(writes_.begin(), writes_.end(), [](const Written& x, const Written& y) {
+        return x.key < y.key || (!(y.key < x.key) && x.op < y.op);
+      });
+      collect_writes_ = false;
+      for (int i : ops) {
+        reads.clear();
+        Effects(i, reads);
+        for (const Key& k : reads) {
+          auto first =
+              std::lower_bound(writes_.begin(), writes_.end(), k,
+                               [](const Written& w, const Key& key) { return w.key < key; });
+          producers.clear();
+          for (auto w = first; w != writes_.end() && w->key == k; ++w) producers.push_back(w->op);
+          if (producers.empty()) {
+            one.push_back(OpDiagnostic(s_, i,
+                                       fmt::format("reads {}, which no op on dev {} writes",
+                                                   Describe(k, tensors_), s_.ops[i].device)));
+            break;
+          }
+          auto what = [&] { return Describe(k, tensors_); };
+          if (!CheckProducers(i, what, producers, /*all=*/false, one)) break;
         }
-        auto what = [&] { return Describe(k, tensors_); };
-        if (!CheckProducers(i, what, producers, /*all=*/false, out)) break;
+        for (Diagnostic& diagnostic : one) found.emplace_back(i, std::move(diagnostic));
+        one.clear();
       }
     }
+    writes_ = {};
+    std::stable_sort(found.begin(), found.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& [op, diagnostic] : found) out.push_back(std::move(diagnostic));
     // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
     // contributes (the executor also waits for every such op issued before them on the device).
     std::map<int, std::vector<int>> backward_of_device, wgrad_of_device;
     for (int i = 0; i < n; ++i) {
-      if (IsBackwardOp(s_.ops[i], tensor_[i])) backward_of_device[s_.ops[i].device].push_back(i);
-      if (s_.ops[i].kind == OpKind::kAllReduce && tensor_[i].wgrad_stage >= 0) {
+      if (IsBackwardOp(s_.ops[i], TensorOf(i))) backward_of_device[s_.ops[i].device].push_back(i);
+      if (s_.ops[i].kind == OpKind::kAllReduce && TensorOf(i).wgrad_stage >= 0) {
         wgrad_of_device[s_.ops[i].device].push_back(i);
       }
     }
     for (int i = 0; i < n; ++i) {
       const CompactOp& op = s_.ops[i];
-      const bool wgrad = op.kind == OpKind::kAllReduce && tensor_[i].wgrad_stage >= 0;
+      const bool wgrad = op.kind == OpKind::kAllReduce && TensorOf(i).wgrad_stage >= 0;
       if (!wgrad && op.kind != OpKind::kOptimizer) continue;
-      const int stage = wgrad ? tensor_[i].wgrad_stage : op.stage;
+      const int stage = wgrad ? TensorOf(i).wgrad_stage : op.stage;
       std::vector<int> needed;
       for (int b : backward_of_device[op.device]) {
         const int bs = s_.ops[b].stage;
@@ -222,7 +246,7 @@ class DataFlow {
       }
       if (!wgrad && stage >= 0) {
         for (int j : wgrad_of_device[op.device]) {
-          if (tensor_[j].wgrad_stage == stage) needed.push_back(j);
+          if (TensorOf(j).wgrad_stage == stage) needed.push_back(j);
         }
       }
       CheckProducers(
@@ -232,6 +256,16 @@ class DataFlow {
   }
 
  private:
+  // Op `op`'s tensor identity, parsed once per distinct name.
+  const Tensor& TensorOf(int op) {
+    static const Tensor kNone;
+    const int name = s_.ops[op].tensor;
+    if (name < 0) return kNone;
+    auto [it, inserted] = parsed_.try_emplace(name);
+    if (inserted) it->second = tensors_.Parse(name, s_.Name(name));
+    return it->second;
+  }
+
   void Write(int op, Key k) {
     if (!collect_writes_) return;
     k.device = s_.ops[op].device;
@@ -274,7 +308,7 @@ class DataFlow {
   // docs/execution_rules.md, "Data flow"; exec/runner.cpp RunCompute, RunAllReduce, RunOp).
   void Effects(int i, std::vector<Key>& reads) {
     const CompactOp& op = s_.ops[i];
-    const Tensor& t = tensor_[i];
+    const Tensor& t = TensorOf(i);
     const bool split = op.group >= 0;
     const int mb = op.microbatch, a = op.tokens.begin, b = op.tokens.end;
     switch (op.kind) {
@@ -554,7 +588,7 @@ class DataFlow {
   const CompactSchedule& s_;
   const ScheduleIndex& ix_;
   Tensors tensors_;
-  std::vector<Tensor> tensor_;
+  std::unordered_map<int, Tensor> parsed_;  // tensor name id -> its identity
   std::vector<int64_t> start_, finish_;
   std::vector<uint32_t> seen_;
   uint32_t stamp_ = 0;

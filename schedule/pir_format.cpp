@@ -328,6 +328,7 @@ class PirReader {
     if (next_header_ < kHeader.size()) {
       ThrowInput("{}:{}: missing header line '{}'", origin_, line_no_, kHeader[next_header_]);
     }
+    s_.names.Seal();
     return std::move(s_);
   }
 

@@ -33,13 +33,8 @@ std::string Where(const CompactOp& op, int position) {
 ScheduleIndex IndexSchedule(const CompactSchedule& s, std::vector<Diagnostic>& diagnostics) {
   const int n = static_cast<int>(s.ops.size());
   ScheduleIndex ix;
-  // Name id -> the first op with that key, or -1; a group name id -> its group.
-  std::vector<int> op_of_name(s.names.Size(), -1);
-  std::vector<int> group_of_name(s.names.Size(), -1);
-  for (size_t g = 0; g < s.groups.size(); ++g) {
-    const int name = s.names.Find(s.groups[g].name);
-    if (name >= 0 && group_of_name[name] < 0) group_of_name[name] = static_cast<int>(g);
-  }
+  std::vector<int> op_of_name(s.names.Size(), -1);  // name id -> the first op with that key
+  GroupOfName group_of(s);
   ix.stream_of.resize(n);
   ix.position_in_stream.resize(n);
   ix.group_of.assign(n, -1);
@@ -76,8 +71,7 @@ ScheduleIndex IndexSchedule(const CompactSchedule& s, std::vector<Diagnostic>& d
     ix.stream_of[i] = stream;
     ix.position_in_stream[i] = static_cast<int>(ix.streams[stream].ops.size());
     ix.streams[stream].ops.push_back(i);
-    if (op.group >= 0 && group_of_name[op.group] >= 0) {
-      const int g = group_of_name[op.group];
+    if (const int g = group_of(op.group); g >= 0) {
       ix.group_of[i] = g;
       ix.tp_rank[i] = std::max(0, RankInGroup(s.groups[g], op.device));
     }

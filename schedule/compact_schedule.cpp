@@ -31,8 +31,8 @@ int NamePool::Find(std::string_view text) const {
 }
 
 void NamePool::Seal() {
-  slots_ = {};
-  slot_hash_ = {};
+  std::vector<int32_t>().swap(slots_);  // (`slots_ = {}` would keep the capacity)
+  std::vector<uint32_t>().swap(slot_hash_);
   chars_.shrink_to_fit();
   offsets_.shrink_to_fit();
 }

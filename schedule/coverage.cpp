@@ -191,7 +191,8 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
   }
 
   std::vector<Piece> pieces;
-  pieces.reserve(s.ops.size());
+  pieces.reserve(std::count_if(s.ops.begin(), s.ops.end(),
+                               [](const CompactOp& op) { return IsLayerCompute(op.kind); }));
   for (int i = 0; i < n; ++i) {
     const CompactOp& op = s.ops[i];
     if (!IsLayerCompute(op.kind)) continue;

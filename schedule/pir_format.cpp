@@ -321,6 +321,12 @@ class PirReader {
     }
   }
 
+  // Room for `ops` ops (a hint).
+  void Reserve(size_t ops) {
+    s_.ops.reserve(ops);
+    s_.after_offset.reserve(ops + 1);
+  }
+
   CompactSchedule Finish() {
     if (!saw_magic_) {
       ThrowInput("{}:1: empty file (expected '{} {}')", origin_, kMagic, kPirFormatVersion);
@@ -450,12 +456,27 @@ CompactSchedule ReadCompactPir(std::string_view text, const std::string& origin)
 CompactSchedule ReadCompactPirFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) ThrowInput("{}: cannot read", path);
-  PirReader reader(path);
-  // Streams in blocks, so that the file's text is never held whole.
+  // Streams in blocks, so that the file's text is never held whole. A first pass counts the
+  // lines that start with 'o', an upper bound on the ops, so that the op array is allocated
+  // once.
   constexpr size_t kBlock = 1 << 20;
+  std::vector<char> block(kBlock);
+  size_t op_lines = 0;
+  bool line_start = true;
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const char* end = block.data() + in.gcount();
+    for (const char* c = block.data(); c < end; ++c) {
+      op_lines += line_start && *c == 'o';
+      line_start = *c == '\n';
+    }
+  }
+  in.clear();
+  in.seekg(0);
+  PirReader reader(path);
+  reader.Reserve(std::min(op_lines, static_cast<size_t>(limits::kMaxOps)));
   std::string buffer;
   buffer.reserve(2 * kBlock);
-  std::vector<char> block(kBlock);
   while (in) {
     in.read(block.data(), static_cast<std::streamsize>(block.size()));
     const size_t got = static_cast<size_t>(in.gcount());

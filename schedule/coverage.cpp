@@ -233,6 +233,11 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
 }
 
 void CheckRecompute(const CompactSchedule& s, std::vector<Diagnostic>& out) {
+  // Without a RECOMPUTE op nothing can be reported; skip the set of every forward.
+  if (std::none_of(s.ops.begin(), s.ops.end(),
+                   [](const CompactOp& op) { return op.kind == OpKind::kRecompute; })) {
+    return;
+  }
   // (device, micro-batch, t0, layer, part) of what each device has run so far.
   using Unit = std::tuple<int, int, int, int, int>;
   std::set<Unit> forwards;

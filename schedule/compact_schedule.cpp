@@ -96,39 +96,55 @@ int GroupOfName::operator()(int name) {
   return g;
 }
 
+namespace {
+
+// The header fields, alike in Schedule and CompactSchedule.
+template <typename From, typename To>
+void CopyHeader(const From& from, To& to) {
+  to.model = from.model;
+  to.layers = from.layers;
+  to.sequence = from.sequence;
+  to.devices = from.devices;
+  to.batch = from.batch;
+  to.shape = from.shape;
+  to.groups = from.groups;
+  to.source = from.source;
+}
+
+// The op fields that are numbers in both Op and CompactOp.
+template <typename From, typename To>
+void CopyNumbers(const From& from, To& to) {
+  to.kind = from.kind;
+  to.device = from.device;
+  to.stage = from.stage;
+  to.layers = from.layers;
+  to.part = from.part;
+  to.microbatch = from.microbatch;
+  to.rows = from.rows;
+  to.tokens = from.tokens;
+  to.peer = from.peer;
+  to.bytes = from.bytes;
+  to.line = from.line;
+  to.recompute = from.recompute;
+  to.sequence_parallel = from.sequence_parallel;
+  to.zero = static_cast<decltype(to.zero)>(from.zero);
+}
+
+}  // namespace
+
 CompactSchedule ToCompact(const Schedule& s) {
   CompactSchedule c;
-  c.model = s.model;
-  c.layers = s.layers;
-  c.sequence = s.sequence;
-  c.devices = s.devices;
-  c.batch = s.batch;
-  c.shape = s.shape;
-  c.groups = s.groups;
-  c.source = s.source;
+  CopyHeader(s, c);
   c.ops.reserve(s.ops.size());
   c.after_offset.reserve(s.ops.size() + 1);
   auto intern = [&c](const std::string& text) { return text.empty() ? -1 : c.names.Intern(text); };
   for (const Op& op : s.ops) {
     CompactOp o;
+    CopyNumbers(op, o);
     o.key = c.names.Intern(op.key);
-    o.kind = op.kind;
-    o.device = op.device;
     o.stream = c.names.Intern(op.stream);
-    o.stage = op.stage;
-    o.layers = op.layers;
-    o.part = op.part;
-    o.microbatch = op.microbatch;
-    o.rows = op.rows;
-    o.tokens = op.tokens;
     o.group = intern(op.group);
-    o.peer = op.peer;
     o.tensor = intern(op.tensor);
-    o.bytes = op.bytes;
-    o.line = op.line;
-    o.recompute = op.recompute;
-    o.sequence_parallel = op.sequence_parallel;
-    o.zero = static_cast<int8_t>(op.zero);
     for (const std::string& dep : op.after) c.after_name.push_back(c.names.Intern(dep));
     c.AddOp(o);
   }
@@ -138,36 +154,16 @@ CompactSchedule ToCompact(const Schedule& s) {
 
 Schedule ToSchedule(const CompactSchedule& c) {
   Schedule s;
-  s.model = c.model;
-  s.layers = c.layers;
-  s.sequence = c.sequence;
-  s.devices = c.devices;
-  s.batch = c.batch;
-  s.shape = c.shape;
-  s.groups = c.groups;
-  s.source = c.source;
+  CopyHeader(c, s);
   s.ops.reserve(c.ops.size());
   for (size_t i = 0; i < c.ops.size(); ++i) {
     const CompactOp& o = c.ops[i];
     Op op;
+    CopyNumbers(o, op);
     op.key = std::string(c.Name(o.key));
-    op.kind = o.kind;
-    op.device = o.device;
     op.stream = std::string(c.Name(o.stream));
-    op.stage = o.stage;
-    op.layers = o.layers;
-    op.part = o.part;
-    op.microbatch = o.microbatch;
-    op.rows = o.rows;
-    op.tokens = o.tokens;
     op.group = std::string(c.Name(o.group));
-    op.peer = o.peer;
     op.tensor = std::string(c.Name(o.tensor));
-    op.bytes = o.bytes;
-    op.line = o.line;
-    op.recompute = o.recompute;
-    op.sequence_parallel = o.sequence_parallel;
-    op.zero = o.zero;
     for (int32_t dep : c.AfterNames(static_cast<int>(i))) op.after.emplace_back(c.Name(dep));
     s.ops.push_back(std::move(op));
   }

@@ -17,6 +17,7 @@
 
 #include "models/errors.h"
 #include "schedule/comm_matching.h"
+#include "schedule/compact_check.h"
 #include "schedule/coverage.h"
 #include "schedule/data_flow.h"
 #include "schedule/dependency_cycle.h"
@@ -44,7 +45,7 @@ std::string JoinRanks(const std::vector<int>& ranks) {
   return out;
 }
 
-void CheckHeader(const Schedule& s, std::vector<Diagnostic>& out) {
+void CheckHeader(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   if (s.devices < 1)
     out.push_back({0, "", fmt::format("devices must be >= 1 (found {})", s.devices)});
   if (s.layers < 1) out.push_back({0, "", fmt::format("layers must be >= 1 (found {})", s.layers)});
@@ -54,7 +55,7 @@ void CheckHeader(const Schedule& s, std::vector<Diagnostic>& out) {
   if (s.batch < 0) out.push_back({0, "", fmt::format("batch must be >= 0 (found {})", s.batch)});
 }
 
-void CheckGroups(const Schedule& s, std::vector<Diagnostic>& out) {
+void CheckGroups(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   std::unordered_map<std::string_view, int> first;
   for (size_t g = 0; g < s.groups.size(); ++g) {
     const Group& group = s.groups[g];
@@ -80,17 +81,17 @@ void CheckGroups(const Schedule& s, std::vector<Diagnostic>& out) {
 }
 
 // The fields of one op against its kind (see the table in schedule/op.h).
-void CheckOpFields(const Schedule& s, const std::unordered_map<std::string_view, int>& groups,
-                   const Op& op, std::vector<Diagnostic>& out) {
-  auto add = [&](std::string message) { out.push_back(OpDiagnostic(op, std::move(message))); };
+void CheckOpFields(const CompactSchedule& s, GroupOfName& group_of, const CompactOp& op,
+                   std::vector<Diagnostic>& out) {
+  auto add = [&](std::string message) { out.push_back(OpDiagnostic(s, op, std::move(message))); };
   if (op.device < 0 || op.device >= s.devices) {
     add(fmt::format("dev {} is out of range (the schedule has {} devices)", op.device, s.devices));
     return;
   }
   const bool has_stage = op.stage >= 0, has_layers = !op.layers.Empty(),
              has_part = op.part != LayerPart::kWhole, has_mb = op.microbatch >= 0,
-             has_rows = op.rows > 0, has_tokens = !op.tokens.Empty(), has_group = !op.group.empty(),
-             has_peer = op.peer >= 0, has_tensor = !op.tensor.empty(), has_bytes = op.bytes > 0;
+             has_rows = op.rows > 0, has_tokens = !op.tokens.Empty(), has_group = op.group >= 0,
+             has_peer = op.peer >= 0, has_tensor = op.tensor >= 0, has_bytes = op.bytes > 0;
   std::vector<std::string_view> missing, extra;
   auto need = [&](bool present, std::string_view name) {
     if (!present) missing.push_back(name);
@@ -166,11 +167,11 @@ void CheckOpFields(const Schedule& s, const std::unordered_map<std::string_view,
     }
   }
   if (has_group) {
-    auto it = groups.find(op.group);
-    if (it == groups.end()) {
-      add(fmt::format("group '{}' is not declared", op.group));
+    const int g = group_of(op.group);
+    if (g < 0) {
+      add(fmt::format("group '{}' is not declared", s.Name(op.group)));
     } else {
-      const Group& group = s.groups[it->second];
+      const Group& group = s.groups[g];
       if (RankInGroup(group, op.device) < 0) {
         add(fmt::format("dev {} is not a member of group {} ({})", op.device, group.name,
                         JoinRanks(group.ranks)));
@@ -183,10 +184,9 @@ void CheckOpFields(const Schedule& s, const std::unordered_map<std::string_view,
   }
 }
 
-void CheckFields(const Schedule& s, std::vector<Diagnostic>& out) {
-  std::unordered_map<std::string_view, int> groups;
-  for (size_t g = 0; g < s.groups.size(); ++g) groups.emplace(s.groups[g].name, g);
-  for (const Op& op : s.ops) CheckOpFields(s, groups, op, out);
+void CheckFields(const CompactSchedule& s, std::vector<Diagnostic>& out) {
+  GroupOfName group_of(s);
+  for (const CompactOp& op : s.ops) CheckOpFields(s, group_of, op, out);
 }
 
 std::vector<Diagnostic> InFileOrder(std::vector<Diagnostic> diagnostics) {
@@ -195,10 +195,9 @@ std::vector<Diagnostic> InFileOrder(std::vector<Diagnostic> diagnostics) {
   return diagnostics;
 }
 
-}  // namespace
-
-std::string FormatDiagnostic(const Schedule& schedule, const Diagnostic& diagnostic) {
-  std::string place = schedule.source;
+// "FILE:LINE: KEY: MESSAGE" with FILE the schedule's source.
+std::string FormatDiagnosticAt(const std::string& source, const Diagnostic& diagnostic) {
+  std::string place = source;
   if (diagnostic.line > 0) {
     place += place.empty() ? fmt::format("line {}", diagnostic.line)
                            : fmt::format(":{}", diagnostic.line);
@@ -213,7 +212,21 @@ std::string FormatDiagnostic(const Schedule& schedule, const Diagnostic& diagnos
   return out;
 }
 
+}  // namespace
+
+std::string FormatDiagnostic(const Schedule& schedule, const Diagnostic& diagnostic) {
+  return FormatDiagnosticAt(schedule.source, diagnostic);
+}
+
+std::string FormatDiagnostic(const CompactSchedule& schedule, const Diagnostic& diagnostic) {
+  return FormatDiagnosticAt(schedule.source, diagnostic);
+}
+
 std::vector<Diagnostic> CheckSchedule(const Schedule& schedule) {
+  return CheckSchedule(ToCompact(schedule));
+}
+
+std::vector<Diagnostic> CheckSchedule(const CompactSchedule& schedule) {
   std::vector<Diagnostic> out;
   CheckHeader(schedule, out);
   if (!out.empty()) return out;
@@ -239,10 +252,11 @@ std::vector<Diagnostic> CheckSchedule(const Schedule& schedule) {
     // runs recomputation of whole layers; it refuses the others by name (sequence parallelism,
     // ZeRO, a RECOMPUTE split over a tp group), so their data flow is not checked here
     // (docs/execution_rules.md).
-    const bool recipes = std::any_of(schedule.ops.begin(), schedule.ops.end(), [](const Op& op) {
-      return op.sequence_parallel || op.zero > 0 ||
-             (op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole);
-    });
+    const bool recipes =
+        std::any_of(schedule.ops.begin(), schedule.ops.end(), [](const CompactOp& op) {
+          return op.sequence_parallel || op.zero > 0 ||
+                 (op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole);
+        });
     if (out.empty() && !recipes) CheckDataFlow(schedule, index, out);
   }
   return InFileOrder(std::move(out));

@@ -1,7 +1,6 @@
 #include "schedule/comm_matching.h"
 
 #include <functional>
-#include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -15,66 +14,69 @@ namespace {
 struct Transfer {
   int src = 0;
   int dst = 0;
-  std::string_view tensor;
+  int tensor = -1;  // name id
   bool operator==(const Transfer&) const = default;
 };
 
 struct TransferHash {
   size_t operator()(const Transfer& t) const {
-    size_t h = std::hash<std::string_view>()(t.tensor);
-    h ^= std::hash<int64_t>()((static_cast<int64_t>(t.src) << 32) | static_cast<uint32_t>(t.dst)) +
-         0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-    return h;
+    uint64_t h = static_cast<uint32_t>(t.tensor);
+    h = h * 0x9e3779b97f4a7c15ULL ^ static_cast<uint32_t>(t.src);
+    h = h * 0x9e3779b97f4a7c15ULL ^ static_cast<uint32_t>(t.dst);
+    return static_cast<size_t>(h ^ (h >> 29));
   }
 };
 
-std::string LineOf(const Op& op) {
+std::string LineOf(const CompactOp& op) {
   return op.line > 0 ? fmt::format("line {}", op.line) : std::string("generated");
 }
 
-std::string Describe(const Op& op) {
-  std::string out = fmt::format("{} of {} ({} bytes", OpKindName(op.kind), op.tensor, op.bytes);
+std::string Describe(const CompactSchedule& s, const CompactOp& op) {
+  std::string out =
+      fmt::format("{} of {} ({} bytes", OpKindName(op.kind), s.Name(op.tensor), op.bytes);
   if (op.kind == OpKind::kBroadcast) out += fmt::format(", root {}", op.peer);
   return out + ")";
 }
 
-bool SameCollective(const Op& a, const Op& b) {
+// Tensors are name ids, so equal ids are equal identities.
+bool SameCollective(const CompactOp& a, const CompactOp& b) {
   return a.kind == b.kind && a.tensor == b.tensor && a.bytes == b.bytes &&
          (a.kind != OpKind::kBroadcast || a.peer == b.peer);
 }
 
 }  // namespace
 
-void MatchPointToPoint(const Schedule& s, ScheduleIndex& ix, std::vector<Diagnostic>& out) {
+void MatchPointToPoint(const CompactSchedule& s, ScheduleIndex& ix, std::vector<Diagnostic>& out) {
   const int n = static_cast<int>(s.ops.size());
   auto transfer_of = [&s](int op) {
-    const Op& o = s.ops[op];
+    const CompactOp& o = s.ops[op];
     return o.kind == OpKind::kSend ? Transfer{o.device, o.peer, o.tensor}
                                    : Transfer{o.peer, o.device, o.tensor};
   };
   size_t send_count = 0, recv_count = 0;
-  for (const Op& op : s.ops) {
+  for (const CompactOp& op : s.ops) {
     send_count += op.kind == OpKind::kSend;
     recv_count += op.kind == OpKind::kRecv;
   }
   OpHashIndex<Transfer, decltype(transfer_of), TransferHash> sends(send_count, transfer_of),
       recvs(recv_count, transfer_of);
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     if (!IsPointToPoint(op.kind)) continue;
     const bool is_send = op.kind == OpKind::kSend;
     const int first = (is_send ? sends : recvs).Insert(i);
     if (first != i) {
       const Transfer t = transfer_of(i);
-      out.push_back(OpDiagnostic(
-          op, fmt::format("tensor {} is {} from dev {} to dev {} twice (first by {}, {})",
-                          op.tensor, is_send ? "sent" : "received", t.src, t.dst, s.ops[first].key,
-                          LineOf(s.ops[first]))));
+      out.push_back(
+          OpDiagnostic(s, op,
+                       fmt::format("tensor {} is {} from dev {} to dev {} twice (first by {}, {})",
+                                   s.Name(op.tensor), is_send ? "sent" : "received", t.src, t.dst,
+                                   s.Key(s.ops[first]), LineOf(s.ops[first]))));
     }
   }
   int hints_left = 16;  // each hint scans every op; a few suffice to show the pattern
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     if (op.kind != OpKind::kRecv) continue;
     const Transfer t = transfer_of(i);
     if (recvs.Find(t) != i) continue;  // a duplicate, reported above
@@ -82,38 +84,40 @@ void MatchPointToPoint(const Schedule& s, ScheduleIndex& ix, std::vector<Diagnos
     if (j < 0) {
       std::string hint;
       for (int k = 0; k < n && hints_left > 0; ++k) {
-        const Op& send = s.ops[k];
+        const CompactOp& send = s.ops[k];
         if (send.kind != OpKind::kSend || send.tensor != op.tensor) continue;
-        hint = fmt::format(" ({} on dev {} sends it to dev {}, {})", send.key, send.device,
+        hint = fmt::format(" ({} on dev {} sends it to dev {}, {})", s.Key(send), send.device,
                            send.peer, LineOf(send));
         break;
       }
       --hints_left;
-      out.push_back(OpDiagnostic(op, fmt::format("RECV of {} from dev {} has no matching SEND on "
-                                                 "dev {}{}",
-                                                 op.tensor, op.peer, op.peer, hint)));
+      out.push_back(OpDiagnostic(s, op,
+                                 fmt::format("RECV of {} from dev {} has no matching SEND on "
+                                             "dev {}{}",
+                                             s.Name(op.tensor), op.peer, op.peer, hint)));
       continue;
     }
-    const Op& send = s.ops[j];
+    const CompactOp& send = s.ops[j];
     if (send.bytes != op.bytes) {
-      out.push_back(
-          OpDiagnostic(op, fmt::format("RECV of {} expects {} bytes but its SEND {} ({}) sends {}",
-                                       op.tensor, op.bytes, send.key, LineOf(send), send.bytes)));
+      out.push_back(OpDiagnostic(
+          s, op,
+          fmt::format("RECV of {} expects {} bytes but its SEND {} ({}) sends {}",
+                      s.Name(op.tensor), op.bytes, s.Key(send), LineOf(send), send.bytes)));
     }
     ix.partner[i] = j;
     ix.partner[j] = i;
   }
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     if (op.kind != OpKind::kSend || ix.partner[i] >= 0) continue;
     if (sends.Find(transfer_of(i)) != i) continue;
-    out.push_back(
-        OpDiagnostic(op, fmt::format("SEND of {} to dev {} has no matching RECV on dev {}",
-                                     op.tensor, op.peer, op.peer)));
+    out.push_back(OpDiagnostic(s, op,
+                               fmt::format("SEND of {} to dev {} has no matching RECV on dev {}",
+                                           s.Name(op.tensor), op.peer, op.peer)));
   }
 }
 
-void MatchCollectives(const Schedule& s, ScheduleIndex& ix, std::vector<Diagnostic>& out) {
+void MatchCollectives(const CompactSchedule& s, ScheduleIndex& ix, std::vector<Diagnostic>& out) {
   const int n = static_cast<int>(s.ops.size());
   // issued[g][r]: the collectives that the group's r-th rank issues on it, in issue order.
   std::vector<std::vector<std::vector<int>>> issued(s.groups.size());
@@ -137,42 +141,45 @@ void MatchCollectives(const Schedule& s, ScheduleIndex& ix, std::vector<Diagnost
       if (k == mine.size() && k == first.size()) continue;
       agree = false;
       if (k < common) {
-        const Op& a = s.ops[mine[k]];
-        const Op& b = s.ops[first[k]];
+        const CompactOp& a = s.ops[mine[k]];
+        const CompactOp& b = s.ops[first[k]];
         out.push_back(OpDiagnostic(
-            a, fmt::format("group {}: collective #{} differs: dev {} issues {}, dev {} issues {} "
-                           "({}, {})",
-                           group.name, k + 1, dev, Describe(a), first_dev, Describe(b), b.key,
-                           LineOf(b))));
+            s, a,
+            fmt::format("group {}: collective #{} differs: dev {} issues {}, dev {} issues {} "
+                        "({}, {})",
+                        group.name, k + 1, dev, Describe(s, a), first_dev, Describe(s, b), s.Key(b),
+                        LineOf(b))));
       } else if (mine.size() < first.size()) {
-        const Op& missing = s.ops[first[k]];
+        const CompactOp& missing = s.ops[first[k]];
         out.push_back(OpDiagnostic(
-            missing, fmt::format("group {}: dev {} issues only {} collectives on the group, dev {} "
-                                 "issues {}; dev {} never joins this one",
-                                 group.name, dev, mine.size(), first_dev, first.size(), dev)));
+            s, missing,
+            fmt::format("group {}: dev {} issues only {} collectives on the group, dev {} "
+                        "issues {}; dev {} never joins this one",
+                        group.name, dev, mine.size(), first_dev, first.size(), dev)));
       } else {
-        const Op& extra = s.ops[mine[k]];
+        const CompactOp& extra = s.ops[mine[k]];
         out.push_back(OpDiagnostic(
-            extra, fmt::format("group {}: dev {} issues only {} collectives on the group, dev {} "
-                               "issues {}; dev {} never joins this one",
-                               group.name, first_dev, first.size(), dev, mine.size(), first_dev)));
+            s, extra,
+            fmt::format("group {}: dev {} issues only {} collectives on the group, dev {} "
+                        "issues {}; dev {} never joins this one",
+                        group.name, first_dev, first.size(), dev, mine.size(), first_dev)));
       }
     }
     if (!agree) continue;
     // Executors match a collective by its group and tensor identity (exec/transport.h), so an
     // identity names one instance of its group.
-    std::unordered_map<std::string_view, int> identity;
+    std::unordered_map<int, int> identity;  // tensor name id -> its first op
     bool unique = true;
     for (int op : first) {
       auto [it, inserted] = identity.emplace(s.ops[op].tensor, op);
       if (inserted) continue;
       unique = false;
-      const Op& earlier = s.ops[it->second];
+      const CompactOp& earlier = s.ops[it->second];
       out.push_back(OpDiagnostic(
-          s.ops[op],
+          s, op,
           fmt::format("group {}: tensor {} is used by two collectives (first by {}, {}); "
                       "a tensor identity names one collective of its group",
-                      group.name, s.ops[op].tensor, earlier.key, LineOf(earlier))));
+                      group.name, s.Name(s.ops[op].tensor), s.Key(earlier), LineOf(earlier))));
     }
     if (!unique) continue;
     for (size_t k = 0; k < first.size(); ++k) {

@@ -15,7 +15,7 @@ namespace terasim {
 // without its RECV, a pair whose bytes differ (naming both lines), and a tensor identity sent
 // (or received) twice between the same two devices. Precondition: stage 2 of CheckSchedule
 // found nothing.
-void MatchPointToPoint(const Schedule& schedule, ScheduleIndex& index,
+void MatchPointToPoint(const CompactSchedule& schedule, ScheduleIndex& index,
                        std::vector<Diagnostic>& diagnostics);
 
 // For each group, compares the sequence of (kind, tensor, bytes, root) of the collectives
@@ -23,7 +23,7 @@ void MatchPointToPoint(const Schedule& schedule, ScheduleIndex& index,
 // divergence from the group's first rank (naming both devices), or when it issues fewer or
 // more. When a group's members agree, the i-th collective of every member forms instance
 // index.instance_ops[...], recorded in index.instance. Precondition as MatchPointToPoint.
-void MatchCollectives(const Schedule& schedule, ScheduleIndex& index,
+void MatchCollectives(const CompactSchedule& schedule, ScheduleIndex& index,
                       std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

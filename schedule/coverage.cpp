@@ -28,7 +28,7 @@ std::string_view WorkName(Work work) {
 
 // Layer parts are numbered as units: unit 2l is layer l's attention block, 2l+1 its MLP block.
 // A whole-layer op over [l0, l1) covers units [2 l0, 2 l1).
-std::pair<int, int> Units(const Op& op) {
+std::pair<int, int> Units(const CompactOp& op) {
   switch (op.part) {
     case LayerPart::kAttention:
       return {2 * op.layers.begin, 2 * op.layers.begin + 1};
@@ -74,7 +74,7 @@ struct Segment {
 
 class CoverageChecker {
  public:
-  CoverageChecker(const Schedule& s, std::vector<Diagnostic>& out) : s_(s), out_(out) {}
+  CoverageChecker(const CompactSchedule& s, std::vector<Diagnostic>& out) : s_(s), out_(out) {}
 
   // Checks the pieces of one (micro-batch, tp rank, work) against the full grid; reports the
   // first gap or overlap. `fallback_op` carries the message when no piece exists at all.
@@ -115,8 +115,8 @@ class CoverageChecker {
         }
         if (p.t0 < cursor) {
           Report(p.op, fmt::format("{}: {} tokens {}-{} {} covered twice ({}, {})", who, where,
-                                   p.t0, std::min(p.t1, cursor), WorkName(work), s_.ops[last].key,
-                                   s_.ops[p.op].key));
+                                   p.t0, std::min(p.t1, cursor), WorkName(work),
+                                   s_.Key(s_.ops[last]), s_.Key(s_.ops[p.op])));
           return;
         }
         cursor = p.t1;
@@ -132,7 +132,7 @@ class CoverageChecker {
   }
 
   void Report(int op, std::string message) {
-    out_.push_back(OpDiagnostic(s_.ops[op], std::move(message)));
+    out_.push_back(OpDiagnostic(s_, op, std::move(message)));
   }
 
  private:
@@ -141,7 +141,7 @@ class CoverageChecker {
                             breakpoints_.begin());
   }
 
-  const Schedule& s_;
+  const CompactSchedule& s_;
   std::vector<Diagnostic>& out_;
   std::vector<int> breakpoints_;  // scratch, reused across calls
   std::vector<Segment> segments_;
@@ -149,11 +149,12 @@ class CoverageChecker {
 
 }  // namespace
 
-void CheckCoverage(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagnostic>& out) {
+void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
+                   std::vector<Diagnostic>& out) {
   const int n = static_cast<int>(s.ops.size());
   std::map<int, MicrobatchInfo> microbatches;
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     if (op.microbatch < 0) continue;
     MicrobatchInfo& mb = microbatches[op.microbatch];
     if (mb.first_op < 0) mb.first_op = i;
@@ -162,11 +163,12 @@ void CheckCoverage(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagn
         mb.rows = op.rows;
         mb.rows_op = i;
       } else if (op.rows != mb.rows) {
-        const Op& first = s.ops[mb.rows_op];
+        const CompactOp& first = s.ops[mb.rows_op];
         out.push_back(OpDiagnostic(
-            op, fmt::format("micro-batch {}: rows {} differ from rows {} of {} ({})", op.microbatch,
-                            op.rows, mb.rows, first.key,
-                            first.line > 0 ? fmt::format("line {}", first.line) : "generated")));
+            s, op,
+            fmt::format("micro-batch {}: rows {} differ from rows {} of {} ({})", op.microbatch,
+                        op.rows, mb.rows, s.Key(first),
+                        first.line > 0 ? fmt::format("line {}", first.line) : "generated")));
       }
     }
     if (IsLayerCompute(op.kind)) {
@@ -189,9 +191,10 @@ void CheckCoverage(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagn
   }
 
   std::vector<Piece> pieces;
-  pieces.reserve(s.ops.size());
+  pieces.reserve(std::count_if(s.ops.begin(), s.ops.end(),
+                               [](const CompactOp& op) { return IsLayerCompute(op.kind); }));
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     if (!IsLayerCompute(op.kind)) continue;
     const auto units = Units(op);  // not bindings: clang before 16 cannot capture those
     auto add = [&](Work work) {
@@ -229,13 +232,18 @@ void CheckCoverage(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagn
   CheckRecompute(s, out);
 }
 
-void CheckRecompute(const Schedule& s, std::vector<Diagnostic>& out) {
+void CheckRecompute(const CompactSchedule& s, std::vector<Diagnostic>& out) {
+  // Without a RECOMPUTE op nothing can be reported; skip the set of every forward.
+  if (std::none_of(s.ops.begin(), s.ops.end(),
+                   [](const CompactOp& op) { return op.kind == OpKind::kRecompute; })) {
+    return;
+  }
   // (device, micro-batch, t0, layer, part) of what each device has run so far.
   using Unit = std::tuple<int, int, int, int, int>;
   std::set<Unit> forwards;
   std::map<Unit, int> pending;  // RECOMPUTE ops waiting for their backward
   for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     if (op.kind != OpKind::kFwd && op.kind != OpKind::kRecompute && !IsBackwardCoverage(op.kind)) {
       continue;
     }
@@ -246,8 +254,9 @@ void CheckRecompute(const Schedule& s, std::vector<Diagnostic>& out) {
     } else if (op.kind == OpKind::kRecompute) {
       if (!forwards.count(unit)) {
         out.push_back(OpDiagnostic(
-            op, fmt::format("micro-batch {}: RECOMPUTE of layer {} before its forward on dev {}",
-                            op.microbatch, op.layers.begin, op.device)));
+            s, op,
+            fmt::format("micro-batch {}: RECOMPUTE of layer {} before its forward on dev {}",
+                        op.microbatch, op.layers.begin, op.device)));
       }
       pending[unit] = i;
     } else {
@@ -258,14 +267,15 @@ void CheckRecompute(const Schedule& s, std::vector<Diagnostic>& out) {
     }
   }
   for (const auto& [unit, i] : pending) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     out.push_back(OpDiagnostic(
-        op, fmt::format("micro-batch {}: RECOMPUTE of layer {} has no backward after it on dev {}",
-                        op.microbatch, op.layers.begin, op.device)));
+        s, op,
+        fmt::format("micro-batch {}: RECOMPUTE of layer {} has no backward after it on dev {}",
+                    op.microbatch, op.layers.begin, op.device)));
   }
 }
 
-void CheckSliceOrder(const Schedule& s, std::vector<Diagnostic>& out) {
+void CheckSliceOrder(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   struct Lane {
     int device, stage, microbatch;
     bool forward;
@@ -285,25 +295,26 @@ void CheckSliceOrder(const Schedule& s, std::vector<Diagnostic>& out) {
   };
   std::unordered_map<Lane, LaneState, LaneHash> lanes;
   for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     const bool forward = op.kind == OpKind::kFwd;
     if (!forward && !IsBackwardCoverage(op.kind)) continue;
     auto [it, inserted] =
         lanes.emplace(Lane{op.device, op.stage, op.microbatch, forward}, LaneState{i, false});
     if (inserted) continue;
     LaneState& lane = it->second;
-    const Op& last = s.ops[lane.last_op];
+    const CompactOp& last = s.ops[lane.last_op];
     const bool wrong =
         forward ? op.tokens.begin < last.tokens.begin : op.tokens.begin > last.tokens.begin;
     if (wrong && !lane.reported) {
       lane.reported = true;
       out.push_back(OpDiagnostic(
-          op, fmt::format("micro-batch {}: {} slice {}-{} issued after slice {}-{} ({}) on dev {} "
-                          "stage {}; {} slices must run in {} token order",
-                          op.microbatch, forward ? "forward" : "backward", op.tokens.begin,
-                          op.tokens.end, last.tokens.begin, last.tokens.end, last.key, op.device,
-                          op.stage, forward ? "forward" : "backward",
-                          forward ? "ascending" : "descending")));
+          s, op,
+          fmt::format("micro-batch {}: {} slice {}-{} issued after slice {}-{} ({}) on dev {} "
+                      "stage {}; {} slices must run in {} token order",
+                      op.microbatch, forward ? "forward" : "backward", op.tokens.begin,
+                      op.tokens.end, last.tokens.begin, last.tokens.end, s.Key(last), op.device,
+                      op.stage, forward ? "forward" : "backward",
+                      forward ? "ascending" : "descending")));
     }
     lane.last_op = i;
   }

@@ -20,15 +20,15 @@ namespace terasim {
 // layer, part) on its device and precede a backward (BWD, BWD_INPUT) covering that layer
 // (CheckRecompute).
 // Precondition: stage 2 of CheckSchedule found nothing.
-void CheckCoverage(const Schedule& schedule, const ScheduleIndex& index,
+void CheckCoverage(const CompactSchedule& schedule, const ScheduleIndex& index,
                    std::vector<Diagnostic>& diagnostics);
 
 // Appends a diagnostic for each RECOMPUTE op without its forward before it or its backward
 // after it on its device.
-void CheckRecompute(const Schedule& schedule, std::vector<Diagnostic>& diagnostics);
+void CheckRecompute(const CompactSchedule& schedule, std::vector<Diagnostic>& diagnostics);
 
 // On each device and stage, for each micro-batch: forward ops' token slices ascend in issue
 // order and backward (BWD, BWD_INPUT) slices descend. Appends the first violation of each.
-void CheckSliceOrder(const Schedule& schedule, std::vector<Diagnostic>& diagnostics);
+void CheckSliceOrder(const CompactSchedule& schedule, std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

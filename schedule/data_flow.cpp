@@ -4,7 +4,9 @@
 #include <charconv>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -43,15 +45,16 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    uint64_t h = 1469598103934665603ULL;
-    for (int64_t v : {int64_t{k.device}, int64_t(k.kind), int64_t{k.part}, int64_t{k.layer},
-                      int64_t{k.mb}, int64_t{k.a}, int64_t{k.b}}) {
-      h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ULL;
-    }
-    return static_cast<size_t>(h);
-  }
+bool operator<(const Key& x, const Key& y) {
+  return std::tie(x.device, x.kind, x.part, x.layer, x.mb, x.a, x.b) <
+         std::tie(y.device, y.kind, y.part, y.layer, y.mb, y.a, y.b);
+}
+
+// One op writing one key. All writes are kept in one array sorted by key (then op), so that a
+// million-op schedule costs one allocation rather than a hash node and a vector per key.
+struct Written {
+  Key key;
+  int op = 0;
 };
 
 constexpr int kAttn = static_cast<int>(LayerPart::kAttention);
@@ -75,7 +78,8 @@ struct Tensor {
 
 class Tensors {
  public:
-  Tensor Parse(const std::string& text) {
+  // `id` is the name id of `text`.
+  Tensor Parse(int id, std::string_view text) {
     Tensor t;
     const std::vector<std::string_view> f = SplitDots(text);
     if ((f[0] == "act" || f[0] == "grad") && (f.size() == 4 || f.size() == 5)) {
@@ -101,17 +105,17 @@ class Tensors {
       int stage = -1;
       if (ParseTagged(f[1], 's', stage)) t.wgrad_stage = stage;
     }
-    auto [it, inserted] = opaque_.emplace(text, static_cast<int>(opaque_.size()));
+    auto [it, inserted] = opaque_.emplace(id, static_cast<int>(opaque_.size()));
     t.key.kind = Res::kOpaque;
     t.key.a = it->second;
     if (inserted) names_.push_back(text);
     return t;
   }
-  const std::string& Name(int id) const { return names_[id]; }
+  std::string_view Name(int id) const { return names_[id]; }
 
  private:
-  std::unordered_map<std::string, int> opaque_;
-  std::vector<std::string> names_;
+  std::unordered_map<int, int> opaque_;  // tensor name id -> opaque id
+  std::vector<std::string_view> names_;  // views into the schedule's NamePool
 };
 
 std::string PartWord(int part) { return part == kMlp ? "mlp" : "attn"; }
@@ -142,60 +146,98 @@ std::string Describe(const Key& k, const Tensors& tensors) {
           "the input of layer {} kept for recomputation (micro-batch {}, tokens {}-{})", k.layer,
           k.mb, k.a, k.b);
     case Res::kOpaque:
-      return tensors.Name(k.a);
+      return std::string(tensors.Name(k.a));
   }
   return "?";
 }
 
-bool IsBackwardOp(const Op& op, const Tensor& t) {
+bool IsBackwardOp(const CompactOp& op, const Tensor& t) {
   return (IsLayerCompute(op.kind) && op.kind != OpKind::kFwd) ||
          (op.kind == OpKind::kAllReduce && t.key.kind == Res::kTpSumB);
 }
 
 class DataFlow {
  public:
-  DataFlow(const Schedule& s, const ScheduleIndex& ix) : s_(s), ix_(ix) {
+  DataFlow(const CompactSchedule& s, const ScheduleIndex& ix) : s_(s), ix_(ix) {
     const size_t n = s.ops.size();
-    const std::vector<int64_t> one(n, 1);
-    const DryRunResult r = DryRun(s, ix, one);
-    start_ = r.start_tick;
-    finish_ = r.finish_tick;
+    {
+      const std::vector<int64_t> one(n, 1);
+      DryRunResult r = DryRun(s, ix, one);
+      start_ = std::move(r.start_tick);
+      finish_ = std::move(r.finish_tick);
+    }
     seen_.assign(n, 0);
-    tensor_.reserve(n);
-    for (const Op& op : s.ops)
-      tensor_.push_back(op.tensor.empty() ? Tensor{} : tensors_.Parse(op.tensor));
   }
 
   void Run(std::vector<Diagnostic>& out) {
     const int n = static_cast<int>(s_.ops.size());
-    std::vector<std::vector<Key>> reads(n);
-    for (int i = 0; i < n; ++i) Effects(i, reads[i]);
-    for (int i = 0; i < n; ++i) {
-      for (const Key& k : reads[i]) {
-        auto it = producers_.find(k);
-        if (it == producers_.end()) {
-          out.push_back(
-              OpDiagnostic(s_.ops[i], fmt::format("reads {}, which no op on dev {} writes",
-                                                  Describe(k, tensors_), s_.ops[i].device)));
-          break;
+    // Device by device (a read is served by writes on its own device): two walks over the
+    // device's ops, the first collecting the writes, the second checking the reads. The writes
+    // of one device at a time are held, sorted, in one array.
+    std::vector<int> device_offset(s_.devices + 1, 0), device_ops(n);
+    for (const CompactOp& op : s_.ops) ++device_offset[op.device + 1];
+    for (int d = 0; d < s_.devices; ++d) device_offset[d + 1] += device_offset[d];
+    {
+      std::vector<int> fill(device_offset.begin(), device_offset.end() - 1);
+      for (int i = 0; i < n; ++i) device_ops[fill[s_.ops[i].device]++] = i;
+    }
+    std::vector<std::pair<int, Diagnostic>> found;  // (op, diagnostic), put in op order below
+    std::vector<Diagnostic> one;
+    std::vector<Key> reads;
+    std::vector<int> producers;
+    for (int d = 0; d < s_.devices; ++d) {
+      const std::span<const int> ops(device_ops.data() + device_offset[d],
+                                     device_ops.data() + device_offset[d + 1]);
+      writes_.clear();
+      collect_writes_ = true;
+      for (int i : ops) {
+        reads.clear();
+        Effects(i, reads);
+      }
+      std::sort(writes_.begin(), writes_.end(), [](const Written& x, const Written& y) {
+        return x.key < y.key || (!(y.key < x.key) && x.op < y.op);
+      });
+      collect_writes_ = false;
+      for (int i : ops) {
+        reads.clear();
+        Effects(i, reads);
+        for (const Key& k : reads) {
+          auto first =
+              std::lower_bound(writes_.begin(), writes_.end(), k,
+                               [](const Written& w, const Key& key) { return w.key < key; });
+          producers.clear();
+          for (auto w = first; w != writes_.end() && w->key == k; ++w) producers.push_back(w->op);
+          if (producers.empty()) {
+            one.push_back(OpDiagnostic(s_, i,
+                                       fmt::format("reads {}, which no op on dev {} writes",
+                                                   Describe(k, tensors_), s_.ops[i].device)));
+            break;
+          }
+          auto what = [&] { return Describe(k, tensors_); };
+          if (!CheckProducers(i, what, producers, /*all=*/false, one)) break;
         }
-        if (!CheckProducers(i, Describe(k, tensors_), it->second, /*all=*/false, out)) break;
+        for (Diagnostic& diagnostic : one) found.emplace_back(i, std::move(diagnostic));
+        one.clear();
       }
     }
+    writes_ = {};
+    std::stable_sort(found.begin(), found.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& [op, diagnostic] : found) out.push_back(std::move(diagnostic));
     // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
     // contributes (the executor also waits for every such op issued before them on the device).
     std::map<int, std::vector<int>> backward_of_device, wgrad_of_device;
     for (int i = 0; i < n; ++i) {
-      if (IsBackwardOp(s_.ops[i], tensor_[i])) backward_of_device[s_.ops[i].device].push_back(i);
-      if (s_.ops[i].kind == OpKind::kAllReduce && tensor_[i].wgrad_stage >= 0) {
+      if (IsBackwardOp(s_.ops[i], TensorOf(i))) backward_of_device[s_.ops[i].device].push_back(i);
+      if (s_.ops[i].kind == OpKind::kAllReduce && TensorOf(i).wgrad_stage >= 0) {
         wgrad_of_device[s_.ops[i].device].push_back(i);
       }
     }
     for (int i = 0; i < n; ++i) {
-      const Op& op = s_.ops[i];
-      const bool wgrad = op.kind == OpKind::kAllReduce && tensor_[i].wgrad_stage >= 0;
+      const CompactOp& op = s_.ops[i];
+      const bool wgrad = op.kind == OpKind::kAllReduce && TensorOf(i).wgrad_stage >= 0;
       if (!wgrad && op.kind != OpKind::kOptimizer) continue;
-      const int stage = wgrad ? tensor_[i].wgrad_stage : op.stage;
+      const int stage = wgrad ? TensorOf(i).wgrad_stage : op.stage;
       std::vector<int> needed;
       for (int b : backward_of_device[op.device]) {
         const int bs = s_.ops[b].stage;
@@ -204,24 +246,36 @@ class DataFlow {
       }
       if (!wgrad && stage >= 0) {
         for (int j : wgrad_of_device[op.device]) {
-          if (tensor_[j].wgrad_stage == stage) needed.push_back(j);
+          if (TensorOf(j).wgrad_stage == stage) needed.push_back(j);
         }
       }
-      CheckProducers(i, fmt::format("the weight gradients of stage {}", stage), needed,
-                     /*all=*/true, out);
+      CheckProducers(
+          i, [stage] { return fmt::format("the weight gradients of stage {}", stage); }, needed,
+          /*all=*/true, out);
     }
   }
 
  private:
-  void Write(int op, Key k) {
-    k.device = s_.ops[op].device;
-    producers_[k].push_back(op);
+  // Op `op`'s tensor identity, parsed once per distinct name.
+  const Tensor& TensorOf(int op) {
+    static const Tensor kNone;
+    const int name = s_.ops[op].tensor;
+    if (name < 0) return kNone;
+    auto [it, inserted] = parsed_.try_emplace(name);
+    if (inserted) it->second = tensors_.Parse(name, s_.Name(name));
+    return it->second;
   }
-  static void Read(std::vector<Key>& reads, const Op& op, Key k) {
+
+  void Write(int op, Key k) {
+    if (!collect_writes_) return;
+    k.device = s_.ops[op].device;
+    writes_.push_back({k, op});
+  }
+  static void Read(std::vector<Key>& reads, const CompactOp& op, Key k) {
     k.device = op.device;
     reads.push_back(k);
   }
-  static Key Make(Res kind, int layer, int part, const Op& op) {
+  static Key Make(Res kind, int layer, int part, const CompactOp& op) {
     Key k;
     k.kind = kind;
     k.layer = layer;
@@ -253,9 +307,9 @@ class DataFlow {
   // Fills producers_ with what op i writes and `reads` with what it reads (see
   // docs/execution_rules.md, "Data flow"; exec/runner.cpp RunCompute, RunAllReduce, RunOp).
   void Effects(int i, std::vector<Key>& reads) {
-    const Op& op = s_.ops[i];
-    const Tensor& t = tensor_[i];
-    const bool split = !op.group.empty();
+    const CompactOp& op = s_.ops[i];
+    const Tensor& t = TensorOf(i);
+    const bool split = op.group >= 0;
     const int mb = op.microbatch, a = op.tokens.begin, b = op.tokens.end;
     switch (op.kind) {
       case OpKind::kFwd: {
@@ -469,20 +523,20 @@ class DataFlow {
     std::vector<std::string> steps;
     if (hit < 0) return steps;
     for (int y = hit; step[y].from >= 0; y = step[y].from) {
-      const Op& from = s_.ops[step[y].from];
-      const Op& via = s_.ops[step[y].via];
+      const CompactOp& from = s_.ops[step[y].from];
+      const CompactOp& via = s_.ops[step[y].via];
       if (step[y].via == step[y].from) {
-        steps.push_back(fmt::format("{} waits for {} (line {}, {})", s_.ops[y].key, from.key,
-                                    from.line,
-                                    step[y].after ? std::string("named in its after=")
-                                                  : "before it on stream " + via.stream));
+        steps.push_back(fmt::format(
+            "{} waits for {} (line {}, {})", s_.Key(s_.ops[y]), s_.Key(from), from.line,
+            step[y].after ? std::string("named in its after=")
+                          : fmt::format("before it on stream {}", s_.Name(via.stream))));
       } else {
         steps.push_back(
             fmt::format("{} waits for {} (line {}, {}), which runs together with {} (dev {})",
-                        s_.ops[y].key, via.key, via.line,
+                        s_.Key(s_.ops[y]), s_.Key(via), via.line,
                         step[y].after ? std::string("named in its after=")
-                                      : "before it on stream " + via.stream,
-                        from.key, from.device));
+                                      : fmt::format("before it on stream {}", s_.Name(via.stream)),
+                        s_.Key(from), from.device));
       }
     }
     return steps;
@@ -490,7 +544,9 @@ class DataFlow {
 
   // Checks that one (all=false) or every (all=true) op in `producers` comes before `c`;
   // appends a diagnostic and returns false when not.
-  bool CheckProducers(int c, const std::string& what, const std::vector<int>& producers, bool all,
+  // `what()` names what is read; it is called only for a message.
+  template <typename What>
+  bool CheckProducers(int c, const What& what, const std::vector<int>& producers, bool all,
                       std::vector<Diagnostic>& out) {
     // Only the last producer of each stream matters: stream order puts the others before it.
     std::map<int, int> last;  // stream -> producer
@@ -509,38 +565,40 @@ class DataFlow {
       if (!before && all) break;
     }
     if (bad < 0) return true;
-    const Op& op = s_.ops[c];
-    const Op& producer = s_.ops[bad];
+    const CompactOp& op = s_.ops[c];
+    const CompactOp& producer = s_.ops[bad];
     const std::vector<std::string> path = PathFrom(c, bad);
     if (!path.empty()) {
       std::string cycle = fmt::format(
-          "deadlock: cycle of waits: {} (line {}) waits for {}, which {} (line {}) writes", op.key,
-          op.line, what, producer.key, producer.line);
+          "deadlock: cycle of waits: {} (line {}) waits for {}, which {} (line {}) writes",
+          s_.Key(op), op.line, what(), s_.Key(producer), producer.line);
       for (const std::string& step : path) cycle += "; " + step;
-      out.push_back(OpDiagnostic(op, std::move(cycle)));
+      out.push_back(OpDiagnostic(s_, op, std::move(cycle)));
     } else {
       out.push_back(OpDiagnostic(
-          op, fmt::format("reads {}, which {} (line {}, dev {} stream {}) writes, but nothing "
-                          "orders {} before it (add after={} or put both on one stream)",
-                          what, producer.key, producer.line, producer.device, producer.stream,
-                          producer.key, producer.key)));
+          s_, op,
+          fmt::format("reads {}, which {} (line {}, dev {} stream {}) writes, but nothing "
+                      "orders {} before it (add after={} or put both on one stream)",
+                      what(), s_.Key(producer), producer.line, producer.device,
+                      s_.Name(producer.stream), s_.Key(producer), s_.Key(producer))));
     }
     return false;
   }
 
-  const Schedule& s_;
+  const CompactSchedule& s_;
   const ScheduleIndex& ix_;
   Tensors tensors_;
-  std::vector<Tensor> tensor_;
+  std::unordered_map<int, Tensor> parsed_;  // tensor name id -> its identity
   std::vector<int64_t> start_, finish_;
   std::vector<uint32_t> seen_;
   uint32_t stamp_ = 0;
-  std::unordered_map<Key, std::vector<int>, KeyHash> producers_;
+  std::vector<Written> writes_;  // sorted by key once collected
+  bool collect_writes_ = true;
 };
 
 }  // namespace
 
-void CheckDataFlow(const Schedule& schedule, const ScheduleIndex& index,
+void CheckDataFlow(const CompactSchedule& schedule, const ScheduleIndex& index,
                    std::vector<Diagnostic>& diagnostics) {
   DataFlow(schedule, index).Run(diagnostics);
 }

@@ -29,7 +29,7 @@ namespace terasim {
 // Appends one diagnostic per op whose inputs are not ordered before it (the first such input).
 // Precondition: index filled by MatchPointToPoint and MatchCollectives without diagnostics,
 // and the dry run (schedule/dry_run.h) completes.
-void CheckDataFlow(const Schedule& schedule, const ScheduleIndex& index,
+void CheckDataFlow(const CompactSchedule& schedule, const ScheduleIndex& index,
                    std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

@@ -22,10 +22,10 @@ struct Visit {
 
 constexpr size_t kMaxListed = 16;
 
-std::string ListCycle(const Schedule& s, const std::vector<Visit>& visits) {
+std::string ListCycle(const CompactSchedule& s, const std::vector<Visit>& visits) {
   auto name = [&](const Visit& v) {
-    return v.in == v.out ? s.ops[v.in].key
-                         : fmt::format("{} == {}", s.ops[v.in].key, s.ops[v.out].key);
+    return v.in == v.out ? std::string(s.Key(s.ops[v.in]))
+                         : fmt::format("{} == {}", s.Key(s.ops[v.in]), s.Key(s.ops[v.out]));
   };
   std::string out;
   for (size_t i = 0; i < visits.size(); ++i) {
@@ -36,12 +36,12 @@ std::string ListCycle(const Schedule& s, const std::vector<Visit>& visits) {
     if (!out.empty()) out += " -> ";
     out += name(visits[i]);
   }
-  return out + " -> " + s.ops[visits.front().in].key;
+  return fmt::format("{} -> {}", out, s.Key(s.ops[visits.front().in]));
 }
 
 }  // namespace
 
-int CheckDependencyCycles(const Schedule& s, const ScheduleIndex& ix,
+int CheckDependencyCycles(const CompactSchedule& s, const ScheduleIndex& ix,
                           std::vector<Diagnostic>& out) {
   const int n = static_cast<int>(s.ops.size());
   // A collective instance is one node, named by its first member.
@@ -110,7 +110,7 @@ int CheckDependencyCycles(const Schedule& s, const ScheduleIndex& ix,
           });
       std::rotate(visits.begin(), lowest, visits.end());
       const Visit& head = visits.front();
-      out.push_back(OpDiagnostic(s.ops[std::min(head.in, head.out)],
+      out.push_back(OpDiagnostic(s, std::min(head.in, head.out),
                                  "dependency cycle: " + ListCycle(s, visits)));
       std::vector<int> devices;
       for (const Visit& v : visits) {

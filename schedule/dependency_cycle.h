@@ -19,7 +19,7 @@ namespace terasim {
 // are joined by "=="). Returns how many devices the reported cycle passes through (0 when
 // there is none). Precondition: index filled by MatchPointToPoint and MatchCollectives
 // without diagnostics.
-int CheckDependencyCycles(const Schedule& schedule, const ScheduleIndex& index,
+int CheckDependencyCycles(const CompactSchedule& schedule, const ScheduleIndex& index,
                           std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

@@ -12,7 +12,7 @@ namespace {
 // their ops, so each op's start is simply the latest finish of what it waits for.
 class DryRunner {
  public:
-  DryRunner(const Schedule& s, const ScheduleIndex& ix, std::span<const int64_t> duration)
+  DryRunner(const CompactSchedule& s, const ScheduleIndex& ix, std::span<const int64_t> duration)
       : s_(s), ix_(ix), duration_(duration) {
     const size_t n = s.ops.size();
     result_.start_tick.assign(n, -1);
@@ -41,23 +41,23 @@ class DryRunner {
 
   // After Run: why the blocked op `op` at the head of its stream waits.
   std::string WhyBlocked(const DryRunResult& r, int op) const {
-    const Op& o = s_.ops[op];
+    const CompactOp& o = s_.ops[op];
     if (!arrived_[op]) {
       for (int dep : ix_.After(op)) {
         if (r.finish_tick[dep] < 0)
-          return fmt::format("after {}, which has not run", s_.ops[dep].key);
+          return fmt::format("after {}, which has not run", s_.Key(s_.ops[dep]));
       }
       return "?";
     }
     if (IsPointToPoint(o.kind)) {
       const int partner = ix_.partner[op];
-      return fmt::format("peer {} has not reached {}", o.peer, s_.ops[partner].key);
+      return fmt::format("peer {} has not reached {}", o.peer, s_.Key(s_.ops[partner]));
     }
     const std::vector<int>& members = ix_.instance_ops[ix_.instance[op]];
     for (int m : members) {
       if (!arrived_[m]) {
-        return fmt::format("group {}: dev {} has not reached {}", o.group, s_.ops[m].device,
-                           s_.ops[m].key);
+        return fmt::format("group {}: dev {} has not reached {}", s_.Name(o.group),
+                           s_.ops[m].device, s_.Key(s_.ops[m]));
       }
     }
     return "?";
@@ -73,7 +73,7 @@ class DryRunner {
   void TryArrive(int op) {
     if (arrived_[op] || pending_[op] > 0 || !AtHead(op)) return;
     arrived_[op] = true;
-    const Op& o = s_.ops[op];
+    const CompactOp& o = s_.ops[op];
     if (IsPointToPoint(o.kind)) {
       const int partner = ix_.partner[op];
       if (!arrived_[partner]) return;
@@ -113,7 +113,7 @@ class DryRunner {
     }
   }
 
-  const Schedule& s_;
+  const CompactSchedule& s_;
   const ScheduleIndex& ix_;
   std::span<const int64_t> duration_;
   DryRunResult result_;
@@ -127,12 +127,12 @@ class DryRunner {
 
 }  // namespace
 
-DryRunResult DryRun(const Schedule& schedule, const ScheduleIndex& index,
+DryRunResult DryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
                     std::span<const int64_t> duration_ticks) {
   return DryRunner(schedule, index, duration_ticks).Run();
 }
 
-void CheckDryRun(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagnostic>& out) {
+void CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix, std::vector<Diagnostic>& out) {
   const std::vector<int64_t> zero(s.ops.size(), 0);
   DryRunner runner(s, ix, zero);
   const DryRunResult r = runner.Run();
@@ -156,11 +156,11 @@ void CheckDryRun(const Schedule& s, const ScheduleIndex& ix, std::vector<Diagnos
   std::string message = "deadlock: ";
   for (auto it = waits_at.begin(); it != waits_at.end(); ++it) {
     if (it != waits_at.begin()) message += "; ";
-    message += fmt::format("dev {} waits at {} ({})", it->first, s.ops[it->second].key,
+    message += fmt::format("dev {} waits at {} ({})", it->first, s.Key(s.ops[it->second]),
                            runner.WhyBlocked(r, it->second));
   }
   message += fmt::format(" [{} of {} ops ran]", r.finished, s.ops.size());
-  out.push_back(OpDiagnostic(s.ops[waits_at.begin()->second], std::move(message)));
+  out.push_back(OpDiagnostic(s, waits_at.begin()->second, std::move(message)));
 }
 
 }  // namespace terasim

@@ -27,13 +27,13 @@ struct DryRunResult {
 // Runs `schedule` with `duration_ticks[op]` per op (size == ops). Never throws on a deadlock:
 // the ops that could not run keep -1. Precondition: index filled by MatchPointToPoint and
 // MatchCollectives without diagnostics.
-DryRunResult DryRun(const Schedule& schedule, const ScheduleIndex& index,
+DryRunResult DryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
                     std::span<const int64_t> duration_ticks);
 
 // Runs the schedule with zero durations; if some op never runs, appends one diagnostic on a
 // blocked op: "deadlock: dev 0 waits at RB.s0... (peer 1 has not reached SB.s1...); dev 1
 // waits at ..." listing every device that has blocked ops and the op it waits at.
-void CheckDryRun(const Schedule& schedule, const ScheduleIndex& index,
+void CheckDryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
                  std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

@@ -1,16 +1,17 @@
 #include "schedule/pir_format.h"
 
+#include <array>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <set>
-#include <sstream>
+#include <optional>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "models/errors.h"
-#include "models/json_reader.h"
 #include "models/limits.h"
+#include "schedule/compact_check.h"
 
 namespace terasim {
 namespace {
@@ -26,8 +27,9 @@ std::string JoinInts(const std::vector<int>& values) {
   return out;
 }
 
-std::vector<std::string_view> SplitWhitespace(std::string_view line) {
-  std::vector<std::string_view> words;
+// Splits `line` into `words` (cleared first; its capacity is reused across lines).
+void SplitWhitespace(std::string_view line, std::vector<std::string_view>& words) {
+  words.clear();
   size_t i = 0;
   while (i < line.size()) {
     while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
@@ -35,19 +37,18 @@ std::vector<std::string_view> SplitWhitespace(std::string_view line) {
     while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r') ++i;
     if (i > start) words.push_back(line.substr(start, i - start));
   }
-  return words;
 }
 
-std::vector<std::string_view> Split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
+// Calls `visit` with each part of `text` between `sep`s (an empty part where two meet).
+template <typename Visit>
+void ForEachPart(std::string_view text, char sep, Visit&& visit) {
   size_t start = 0;
   while (true) {
     size_t pos = text.find(sep, start);
-    parts.push_back(text.substr(start, pos - start));
+    visit(text.substr(start, pos == std::string_view::npos ? pos : pos - start));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
   }
-  return parts;
 }
 
 // The largest value a field may take, and the name of that limit for messages.
@@ -69,7 +70,7 @@ constexpr Limit kZeroStage{3, "ZeRO stage 3"};
 class LineParser {
  public:
   LineParser(const std::string& origin, int line) : origin_(origin), line_(line) {}
-  void SetKey(std::string_view key) { key_ = std::string(key); }
+  void SetKey(std::string_view key) { key_ = key; }
 
   template <typename... Args>
   [[noreturn]] void Fail(fmt::format_string<Args...> format, Args&&... args) const {
@@ -110,81 +111,286 @@ class LineParser {
     return r;
   }
 
-  std::string Name(std::string_view field, std::string_view text) const {
+  std::string_view Name(std::string_view field, std::string_view text) const {
     if (text.empty()) Fail("{}: must not be empty", field);
     if (text.find(',') != std::string_view::npos || text.find('=') != std::string_view::npos) {
       Fail("{}: '{}' must not contain ',' or '='", field, text);
     }
-    return std::string(text);
+    return text;
   }
 
  private:
   const std::string& origin_;
   int line_;
-  std::string key_;
+  std::string_view key_;
 };
 
-void ParseOpFields(const std::vector<std::string_view>& words, LineParser& p, Op& op) {
-  std::set<std::string_view> seen;
+// The op fields, as bits of the set already seen on a line.
+namespace field {
+enum Bit : uint32_t {
+  kDev = 1u << 0,
+  kStream = 1u << 1,
+  kStage = 1u << 2,
+  kLayers = 1u << 3,
+  kPart = 1u << 4,
+  kMb = 1u << 5,
+  kRows = 1u << 6,
+  kTokens = 1u << 7,
+  kGroup = 1u << 8,
+  kPeer = 1u << 9,
+  kTensor = 1u << 10,
+  kBytes = 1u << 11,
+  kRecompute = 1u << 12,
+  kSp = 1u << 13,
+  kZero = 1u << 14,
+  kAfter = 1u << 15,
+};
+}  // namespace field
+
+uint32_t FieldBit(std::string_view name) {
+  static constexpr std::pair<std::string_view, field::Bit> kFields[] = {
+      {"dev", field::kDev},
+      {"stream", field::kStream},
+      {"stage", field::kStage},
+      {"layers", field::kLayers},
+      {"part", field::kPart},
+      {"mb", field::kMb},
+      {"rows", field::kRows},
+      {"tokens", field::kTokens},
+      {"group", field::kGroup},
+      {"peer", field::kPeer},
+      {"tensor", field::kTensor},
+      {"bytes", field::kBytes},
+      {"recompute", field::kRecompute},
+      {"sp", field::kSp},
+      {"zero", field::kZero},
+      {"after", field::kAfter},
+  };
+  for (const auto& [n, bit] : kFields) {
+    if (n == name) return bit;
+  }
+  return 0;
+}
+
+// The fields of an op line (words[3...]) into `op`; strings are interned in `s.names` and
+// `after` references appended to `s.after_name`.
+void ParseOpFields(std::span<const std::string_view> words, LineParser& p, CompactSchedule& s,
+                   CompactOp& op) {
+  uint32_t seen = 0;
   for (size_t i = 3; i < words.size(); ++i) {
     std::string_view word = words[i];
     size_t eq = word.find('=');
     if (eq == std::string_view::npos) p.Fail("'{}' is not a name=value field", word);
     std::string_view name = word.substr(0, eq);
     std::string_view value = word.substr(eq + 1);
-    if (!seen.insert(name).second) p.Fail("field '{}' given twice", name);
-    if (name == "dev") {
-      op.device = p.Int32(name, value, 0, kDeviceIndex);
-    } else if (name == "stream") {
-      op.stream = p.Name(name, value);
-    } else if (name == "stage") {
-      op.stage = p.Int32(name, value, 0, kDeviceIndex);
-    } else if (name == "layers") {
-      op.layers = p.ParseRange(name, value, kLayers);
-    } else if (name == "part") {
-      if (value == "attn") {
-        op.part = LayerPart::kAttention;
-      } else if (value == "mlp") {
-        op.part = LayerPart::kMlp;
-      } else {
-        p.Fail("part: '{}' must be attn or mlp", value);
+    const uint32_t bit = FieldBit(name);
+    if (bit == 0) p.Fail("unknown field '{}'", name);
+    if (seen & bit) p.Fail("field '{}' given twice", name);
+    seen |= bit;
+    switch (static_cast<field::Bit>(bit)) {
+      case field::kDev:
+        op.device = p.Int32(name, value, 0, kDeviceIndex);
+        break;
+      case field::kStream:
+        op.stream = s.names.Intern(p.Name(name, value));
+        break;
+      case field::kStage:
+        op.stage = p.Int32(name, value, 0, kDeviceIndex);
+        break;
+      case field::kLayers:
+        op.layers = p.ParseRange(name, value, kLayers);
+        break;
+      case field::kPart:
+        if (value == "attn") {
+          op.part = LayerPart::kAttention;
+        } else if (value == "mlp") {
+          op.part = LayerPart::kMlp;
+        } else {
+          p.Fail("part: '{}' must be attn or mlp", value);
+        }
+        break;
+      case field::kMb:
+        op.microbatch = p.Int32(name, value, 0, kMicrobatchIndex);
+        break;
+      case field::kRows:
+        op.rows = p.Int32(name, value, 1, kBatch);
+        break;
+      case field::kTokens:
+        op.tokens = p.ParseRange(name, value, kSequence);
+        break;
+      case field::kGroup:
+        op.group = s.names.Intern(p.Name(name, value));
+        break;
+      case field::kPeer:
+        op.peer = p.Int32(name, value, 0, kDeviceIndex);
+        break;
+      case field::kTensor:
+        op.tensor = s.names.Intern(p.Name(name, value));
+        break;
+      case field::kBytes:
+        op.bytes = p.Int(name, value, 0, kBytes);
+        break;
+      case field::kRecompute: {
+        std::optional<Recompute> r = ParseRecompute(value);
+        if (!r || *r == Recompute::kNone) {
+          p.Fail("recompute: '{}' must be selective or full", value);
+        }
+        op.recompute = *r;
+        break;
       }
-    } else if (name == "mb") {
-      op.microbatch = p.Int32(name, value, 0, kMicrobatchIndex);
-    } else if (name == "rows") {
-      op.rows = p.Int32(name, value, 1, kBatch);
-    } else if (name == "tokens") {
-      op.tokens = p.ParseRange(name, value, kSequence);
-    } else if (name == "group") {
-      op.group = p.Name(name, value);
-    } else if (name == "peer") {
-      op.peer = p.Int32(name, value, 0, kDeviceIndex);
-    } else if (name == "tensor") {
-      op.tensor = p.Name(name, value);
-    } else if (name == "bytes") {
-      op.bytes = p.Int(name, value, 0, kBytes);
-    } else if (name == "recompute") {
-      std::optional<Recompute> r = ParseRecompute(value);
-      if (!r || *r == Recompute::kNone) p.Fail("recompute: '{}' must be selective or full", value);
-      op.recompute = *r;
-    } else if (name == "sp") {
-      if (value != "1") p.Fail("sp: '{}' must be 1", value);
-      op.sequence_parallel = true;
-    } else if (name == "zero") {
-      op.zero = static_cast<int>(p.Int(name, value, 1, kZeroStage));
-      if (op.zero > 3) p.Fail("zero: {} must be 1, 2 or 3", op.zero);
-    } else if (name == "after") {
-      for (std::string_view dep : Split(value, ',')) {
-        if (dep.empty()) p.Fail("after: empty key in '{}'", value);
-        op.after.emplace_back(dep);
+      case field::kSp:
+        if (value != "1") p.Fail("sp: '{}' must be 1", value);
+        op.sequence_parallel = true;
+        break;
+      case field::kZero: {
+        const int64_t zero = p.Int(name, value, 1, kZeroStage);
+        if (zero > 3) p.Fail("zero: {} must be 1, 2 or 3", zero);
+        op.zero = static_cast<int8_t>(zero);
+        break;
       }
-    } else {
-      p.Fail("unknown field '{}'", name);
+      case field::kAfter:
+        ForEachPart(value, ',', [&](std::string_view dep) {
+          if (dep.empty()) p.Fail("after: empty key in '{}'", value);
+          s.after_name.push_back(s.names.Intern(dep));
+        });
+        break;
     }
   }
-  if (!seen.count("dev")) p.Fail("missing field 'dev'");
-  if (!seen.count("stream")) p.Fail("missing field 'stream'");
+  if (!(seen & field::kDev)) p.Fail("missing field 'dev'");
+  if (!(seen & field::kStream)) p.Fail("missing field 'stream'");
 }
+
+// Reads .pir text line by line into a CompactSchedule; holds no line after it is parsed.
+class PirReader {
+ public:
+  explicit PirReader(const std::string& origin) : origin_(origin) { s_.source = origin; }
+
+  void Line(std::string_view line) {
+    ++line_no_;
+    LineParser p(origin_, line_no_);
+    SplitWhitespace(line, words_);
+    const std::vector<std::string_view>& words = words_;
+    if (!saw_magic_) {
+      if (words.size() != 2 || words[0] != kMagic) {
+        p.Fail("first line must be '{} {}'", kMagic, kPirFormatVersion);
+      }
+      int64_t version = p.Int("version", words[1], 0, kVersion);
+      if (version != kPirFormatVersion) {
+        p.Fail("format version {} is not supported (this terasim reads version {})", version,
+               kPirFormatVersion);
+      }
+      saw_magic_ = true;
+      return;
+    }
+    if (words.empty() || words[0].front() == '#') return;
+    std::string_view directive = words[0];
+    if (next_header_ < kHeader.size()) {
+      Header(p, directive);
+      return;
+    }
+    if (directive == "group") {
+      if (words.size() != 3) p.Fail("group takes a name and a rank list");
+      Group g;
+      g.name = std::string(p.Name("group", words[1]));
+      g.line = line_no_;
+      ForEachPart(words[2], ',', [&](std::string_view r) {
+        if (g.ranks.size() >= static_cast<size_t>(limits::kMaxDevices)) {
+          p.Fail("group ranks: more than the limit {} (kMaxDevices, models/limits.h)",
+                 limits::kMaxDevices);
+        }
+        g.ranks.push_back(p.Int32("group ranks", r, 0, kDeviceIndex));
+      });
+      s_.groups.push_back(std::move(g));
+    } else if (directive == "op") {
+      if (words.size() < 3) p.Fail("op takes a key, a kind and fields");
+      if (s_.ops.size() >= static_cast<size_t>(limits::kMaxOps)) {
+        p.Fail("more than the limit {} ops (kMaxOps, models/limits.h)", limits::kMaxOps);
+      }
+      CompactOp op;
+      const std::string_view key = p.Name("key", words[1]);
+      p.SetKey(key);
+      op.line = line_no_;
+      std::optional<OpKind> kind = ParseOpKind(words[2]);
+      if (!kind) p.Fail("unknown op kind '{}'", words[2]);
+      op.kind = *kind;
+      ParseOpFields(words, p, s_, op);
+      op.key = s_.names.Intern(key);
+      s_.AddOp(op);
+    } else {
+      p.Fail("unknown directive '{}'", directive);
+    }
+  }
+
+  // Room for `ops` ops (a hint).
+  void Reserve(size_t ops) {
+    s_.ops.reserve(ops);
+    s_.after_offset.reserve(ops + 1);
+  }
+
+  CompactSchedule Finish() {
+    if (!saw_magic_) {
+      ThrowInput("{}:1: empty file (expected '{} {}')", origin_, kMagic, kPirFormatVersion);
+    }
+    if (next_header_ < kHeader.size()) {
+      ThrowInput("{}:{}: missing header line '{}'", origin_, line_no_, kHeader[next_header_]);
+    }
+    s_.names.Seal();
+    return std::move(s_);
+  }
+
+ private:
+  // Header lines must come in this order, each once, before groups and ops.
+  static constexpr std::array<std::string_view, 6> kHeader = {"model",   "layers", "sequence",
+                                                              "devices", "batch",  "shape"};
+
+  void Header(const LineParser& p, std::string_view directive) {
+    const std::vector<std::string_view>& words = words_;
+    if (directive != kHeader[next_header_]) {
+      p.Fail("expected header line '{}', found '{}'", kHeader[next_header_], directive);
+    }
+    ++next_header_;
+    if (directive == "shape") {
+      for (size_t i = 1; i < words.size(); ++i) {
+        size_t eq = words[i].find('=');
+        if (eq == std::string_view::npos) p.Fail("shape: '{}' is not name=value", words[i]);
+        std::string_view name = words[i].substr(0, eq), value = words[i].substr(eq + 1);
+        if (name == "strategy") {
+          s_.shape.strategy = value == "-" ? "" : std::string(value);
+        } else if (name == "dp") {
+          s_.shape.dp = p.Int32(name, value, 1, kDevices);
+        } else if (name == "pp") {
+          s_.shape.pp = p.Int32(name, value, 1, kDevices);
+        } else if (name == "tp") {
+          s_.shape.tp = p.Int32(name, value, 1, kDevices);
+        } else if (name == "v") {
+          s_.shape.virtual_stages = p.Int32(name, value, 1, kLayers);
+        } else {
+          p.Fail("shape: unknown field '{}'", name);
+        }
+      }
+      return;
+    }
+    if (words.size() != 2) p.Fail("'{}' takes exactly one value", directive);
+    if (directive == "model") {
+      s_.model = std::string(words[1]);
+    } else if (directive == "layers") {
+      s_.layers = p.Int32(directive, words[1], 1, kLayers);
+    } else if (directive == "sequence") {
+      s_.sequence = p.Int32(directive, words[1], 1, kSequence);
+    } else if (directive == "devices") {
+      s_.devices = p.Int32(directive, words[1], 1, kDevices);
+    } else if (directive == "batch") {
+      s_.batch = p.Int32(directive, words[1], 0, kBatch);
+    }
+  }
+
+  const std::string& origin_;
+  CompactSchedule s_;
+  std::vector<std::string_view> words_;
+  int line_no_ = 0;
+  size_t next_header_ = 0;
+  bool saw_magic_ = false;
+};
 
 }  // namespace
 
@@ -235,115 +441,63 @@ std::string WritePir(const Schedule& s) {
   return out;
 }
 
-Schedule ReadPir(const std::string& text, const std::string& origin) {
-  Schedule s;
-  s.source = origin;
-  std::istringstream in(text);
-  std::string line;
-  int line_no = 0;
-  // Header lines must come in this order, each once, before groups and ops.
-  const std::vector<std::string> header = {"model",   "layers", "sequence",
-                                           "devices", "batch",  "shape"};
-  size_t next_header = 0;
-  bool saw_magic = false;
-  while (std::getline(in, line)) {
-    ++line_no;
-    LineParser p(origin, line_no);
-    std::vector<std::string_view> words = SplitWhitespace(line);
-    if (!saw_magic) {
-      if (words.size() != 2 || words[0] != kMagic) {
-        p.Fail("first line must be '{} {}'", kMagic, kPirFormatVersion);
-      }
-      int64_t version = p.Int("version", words[1], 0, kVersion);
-      if (version != kPirFormatVersion) {
-        p.Fail("format version {} is not supported (this terasim reads version {})", version,
-               kPirFormatVersion);
-      }
-      saw_magic = true;
-      continue;
-    }
-    if (words.empty() || words[0].front() == '#') continue;
-    std::string_view directive = words[0];
-    if (next_header < header.size()) {
-      if (directive != header[next_header]) {
-        p.Fail("expected header line '{}', found '{}'", header[next_header], directive);
-      }
-      ++next_header;
-      if (directive == "shape") {
-        for (size_t i = 1; i < words.size(); ++i) {
-          size_t eq = words[i].find('=');
-          if (eq == std::string_view::npos) p.Fail("shape: '{}' is not name=value", words[i]);
-          std::string_view name = words[i].substr(0, eq), value = words[i].substr(eq + 1);
-          if (name == "strategy") {
-            s.shape.strategy = value == "-" ? "" : std::string(value);
-          } else if (name == "dp") {
-            s.shape.dp = p.Int32(name, value, 1, kDevices);
-          } else if (name == "pp") {
-            s.shape.pp = p.Int32(name, value, 1, kDevices);
-          } else if (name == "tp") {
-            s.shape.tp = p.Int32(name, value, 1, kDevices);
-          } else if (name == "v") {
-            s.shape.virtual_stages = p.Int32(name, value, 1, kLayers);
-          } else {
-            p.Fail("shape: unknown field '{}'", name);
-          }
-        }
-        continue;
-      }
-      if (words.size() != 2) p.Fail("'{}' takes exactly one value", directive);
-      if (directive == "model") {
-        s.model = std::string(words[1]);
-      } else if (directive == "layers") {
-        s.layers = p.Int32(directive, words[1], 1, kLayers);
-      } else if (directive == "sequence") {
-        s.sequence = p.Int32(directive, words[1], 1, kSequence);
-      } else if (directive == "devices") {
-        s.devices = p.Int32(directive, words[1], 1, kDevices);
-      } else if (directive == "batch") {
-        s.batch = p.Int32(directive, words[1], 0, kBatch);
-      }
-      continue;
-    }
-    if (directive == "group") {
-      if (words.size() != 3) p.Fail("group takes a name and a rank list");
-      Group g;
-      g.name = p.Name("group", words[1]);
-      g.line = line_no;
-      for (std::string_view r : Split(words[2], ',')) {
-        if (g.ranks.size() >= static_cast<size_t>(limits::kMaxDevices)) {
-          p.Fail("group ranks: more than the limit {} (kMaxDevices, models/limits.h)",
-                 limits::kMaxDevices);
-        }
-        g.ranks.push_back(p.Int32("group ranks", r, 0, kDeviceIndex));
-      }
-      s.groups.push_back(std::move(g));
-    } else if (directive == "op") {
-      if (words.size() < 3) p.Fail("op takes a key, a kind and fields");
-      if (s.ops.size() >= static_cast<size_t>(limits::kMaxOps)) {
-        p.Fail("more than the limit {} ops (kMaxOps, models/limits.h)", limits::kMaxOps);
-      }
-      Op op;
-      op.key = p.Name("key", words[1]);
-      p.SetKey(op.key);
-      op.line = line_no;
-      std::optional<OpKind> kind = ParseOpKind(words[2]);
-      if (!kind) p.Fail("unknown op kind '{}'", words[2]);
-      op.kind = *kind;
-      ParseOpFields(words, p, op);
-      s.ops.push_back(std::move(op));
-    } else {
-      p.Fail("unknown directive '{}'", directive);
-    }
+CompactSchedule ReadCompactPir(std::string_view text, const std::string& origin) {
+  PirReader reader(origin);
+  // As std::getline: lines end at '\n'; a last line without one counts, an empty end does not.
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    reader.Line(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
   }
-  if (!saw_magic)
-    ThrowInput("{}:1: empty file (expected '{} {}')", origin, kMagic, kPirFormatVersion);
-  if (next_header < header.size()) {
-    ThrowInput("{}:{}: missing header line '{}'", origin, line_no, header[next_header]);
-  }
-  return s;
+  return reader.Finish();
 }
 
-Schedule ReadPirFile(const std::string& path) { return ReadPir(ReadTextFile(path), path); }
+CompactSchedule ReadCompactPirFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) ThrowInput("{}: cannot read", path);
+  // Streams in blocks, so that the file's text is never held whole. A first pass counts the
+  // lines that start with 'o', an upper bound on the ops, so that the op array is allocated
+  // once.
+  constexpr size_t kBlock = 1 << 20;
+  std::vector<char> block(kBlock);
+  size_t op_lines = 0;
+  bool line_start = true;
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const char* end = block.data() + in.gcount();
+    for (const char* c = block.data(); c < end; ++c) {
+      op_lines += line_start && *c == 'o';
+      line_start = *c == '\n';
+    }
+  }
+  in.clear();
+  in.seekg(0);
+  PirReader reader(path);
+  reader.Reserve(std::min(op_lines, static_cast<size_t>(limits::kMaxOps)));
+  std::string buffer;
+  buffer.reserve(2 * kBlock);
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const size_t got = static_cast<size_t>(in.gcount());
+    if (got == 0) break;
+    buffer.append(block.data(), got);
+    std::string_view rest(buffer);
+    for (size_t end; (end = rest.find('\n')) != std::string_view::npos;) {
+      reader.Line(rest.substr(0, end));
+      rest.remove_prefix(end + 1);
+    }
+    buffer.erase(0, buffer.size() - rest.size());
+  }
+  if (!buffer.empty()) reader.Line(buffer);
+  return reader.Finish();
+}
+
+Schedule ReadPir(const std::string& text, const std::string& origin) {
+  return ToSchedule(ReadCompactPir(text, origin));
+}
+
+Schedule ReadPirFile(const std::string& path) { return ToSchedule(ReadCompactPirFile(path)); }
 
 void WritePirFile(const Schedule& schedule, const std::string& path) {
   // Write beside the target and rename, so that a failed write leaves no half file.

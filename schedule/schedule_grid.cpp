@@ -9,6 +9,7 @@
 #include "models/errors.h"
 #include "schedule/checker.h"
 #include "schedule/comm_matching.h"
+#include "schedule/compact_check.h"
 #include "schedule/dry_run.h"
 #include "schedule/schedule_index.h"
 
@@ -52,7 +53,7 @@ std::string CommLabel(const Op& op) {
   }
 }
 
-ScheduleIndex IndexOrThrow(const Schedule& s) {
+ScheduleIndex IndexOrThrow(const CompactSchedule& s) {
   std::vector<Diagnostic> problems = CheckSchedule(s);
   if (!problems.empty()) {
     ThrowInput("{} (see terasim check)", FormatDiagnostic(s, problems.front()));
@@ -67,11 +68,12 @@ ScheduleIndex IndexOrThrow(const Schedule& s) {
 }  // namespace
 
 std::string RenderScheduleGrid(const Schedule& s, const GridOptions& options) {
-  const ScheduleIndex ix = IndexOrThrow(s);
+  const CompactSchedule compact = ToCompact(s);
+  const ScheduleIndex ix = IndexOrThrow(compact);
   const int n = static_cast<int>(s.ops.size());
   std::vector<int64_t> ticks(n, 0);
   for (int i = 0; i < n; ++i) ticks[i] = IsCompute(s.ops[i].kind) ? 1 : 0;
-  const DryRunResult run = DryRun(s, ix, ticks);
+  const DryRunResult run = DryRun(compact, ix, ticks);
 
   // Slice numbers: the rank of a slice's first token among its micro-batch's slices.
   std::map<int, std::set<int>> slice_starts;

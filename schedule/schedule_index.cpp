@@ -1,16 +1,17 @@
 #include "schedule/schedule_index.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
-#include "schedule/op_hash_index.h"
-
 namespace terasim {
 
-Diagnostic OpDiagnostic(const Op& op, std::string message) {
-  return Diagnostic{op.line, op.key, std::move(message)};
+Diagnostic OpDiagnostic(const CompactSchedule& s, const CompactOp& op, std::string message) {
+  return Diagnostic{op.line, std::string(s.Key(op)), std::move(message)};
+}
+
+Diagnostic OpDiagnostic(const CompactSchedule& s, int op, std::string message) {
+  return OpDiagnostic(s, s.ops[op], std::move(message));
 }
 
 int RankInGroup(const Group& group, int device) {
@@ -23,17 +24,17 @@ int RankInGroup(const Group& group, int device) {
 namespace {
 
 // "line 12" for a parsed op, "op #3" for a generated one.
-std::string Where(const Op& op, int position) {
+std::string Where(const CompactOp& op, int position) {
   return op.line > 0 ? fmt::format("line {}", op.line) : fmt::format("op #{}", position);
 }
 
 }  // namespace
 
-ScheduleIndex IndexSchedule(const Schedule& s, std::vector<Diagnostic>& diagnostics) {
+ScheduleIndex IndexSchedule(const CompactSchedule& s, std::vector<Diagnostic>& diagnostics) {
   const int n = static_cast<int>(s.ops.size());
   ScheduleIndex ix;
-  auto key_of = [&s](int op) { return std::string_view(s.ops[op].key); };
-  OpHashIndex<std::string_view, decltype(key_of)> by_key(s.ops.size(), key_of);
+  std::vector<int> op_of_name(s.names.Size(), -1);  // name id -> the first op with that key
+  GroupOfName group_of(s);
   ix.stream_of.resize(n);
   ix.position_in_stream.resize(n);
   ix.group_of.assign(n, -1);
@@ -41,17 +42,17 @@ ScheduleIndex IndexSchedule(const Schedule& s, std::vector<Diagnostic>& diagnost
   ix.partner.assign(n, -1);
   ix.instance.assign(n, -1);
 
-  std::unordered_map<std::string_view, int> group_by_name;
-  for (size_t g = 0; g < s.groups.size(); ++g) group_by_name.emplace(s.groups[g].name, g);
-
   // Streams per device: a device has a handful, so a linear scan beats a hash map.
   std::vector<std::vector<int>> device_streams(s.devices);
+  std::vector<int> stream_name;  // stream -> name id
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
-    const int first = by_key.Insert(i);
-    if (first != i) {
+    const CompactOp& op = s.ops[i];
+    int& first = op_of_name[op.key];
+    if (first < 0) {
+      first = i;
+    } else {
       diagnostics.push_back(OpDiagnostic(
-          op, fmt::format("duplicate key (first used on {})", Where(s.ops[first], first))));
+          s, op, fmt::format("duplicate key (first used on {})", Where(s.ops[first], first))));
     }
     if (op.device < 0 || op.device >= s.devices) {
       ix.stream_of[i] = -1;  // reported by the field checks
@@ -59,47 +60,48 @@ ScheduleIndex IndexSchedule(const Schedule& s, std::vector<Diagnostic>& diagnost
     }
     int stream = -1;
     for (int id : device_streams[op.device]) {
-      if (ix.streams[id].name == op.stream) stream = id;
+      if (stream_name[id] == op.stream) stream = id;
     }
     if (stream < 0) {
       stream = static_cast<int>(ix.streams.size());
-      ix.streams.push_back({op.device, op.stream, {}});
+      ix.streams.push_back({op.device, s.Name(op.stream), {}});
+      stream_name.push_back(op.stream);
       device_streams[op.device].push_back(stream);
     }
     ix.stream_of[i] = stream;
     ix.position_in_stream[i] = static_cast<int>(ix.streams[stream].ops.size());
     ix.streams[stream].ops.push_back(i);
-    if (!op.group.empty()) {
-      auto g = group_by_name.find(op.group);
-      if (g != group_by_name.end()) {
-        ix.group_of[i] = g->second;
-        ix.tp_rank[i] = std::max(0, RankInGroup(s.groups[g->second], op.device));
-      }
+    if (const int g = group_of(op.group); g >= 0) {
+      ix.group_of[i] = g;
+      ix.tp_rank[i] = std::max(0, RankInGroup(s.groups[g], op.device));
     }
   }
 
   // `after`, resolved in a second pass so that deps may name later ops (a cycle, found later).
   ix.after_offset.assign(n + 1, 0);
+  ix.after_op.reserve(s.after_name.size());
   std::vector<int> dependents_count(n, 0);
   for (int i = 0; i < n; ++i) {
-    const Op& op = s.ops[i];
+    const CompactOp& op = s.ops[i];
     ix.after_offset[i] = static_cast<int>(ix.after_op.size());
-    for (const std::string& dep : op.after) {
-      const int d = by_key.Find(dep);
+    for (const int32_t dep : s.AfterNames(i)) {
+      const int d = op_of_name[dep];
       if (d < 0) {
-        diagnostics.push_back(OpDiagnostic(op, fmt::format("after: no op has key '{}'", dep)));
+        diagnostics.push_back(
+            OpDiagnostic(s, op, fmt::format("after: no op has key '{}'", s.Name(dep))));
         continue;
       }
       if (d == i) {
-        diagnostics.push_back(OpDiagnostic(op, "after: an op cannot wait for itself"));
+        diagnostics.push_back(OpDiagnostic(s, op, "after: an op cannot wait for itself"));
         continue;
       }
       if (s.ops[d].device != op.device) {
         if (s.ops[d].device < 0 || s.ops[d].device >= s.devices) continue;
         diagnostics.push_back(OpDiagnostic(
-            op, fmt::format("after: '{}' is on dev {}, not dev {} (devices order each other only "
-                            "through SEND/RECV and collectives)",
-                            dep, s.ops[d].device, op.device)));
+            s, op,
+            fmt::format("after: '{}' is on dev {}, not dev {} (devices order each other only "
+                        "through SEND/RECV and collectives)",
+                        s.Name(dep), s.ops[d].device, op.device)));
         continue;
       }
       ix.after_op.push_back(d);

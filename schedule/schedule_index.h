@@ -1,11 +1,11 @@
 // ScheduleIndex: a schedule's cross-references resolved to op positions, built once by the
 // checker's passes and shared by the later ones (and by the grid renderer).
 //
-// Everything is indexed by op position in Schedule::ops; stream names are views into the
-// schedule, so the Schedule must outlive the index and stay unchanged. Streams are the in-order
-// queues (device, stream name); `after` and its reverse are stored flat (CSR) so that a million-op
-// schedule costs a few allocations, not millions. `partner` and `instance` are filled by the
-// matching passes (schedule/comm_matching.h) and stay -1 until then.
+// Everything is indexed by op position in CompactSchedule::ops; stream names are views into the
+// schedule's NamePool, so the schedule must outlive the index and stay unchanged. Streams are the
+// in-order queues (device, stream name); `after` and its reverse are stored flat (CSR) so that a
+// million-op schedule costs a few allocations, not millions. `partner` and `instance` are filled by
+// the matching passes (schedule/comm_matching.h) and stay -1 until then.
 #pragma once
 
 #include <span>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "schedule/checker.h"
-#include "schedule/schedule_ir.h"
+#include "schedule/compact_schedule.h"
 
 namespace terasim {
 
@@ -27,7 +27,7 @@ struct ScheduleIndex {
   std::vector<int> stream_of;           // op -> stream id (-1: device out of range)
   std::vector<int> position_in_stream;  // op -> index in streams[stream_of].ops
   std::vector<StreamInfo> streams;
-  std::vector<int> group_of;          // op -> index in Schedule::groups, -1 without one
+  std::vector<int> group_of;          // op -> index in groups, -1 without one
   std::vector<int> tp_rank;           // op -> position of its device in its group (0 without one)
   std::vector<int> after_offset;      // size ops + 1; deps of op i: after_op[offset[i]..[i+1])
   std::vector<int> after_op;          // resolved `after` keys
@@ -47,7 +47,9 @@ struct ScheduleIndex {
 };
 
 // A diagnostic about one op: its line, key and `message`.
-Diagnostic OpDiagnostic(const Op& op, std::string message);
+Diagnostic OpDiagnostic(const CompactSchedule& schedule, const CompactOp& op, std::string message);
+// The same for op position `op`.
+Diagnostic OpDiagnostic(const CompactSchedule& schedule, int op, std::string message);
 
 // Position of `device` in `group`'s rank list, or -1.
 int RankInGroup(const Group& group, int device);
@@ -56,6 +58,6 @@ int RankInGroup(const Group& group, int device);
 // each duplicate key and each `after` key that is unknown, on another device or the op itself
 // (such deps are left out of the index). An op whose device is out of range gets stream -1
 // (the field checks report it); the later passes need a schedule that passed these checks.
-ScheduleIndex IndexSchedule(const Schedule& schedule, std::vector<Diagnostic>& diagnostics);
+ScheduleIndex IndexSchedule(const CompactSchedule& schedule, std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

@@ -7,6 +7,7 @@
 
 #include "models/errors.h"
 #include "schedule/checker.h"
+#include "schedule/compact_check.h"
 #include "schedule/pir_format.h"
 #include "schedule/schedule_grid.h"
 #include "tools/cli.h"
@@ -23,7 +24,8 @@ int RunCheck(const Args& args) {
   po::variables_map vm;
   if (!Parse("check", "FILE.pir [--json]", options, positional, args, vm)) return 0;
   const std::string path = vm["file"].as<std::string>();
-  const Schedule schedule = ReadPirFile(path);
+  // Read and checked in the compact form: no string per op (schedule/compact_schedule.h).
+  const CompactSchedule schedule = ReadCompactPirFile(path);
   const std::vector<Diagnostic> diagnostics = CheckSchedule(schedule);
   for (const Diagnostic& d : diagnostics) std::cerr << FormatDiagnostic(schedule, d) << "\n";
   if (vm["json"].as<bool>()) {

@@ -1,0 +1,121 @@
+// CompactSchedule: a Schedule in flat arrays, for schedules of millions of ops (issue #12).
+//
+// Every string of the ops (keys, stream, group and tensor names, `after` references) is
+// interned once in one NamePool and held as a 32-bit id; an op is a fixed-size record of
+// integers; `after` lists are stored flat (CSR) as name ids. The .pir reader streams into it
+// (schedule/pir_format.h ReadCompactPir) and the checker runs on it (schedule/checker.h), so a
+// million-op `terasim check` allocates a few large arrays rather than millions of strings.
+// Strings are built only for messages and output. Schedule (schedule/schedule_ir.h) stays the
+// API of the generators, the simulator and the executor; ToSchedule / ToCompact convert.
+//
+// An `after` reference is a name id, not an op position: a reference may name a later op, an
+// unknown key or a duplicated one, which IndexSchedule (schedule/schedule_index.h) resolves
+// and reports. Not thread safe while being built; immutable (and shareable) afterwards.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "schedule/op.h"
+#include "schedule/schedule_ir.h"
+
+namespace terasim {
+
+// Interned strings with dense ids 0, 1, ...; an id's text never moves once interning stops
+// (views returned by View stay valid until the next Intern).
+class NamePool {
+ public:
+  // The id of `text`, added when new.
+  int Intern(std::string_view text);
+  // The id of `text`, or -1. After Seal, a linear scan (for tests and rare look-ups).
+  int Find(std::string_view text) const;
+  // Frees the hash table and spare capacity once reading is done (a later Intern rebuilds the
+  // table): a million names hold about 8 MB less table than text.
+  void Seal();
+  std::string_view View(int id) const {
+    return std::string_view(chars_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]);
+  }
+  int Size() const { return static_cast<int>(offsets_.size()) - 1; }
+  // Bytes held (text, offsets and hash table), for reports.
+  size_t MemoryBytes() const;
+
+ private:
+  void Rehash(size_t capacity);
+
+  std::string chars_;
+  std::vector<uint32_t> offsets_{0};  // id -> start in chars_; size() == Size() + 1
+  std::vector<int32_t> slots_;        // open addressing: ids, -1 when empty
+  std::vector<uint32_t> slot_hash_;   // low 32 bits of each slot's hash
+};
+
+// An Op with its strings as NamePool ids (-1 where the Op's string is empty).
+struct CompactOp {
+  int64_t bytes = 0;
+  int32_t key = -1;
+  int32_t stream = -1;
+  int32_t group = -1;
+  int32_t tensor = -1;
+  int32_t device = 0;
+  int32_t stage = -1;
+  int32_t microbatch = -1;
+  int32_t rows = 0;
+  int32_t peer = -1;
+  int32_t line = 0;
+  Range layers;
+  Range tokens;
+  OpKind kind = OpKind::kFwd;
+  LayerPart part = LayerPart::kWhole;
+  Recompute recompute = Recompute::kNone;
+  bool sequence_parallel = false;
+  int8_t zero = 0;
+};
+
+struct CompactSchedule {
+  std::string model;
+  int layers = 0;
+  int sequence = 0;
+  int devices = 0;
+  int batch = 0;
+  ScheduleShape shape;
+  std::vector<Group> groups;
+  std::string source;  // file it was read from ("" when converted from a generated Schedule)
+
+  NamePool names;
+  std::vector<CompactOp> ops;
+  std::vector<uint32_t> after_offset{0};  // size ops + 1: op i's refs are after_name[[i], [i+1])
+  std::vector<int32_t> after_name;        // `after` references, as name ids
+
+  std::string_view Name(int id) const { return id < 0 ? std::string_view() : names.View(id); }
+  std::string_view Key(const CompactOp& op) const { return names.View(op.key); }
+  std::span<const int32_t> AfterNames(int op) const {
+    return {after_name.data() + after_offset[op], after_name.data() + after_offset[op + 1]};
+  }
+  // Appends `op` with the `after` references pushed since the previous AddOp.
+  void AddOp(const CompactOp& op) {
+    ops.push_back(op);
+    after_offset.push_back(static_cast<uint32_t>(after_name.size()));
+  }
+  // Bytes held by the arrays (capacity), for reports.
+  size_t MemoryBytes() const;
+};
+
+// Maps name ids to positions in groups (the first declaration of a name), resolving each
+// distinct id once by its text: ops name a handful of groups a million times.
+class GroupOfName {
+ public:
+  explicit GroupOfName(const CompactSchedule& schedule);
+  // The group named by name id `name`, or -1 (none declared, or name < 0).
+  int operator()(int name);
+
+ private:
+  const CompactSchedule& s_;
+  std::vector<int> group_;  // name id -> group, -1 none, -2 not resolved yet
+};
+
+CompactSchedule ToCompact(const Schedule& schedule);
+Schedule ToSchedule(const CompactSchedule& compact);
+
+}  // namespace terasim

@@ -386,29 +386,41 @@ SymmetryFold FoldBuilder::Build() {
   for (const auto& ops : device_ops_) {
     for (size_t p = 0; p < ops.size(); ++p) position_[ops[p]] = static_cast<int>(p);
   }
-  // Candidates: one data-parallel replica on, each tp rank to the next in its group.
-  std::vector<std::pair<std::string, std::vector<int>>> candidates;
+  // Candidates: one data-parallel replica on; the tp ranks of every group rotated by 1, or else
+  // by 2, 4, ... (a NIC shared by a pair of GPUs breaks the rotation by 1 but not by 2). Each
+  // candidate is a family: the first that passes is taken.
+  std::vector<std::pair<std::string, std::vector<std::vector<int>>>> families;
   const int block = shape.pp * shape.tp;
   if (shape.dp > 1 && block >= 1 && devices == shape.dp * block) {
     std::vector<int> sigma(devices);
     for (int d = 0; d < devices; ++d) sigma[d] = (d + block) % devices;
-    candidates.emplace_back("data-parallel", std::move(sigma));
+    families.push_back({"data-parallel", {std::move(sigma)}});
   }
   if (shape.tp > 1 && devices % shape.tp == 0) {
-    std::vector<int> sigma(devices);
-    for (int d = 0; d < devices; ++d) sigma[d] = d - d % shape.tp + (d % shape.tp + 1) % shape.tp;
-    candidates.emplace_back("tensor-parallel", std::move(sigma));
+    const int t = shape.tp;
+    families.push_back({"tensor-parallel", {}});
+    for (int step = 1; step < t; step *= 2) {
+      if (t % step != 0) continue;
+      std::vector<int> sigma(devices);
+      for (int d = 0; d < devices; ++d) sigma[d] = d - d % t + (d % t + step) % t;
+      families.back().second.push_back(std::move(sigma));
+    }
   }
   std::vector<Element> generators;
   std::vector<std::string> refused;
-  for (auto& [name, sigma] : candidates) {
-    Element element;
-    const std::string why = Check(sigma, &element);
-    if (why.empty()) {
-      generators.push_back(std::move(element));
-    } else {
-      refused.push_back(fmt::format("{}: {}", name, why));
+  for (auto& [name, sigmas] : families) {
+    std::vector<std::string> whys;
+    for (const std::vector<int>& sigma : sigmas) {
+      Element element;
+      const std::string why = Check(sigma, &element);
+      if (why.empty()) {
+        generators.push_back(std::move(element));
+        whys.clear();
+        break;
+      }
+      whys.push_back(why);
     }
+    if (!whys.empty()) refused.push_back(fmt::format("{}: {}", name, fmt::join(whys, "; ")));
   }
   identity.why_not_ = fmt::format("{}", fmt::join(refused, "; "));
   std::string why;

@@ -103,6 +103,8 @@ class FoldBuilder {
     std::vector<int> link;    // link permutation (identity on unused links)
   };
 
+  // Ops per device and positions, groups by rank set, plan keys and p2p GPU pairs.
+  void Collect();
   // Checks candidate `sigma`; fills an Element or returns why not.
   std::string Check(const std::vector<int>& sigma, Element* element);
   const CollectivePlan& PlanOf(const PlanKey& key);
@@ -116,7 +118,9 @@ class FoldBuilder {
   const CollectiveOptions& collectives_;
   std::vector<std::vector<int>> device_ops_;
   std::vector<int> position_;
+  std::map<std::vector<int>, int> group_by_ranks_;  // sorted ranks -> group
   std::set<PlanKey> plan_keys_;
+  std::set<std::pair<int, int>> p2p_pairs_;
   std::map<PlanKey, CollectivePlan> plans_;
   std::vector<Element> elements_;  // G, identity first
 };
@@ -133,10 +137,37 @@ const CollectivePlan& FoldBuilder::PlanOf(const PlanKey& key) {
       .first->second;
 }
 
+void FoldBuilder::Collect() {
+  const int devices = s_.devices;
+  device_ops_ = s_.OpsByDevice();
+  position_.assign(s_.ops.size(), 0);
+  for (const auto& ops : device_ops_) {
+    for (size_t p = 0; p < ops.size(); ++p) position_[ops[p]] = static_cast<int>(p);
+  }
+  for (size_t h = 0; h < s_.groups.size(); ++h) {
+    std::vector<int> ranks = s_.groups[h].ranks;
+    std::sort(ranks.begin(), ranks.end());
+    group_by_ranks_.emplace(std::move(ranks), static_cast<int>(h));
+  }
+  for (size_t i = 0; i < s_.ops.size(); ++i) {
+    const Op& op = s_.ops[i];
+    if (g_.group[i] >= 0) {
+      const PlanKey key{g_.group[i], static_cast<int>(op.kind), op.bytes,
+                        op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices
+                            ? g_.placement[op.peer]
+                            : -1};
+      if (!plan_keys_.count(key)) plan_keys_.insert(key);
+    }
+    if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
+      const std::pair<int, int> pair{g_.placement[op.device], g_.placement[op.peer]};
+      if (!p2p_pairs_.count(pair)) p2p_pairs_.insert(pair);
+    }
+  }
+}
+
 std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) {
   const int devices = s_.devices;
   const int num_ops = static_cast<int>(s_.ops.size());
-  auto img = [&](int op) { return device_ops_[sigma[s_.ops[op].device]][position_[op]]; };
   for (int d = 0; d < devices; ++d) {
     if (device_ops_[d].size() != device_ops_[sigma[d]].size()) {
       return fmt::format("devices {} and {} have {} and {} ops", d, sigma[d], device_ops_[d].size(),
@@ -150,56 +181,14 @@ std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) 
                          speed(sigma[d]));
     }
   }
+  // Groups: sigma of a group's ranks must be a group (as sets).
   std::vector<int> group_map(s_.groups.size(), -1);
-  for (int i = 0; i < num_ops; ++i) {
-    const int j = img(i);
-    const Op& a = s_.ops[i];
-    const Op& b = s_.ops[j];
-    auto differ = [&](const char* what) {
-      return fmt::format("{} and {} differ in {}", a.key, b.key, what);
-    };
-    if (!SameWork(a, b) || g_.work_tp[i] != g_.work_tp[j]) return differ("work");
-    const auto measured = [&](int op) {
-      return op < static_cast<int>(g_.compute_ns.size()) ? g_.compute_ns[op] : TimeNs{-1};
-    };
-    if (measured(i) != measured(j)) return differ("measured duration");
-    if (g_.succ_begin[i + 1] - g_.succ_begin[i] != g_.succ_begin[j + 1] - g_.succ_begin[j]) {
-      return differ("successors");
-    }
-    for (int k = 0; k < g_.succ_begin[i + 1] - g_.succ_begin[i]; ++k) {
-      if (img(g_.succ[g_.succ_begin[i] + k]) != g_.succ[g_.succ_begin[j] + k]) {
-        return differ("successors");
-      }
-    }
-    if ((g_.partner[i] < 0) != (g_.partner[j] < 0) ||
-        (g_.partner[i] >= 0 && img(g_.partner[i]) != g_.partner[j])) {
-      return differ("partner");
-    }
-    if (a.peer >= 0 && a.peer < devices ? b.peer != sigma[a.peer] : b.peer != a.peer) {
-      return differ("peer");
-    }
-    if (g_.group[i] >= 0) {
-      int& mapped = group_map[g_.group[i]];
-      if (mapped < 0) mapped = g_.group[j];
-      if (mapped != g_.group[j]) return differ("group");
-      plan_keys_.emplace(g_.group[i], static_cast<int>(a.kind), a.bytes,
-                         a.kind == OpKind::kBroadcast && a.peer >= 0 && a.peer < devices
-                             ? g_.placement[a.peer]
-                             : -1);
-    }
-  }
-  // Groups: sigma of the ranks, as sets.
   for (size_t h = 0; h < s_.groups.size(); ++h) {
-    if (group_map[h] < 0) continue;
     std::vector<int> mapped;
     for (int rank : s_.groups[h].ranks) mapped.push_back(sigma[rank]);
-    std::vector<int> target = s_.groups[group_map[h]].ranks;
     std::sort(mapped.begin(), mapped.end());
-    std::sort(target.begin(), target.end());
-    if (mapped != target) {
-      return fmt::format("group {} does not map onto group {}", s_.groups[h].name,
-                         s_.groups[group_map[h]].name);
-    }
+    auto it = group_by_ranks_.find(mapped);
+    if (it != group_by_ranks_.end()) group_map[h] = it->second;
   }
   // GPUs.
   element->device = sigma;
@@ -219,9 +208,12 @@ std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) 
     if (element->gpu[gpu] < 0) element->gpu[gpu] = gpu;  // unused GPU
   }
   // Collective plans: the plan of sigma(H) is the plan of H mapped.
-  std::set<std::pair<int, int>> pairs;
-  for (const PlanKey& key : std::set<PlanKey>(plan_keys_)) {
+  std::set<std::pair<int, int>> pairs = p2p_pairs_;
+  for (const PlanKey& key : plan_keys_) {
     const auto& [group, kind, bytes, root] = key;
+    if (group_map[group] < 0) {
+      return fmt::format("group {} maps onto no group", s_.groups[group].name);
+    }
     const PlanKey image{group_map[group], kind, bytes, root >= 0 ? element->gpu[root] : -1};
     const CollectivePlan& plan = PlanOf(key);
     if (MatchPlans(plan, PlanOf(image), element->gpu).size() != plan.phases.size()) {
@@ -231,18 +223,12 @@ std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) 
     }
     ForEachTransfer(plan, [&](int a, int b) { pairs.emplace(a, b); });
   }
-  for (int i = 0; i < num_ops; ++i) {
-    const Op& op = s_.ops[i];
-    if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
-      pairs.emplace(g_.placement[op.device], g_.placement[op.peer]);
-    }
-  }
   // Links: one consistent bijection over every route taken.
   const std::vector<NetLink>& links = topology_.Links();
   element->link.assign(links.size(), -1);
   std::vector<int> link_inverse(links.size(), -1);
   for (const auto& [a, b] : pairs) {
-    const std::vector<int> from = routes_.Get(a, b).links;
+    const std::vector<int>& from = routes_.Get(a, b).links;
     const std::vector<int>& to = routes_.Get(element->gpu[a], element->gpu[b]).links;
     if (from.size() != to.size()) {
       return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b,
@@ -266,6 +252,36 @@ std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) 
       return fmt::format("link {} is used but its image is not", links[l].name);
     }
     if (element->link[l] < 0) element->link[l] = static_cast<int>(l);
+  }
+  // Ops, last (the most work): the p-th op of d against the p-th op of sigma(d).
+  auto img = [&](int op) { return device_ops_[sigma[s_.ops[op].device]][position_[op]]; };
+  for (int i = 0; i < num_ops; ++i) {
+    const int j = img(i);
+    const Op& a = s_.ops[i];
+    const Op& b = s_.ops[j];
+    auto differ = [&](const char* what) {
+      return fmt::format("{} and {} differ in {}", a.key, b.key, what);
+    };
+    if (!SameWork(a, b) || g_.work_tp[i] != g_.work_tp[j]) return differ("work");
+    const auto measured = [&](int op) {
+      return op < static_cast<int>(g_.compute_ns.size()) ? g_.compute_ns[op] : TimeNs{-1};
+    };
+    if (measured(i) != measured(j)) return differ("measured duration");
+    const int count = g_.succ_begin[i + 1] - g_.succ_begin[i];
+    if (count != g_.succ_begin[j + 1] - g_.succ_begin[j]) return differ("successors");
+    for (int k = 0; k < count; ++k) {
+      if (img(g_.succ[g_.succ_begin[i] + k]) != g_.succ[g_.succ_begin[j] + k]) {
+        return differ("successors");
+      }
+    }
+    if ((g_.partner[i] < 0) != (g_.partner[j] < 0) ||
+        (g_.partner[i] >= 0 && img(g_.partner[i]) != g_.partner[j])) {
+      return differ("partner");
+    }
+    if (a.peer >= 0 && a.peer < devices ? b.peer != sigma[a.peer] : b.peer != a.peer) {
+      return differ("peer");
+    }
+    if (g_.group[i] >= 0 && group_map[g_.group[i]] != g_.group[j]) return differ("group");
   }
   return "";
 }
@@ -381,11 +397,7 @@ SymmetryFold FoldBuilder::Build() {
   SymmetryFold identity;
   const int devices = s_.devices;
   const ScheduleShape& shape = s_.shape;
-  device_ops_ = s_.OpsByDevice();
-  position_.assign(s_.ops.size(), 0);
-  for (const auto& ops : device_ops_) {
-    for (size_t p = 0; p < ops.size(); ++p) position_[ops[p]] = static_cast<int>(p);
-  }
+  Collect();
   // Candidates: one data-parallel replica on; the tp ranks of every group rotated by 1, or else
   // by 2, 4, ... (a NIC shared by a pair of GPUs breaks the rotation by 1 but not by 2). Each
   // candidate is a family: the first that passes is taken.

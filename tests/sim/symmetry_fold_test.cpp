@@ -13,6 +13,7 @@
 #include "sim/simulator.h"
 #include "tests/sim/fake_cost.h"
 #include "tests/sim/fake_topology.h"
+#include "tests/sim/test_model.h"
 #include "topologies/cluster.h"
 
 namespace terasim {
@@ -21,21 +22,9 @@ namespace {
 using testing::FakeCost;
 using testing::FakeTopology;
 
-ModelCard TestModel() {
-  ModelCard model;
-  model.name = "test8";
-  model.layers = 8;
-  model.hidden = 64;
-  model.heads = 4;
-  model.ffn = 256;
-  model.sequence = 32;
-  model.vocab = 128;
-  return model;
-}
-
 GenerateOptions Options(Strategy strategy, int dp, int pp, int tp) {
   GenerateOptions o;
-  o.model = TestModel();
+  o.model = testing::TestModel8();
   o.strategy = strategy;
   o.dp = dp;
   o.pp = pp;

@@ -29,6 +29,14 @@
 // twice twice), so the max-min fair rates are those of the full replay. A collective step
 // simulates one flow per orbit of its transfers and one run per orbit of the phase's runs.
 //
+// Results: the tests find every op's start and end, the iteration time, per-device fractions
+// and link busy times equal to the full replay's to the ns; link bytes agree to 1e-9 (summed
+// as multiplicity x bytes). A channel's capacity is shared out by subtractions in another
+// order than the full replay's, so a rate may differ in its last bit on other inputs. The
+// critical path runs through the representatives' ops: where the full replay's path passes
+// from a collective's last arrival on another device to the member it released, the folded
+// one has the member alone (one op shorter, the same times).
+//
 // Immutable after Find. Not thread-safe while being built.
 #pragma once
 

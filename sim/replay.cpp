@@ -71,6 +71,37 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   network_ = std::make_unique<FlowNetwork>(engine_, std::move(capacity), *this);
   for (int g = 0; g < topology.NumGpus(); ++g) compute_route_.push_back({num_links_ + g});
   BuildGraph();
+  active_ops_ = static_cast<int>(ops_.size());
+  if (options_.fold) ApplyFold();
+}
+
+void Replay::ApplyFold() {
+  const int n = static_cast<int>(ops_.size());
+  std::vector<int> partner(n), group(n, -1);
+  for (int i = 0; i < n; ++i) {
+    partner[i] = ops_[i].partner;
+    if (ops_[i].instance >= 0) group[i] = instances_[ops_[i].instance].group;
+  }
+  const FoldGraph graph{
+      schedule_,           placement_,           work_tp_, partner, group, succ_begin_, succ_,
+      options_.compute_ns, options_.device_speed};
+  fold_ = SymmetryFold::Find(graph, topology_, routes_, options_.collectives);
+  if (!fold_.Folded()) return;
+  // The representatives' ops run; a partner or group member on another device is stood for
+  // by its representative's image.
+  active_ops_ = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!fold_.IsRep(schedule_.ops[i].device)) continue;
+    ++active_ops_;
+    if (ops_[i].partner >= 0) ops_[i].partner = fold_.RepOp(ops_[i].partner);
+  }
+  for (Instance& instance : instances_) instance.expected = fold_.RepMembers(instance.group);
+}
+
+void Replay::ReportLinkBytes(int link, double bytes) {
+  const int to = fold_.LinkRep(link);
+  const double total = bytes * fold_.LinkMultiplicity(link);
+  for (ReplayObserver* o : observers_) o->OnLinkBytes(to, total);
 }
 
 void Replay::SetLinkRateSampler(std::function<void(TimeNs, int, double)> sampler) {
@@ -193,10 +224,10 @@ void Replay::Run() {
   TERASIM_CHECK(!ran_, "Replay::Run called twice");
   ran_ = true;
   for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
-    if (ops_[i].pending == 0) StartOp(i);
+    if (ops_[i].pending == 0 && fold_.IsRep(schedule_.ops[i].device)) StartOp(i);
   }
   engine_.Run();
-  if (done_ < static_cast<int>(ops_.size())) ThrowStall();
+  if (done_ < active_ops_) ThrowStall();
 }
 
 void Replay::StartOp(int i) {
@@ -261,17 +292,21 @@ void Replay::BeginTransfer(int send, int recv) {
     ops_[i].comm_start_ns = now;
   }
   const int src = placement_[schedule_.ops[send].device];
-  const int dst = placement_[schedule_.ops[recv].device];
+  // The SEND's peer: with a fold, `recv` may be the image of the real RECV on another device.
+  const int dst = placement_[schedule_.ops[send].peer];
   const Bytes bytes = schedule_.ops[send].bytes;
   const RouteCache::Entry& route = routes_.Get(src, dst);
-  for (int link : route.links) {
-    for (ReplayObserver* o : observers_) o->OnLinkBytes(link, static_cast<double>(bytes));
-  }
+  for (int link : route.links) ReportLinkBytes(link, static_cast<double>(bytes));
   if (options_.network == NetworkMode::kAnalytic) {
     engine_.Schedule(now + AnalyticTransferNs(src, dst, bytes, routes_), handler_id_, kTransferDone,
                      send);
   } else {
-    network_->StartFlow(route.links, static_cast<double>(bytes), route.latency_ns,
+    const std::vector<int>* links = &route.links;
+    if (fold_.Folded()) {
+      fold_.FoldRoute(route.links, &fold_route_);
+      links = &fold_route_;
+    }
+    network_->StartFlow(*links, static_cast<double>(bytes), route.latency_ns,
                         static_cast<int64_t>(send) * 4 + kTagP2p);
   }
 }
@@ -310,9 +345,14 @@ void Replay::BeginCollective(int id) {
   }
   instance.plan = PlanFor(instance);
   const CachedPlan& cached = plans_[instance.plan];
-  for (const auto& [link, bytes] : cached.link_bytes) {
-    for (ReplayObserver* o : observers_) o->OnLinkBytes(link, bytes);
+  if (fold_.Folded()) {
+    instance.folded = fold_.Plan(instance.group, instance.kind, instance.bytes, instance.root_gpu);
+    TERASIM_CHECK(instance.folded != nullptr, "no folded plan for group {}",
+                  schedule_.groups[instance.group].name);
   }
+  // With a fold the instance stands for its images outside its group's stabilizer.
+  const double images = instance.folded != nullptr ? 1.0 / instance.folded->stabilizer : 1.0;
+  for (const auto& [link, bytes] : cached.link_bytes) ReportLinkBytes(link, bytes * images);
   if (options_.network == NetworkMode::kAnalytic || cached.plan.phases.empty()) {
     engine_.Schedule(now + cached.analytic_ns, handler_id_, kCollectiveDone, id);
     return;
@@ -328,9 +368,17 @@ void Replay::StartPhase(int id) {
     const CollectivePhase& phase = plan.phases[instance.phase];
     instance.runs.assign(phase.runs.size(), RunProgress{});
     instance.runs_left = 0;
-    for (const RingRun& run : phase.runs) instance.runs_left += run.steps > 0 ? 1 : 0;
+    std::vector<int> simulated;  // the runs to simulate: all, or one per orbit with a fold
+    if (instance.folded != nullptr) {
+      for (const FoldedRun& run : instance.folded->phases[instance.phase]) {
+        simulated.push_back(run.run);
+      }
+    } else {
+      for (int r = 0; r < static_cast<int>(phase.runs.size()); ++r) simulated.push_back(r);
+    }
+    for (int r : simulated) instance.runs_left += phase.runs[r].steps > 0 ? 1 : 0;
     if (instance.runs_left > 0) {
-      for (int r = 0; r < static_cast<int>(phase.runs.size()); ++r) {
+      for (int r : simulated) {
         if (phase.runs[r].steps > 0) StartRunStep(id, r);
       }
       return;
@@ -355,7 +403,23 @@ void Replay::StartRunStep(int id, int r) {
     network_->StartFlow(route.links, run.bytes_per_flow, route.latency_ns, tag);
   };
   instance.runs[r].flows_left = 0;
-  if (run.closed) {
+  if (instance.folded != nullptr) {
+    const std::vector<FoldedRun>& runs = instance.folded->phases[instance.phase];
+    const FoldedRun& folded =
+        *std::find_if(runs.begin(), runs.end(), [r](const FoldedRun& f) { return f.run == r; });
+    auto start_folded = [&](const FoldedFlow& flow) {
+      ++flows;
+      ++instance.runs[r].flows_left;
+      network_->StartFlow(flow.route, run.bytes_per_flow, flow.latency_ns, tag);
+    };
+    if (run.closed) {
+      for (const FoldedFlow& flow : folded.flows) start_folded(flow);
+    } else {
+      for (int e = 0; e + 1 < p; ++e) {
+        if (step - e >= 0 && step - e < run.chunks) start_folded(folded.flows[e]);
+      }
+    }
+  } else if (run.closed) {
     for (int i = 0; i < p; ++i) start(run.gpus[i], run.gpus[(i + 1) % p]);
   } else {
     for (int e = 0; e + 1 < p; ++e) {
@@ -427,7 +491,7 @@ std::vector<int> Replay::CriticalPath() const {
 
 std::vector<TimeNs> Replay::LinkBusyNs() const {
   std::vector<TimeNs> busy(num_links_);
-  for (int c = 0; c < num_links_; ++c) busy[c] = network_->BusyNs(c);
+  for (int c = 0; c < num_links_; ++c) busy[c] = network_->BusyNs(fold_.LinkRep(c));
   return busy;
 }
 
@@ -475,6 +539,7 @@ void Replay::ThrowStall() const {
   }
   std::vector<std::string> lines;
   for (int d = 0; d < schedule_.devices; ++d) {
+    if (!fold_.IsRep(d)) continue;
     if (arrived[d].empty() && first_waiting[d] >= 0) arrived[d].push_back(first_waiting[d]);
     for (int i : arrived[d]) {
       lines.push_back(
@@ -483,7 +548,7 @@ void Replay::ThrowStall() const {
   }
   const std::string where = schedule_.source.empty() ? "schedule" : schedule_.source;
   ThrowInput("{}: replay stalled at {} ns with {} of {} ops done: {}", where, engine_.Now(), done_,
-             ops_.size(), fmt::join(lines, "; "));
+             active_ops_, fmt::join(lines, "; "));
 }
 
 }  // namespace terasim

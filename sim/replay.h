@@ -31,6 +31,7 @@
 #include "sim/network_topology.h"
 #include "sim/replay_observer.h"
 #include "sim/route_cache.h"
+#include "sim/symmetry_fold.h"
 
 namespace terasim {
 
@@ -54,6 +55,10 @@ struct ReplayOptions {
   // Per schedule device: its compute op durations (cost model or compute_ns) are multiplied by
   // this (a slow or fast device; sim/jitter.h draws them). Empty: 1 for every device.
   std::vector<double> device_speed;
+  // Simulate one device of each class of identical devices (sim/symmetry_fold.h) when the
+  // replay is symmetric; observers then see only the representatives' ops and link bytes on
+  // each link class's representative (Fold() maps the rest).
+  bool fold = false;
 };
 
 class Replay : public EventHandler, public FlowListener {
@@ -78,8 +83,11 @@ class Replay : public EventHandler, public FlowListener {
   int64_t Events() const { return engine_.EventsProcessed(); }
   // Flows started in the flow network (compute, transfers, collective steps).
   int64_t Flows() const { return network_->FlowsStarted(); }
-  TimeNs StartNs(int op) const { return ops_[op].start_ns; }
-  TimeNs EndNs(int op) const { return ops_[op].end_ns; }
+  // With a fold, an op's times are its representative's.
+  TimeNs StartNs(int op) const { return ops_[fold_.RepOp(op)].start_ns; }
+  TimeNs EndNs(int op) const { return ops_[fold_.RepOp(op)].end_ns; }
+  // The symmetry the replay folded (the identity unless ReplayOptions::fold found one).
+  const SymmetryFold& Fold() const { return fold_; }
   // The op whose completion (or arrival, for communication) let `op` start, or -1.
   int CriticalPredecessor(int op) const { return ops_[op].critical_pred; }
   // The chain of ops ending at the op that finished last, first op first.
@@ -88,7 +96,8 @@ class Replay : public EventHandler, public FlowListener {
   const std::vector<int>& WorkTp() const { return work_tp_; }
   // GPU of schedule device `device`.
   int GpuOf(int device) const { return placement_[device]; }
-  // Time the flow network kept each link busy (flow mode; all zero in analytic mode).
+  // Time the flow network kept each link busy (flow mode; all zero in analytic mode; with a
+  // fold, every link of a class as its representative).
   std::vector<TimeNs> LinkBusyNs() const;
 
   void Handle(const Event& event) override;
@@ -120,7 +129,8 @@ class Replay : public EventHandler, public FlowListener {
     int root_gpu = -1;
     std::vector<int> members;  // ops, in arrival order
     int expected = 0;
-    int plan = -1;  // index into plans_
+    int plan = -1;                       // index into plans_
+    const FoldedPlan* folded = nullptr;  // with a fold
     int phase = 0;
     int runs_left = 0;
     std::vector<RunProgress> runs;
@@ -132,6 +142,9 @@ class Replay : public EventHandler, public FlowListener {
   };
 
   void BuildGraph();
+  void ApplyFold();
+  // Reports `bytes` over each link of `links` to the observers (by class with a fold).
+  void ReportLinkBytes(int link, double bytes);
   void StartOp(int op);
   void CompleteOp(int op);
   void BeginTransfer(int send, int recv);
@@ -164,6 +177,9 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<Instance> instances_;
   std::vector<CachedPlan> plans_;
   std::map<std::tuple<int, int, Bytes, int>, int> plan_index_;  // (group, kind, bytes, root)
+  SymmetryFold fold_;
+  std::vector<int> fold_route_;  // scratch
+  int active_ops_ = 0;           // ops to simulate (the representatives')
   int done_ = 0;
   TimeNs end_ns_ = 0;
   bool ran_ = false;

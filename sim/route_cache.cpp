@@ -5,14 +5,12 @@
 namespace terasim {
 
 RouteCache::RouteCache(const NetworkTopology& topology)
-    : topology_(topology), num_gpus_(topology.NumGpus()) {
-  entries_.resize(static_cast<size_t>(num_gpus_) * num_gpus_);
-}
+    : topology_(topology), num_gpus_(topology.NumGpus()) {}
 
 const RouteCache::Entry& RouteCache::Get(int src_gpu, int dst_gpu) {
   TERASIM_CHECK(src_gpu >= 0 && src_gpu < num_gpus_ && dst_gpu >= 0 && dst_gpu < num_gpus_,
                 "route {} -> {} outside {} GPUs", src_gpu, dst_gpu, num_gpus_);
-  Entry& entry = entries_[static_cast<size_t>(src_gpu) * num_gpus_ + dst_gpu];
+  Entry& entry = entries_[static_cast<int64_t>(src_gpu) * num_gpus_ + dst_gpu];
   if (!entry.filled) {
     entry.links = topology_.Route(src_gpu, dst_gpu);
     const std::vector<NetLink>& links = topology_.Links();

@@ -3,6 +3,8 @@
 // outlive it. Not thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "models/units.h"
@@ -28,7 +30,10 @@ class RouteCache {
  private:
   const NetworkTopology& topology_;
   int num_gpus_;
-  std::vector<Entry> entries_;  // src * num_gpus + dst
+  // Keyed by src * num_gpus + dst, filled on first use: a table of every pair would take
+  // GPUs^2 entries (450 MB on 3072 GPUs) where a replay uses a few per GPU. Node-based, so
+  // references stay valid as it grows.
+  std::unordered_map<int64_t, Entry> entries_;
 };
 
 }  // namespace terasim

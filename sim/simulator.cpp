@@ -3,16 +3,20 @@
 #include <algorithm>
 #include <chrono>
 
+#include "models/errors.h"
 #include "models/layer_flops.h"
 #include "sim/op_work.h"
 #include "sim/replay_stats.h"
 
 namespace terasim {
 
-SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
-                   const ComputeCostModel& cost, const SimOptions& options) {
+namespace {
+
+SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology,
+                       const ComputeCostModel& cost, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ReplayOptions replay_options;
+  replay_options.fold = options.fold && !options.record_link_rates;
   replay_options.network = options.network;
   replay_options.placement = options.placement;
   replay_options.collectives = options.collectives;
@@ -32,11 +36,17 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
 
   result.network = options.network;
   result.iteration_time_ns = replay.EndNs();
+  const SymmetryFold& fold = replay.Fold();
+  result.fold_order = fold.Order();
+  result.fold_note = fold.WhyNot();
   result.events = replay.Events();
   result.flows = replay.Flows();
   const TimeNs t = std::max<TimeNs>(1, result.iteration_time_ns);
 
-  const std::vector<ReplayStats::DeviceTimes> times = stats.Devices(result.iteration_time_ns);
+  // A folded replay saw only the representatives: every device has its representative's times,
+  // every link its class representative's bytes.
+  std::vector<ReplayStats::DeviceTimes> times = stats.Devices(result.iteration_time_ns);
+  for (int d = 0; d < schedule.devices; ++d) times[d] = times[fold.RepDevice(d)];
   for (int d = 0; d < schedule.devices; ++d) {
     DeviceResult device;
     device.device = d;
@@ -54,7 +64,7 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
 
   const std::vector<TimeNs> busy = replay.LinkBusyNs();
   for (int link = 0; link < num_links; ++link) {
-    const double bytes = stats.LinkBytes()[link];
+    const double bytes = stats.LinkBytes()[fold.LinkRep(link)];
     if (bytes <= 0) continue;
     const NetLink& l = topology.Links()[link];
     result.links.push_back(
@@ -91,6 +101,21 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
   result.wall_time_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
+}
+
+}  // namespace
+
+SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
+                   const ComputeCostModel& cost, const SimOptions& options) {
+  if (!options.fold) return SimulateOnce(schedule, topology, cost, options);
+  try {
+    return SimulateOnce(schedule, topology, cost, options);
+  } catch (const InputError&) {
+    // A stalled folded replay: replay it whole for a message naming every device.
+    SimOptions full = options;
+    full.fold = false;
+    return SimulateOnce(schedule, topology, cost, full);
+  }
 }
 
 }  // namespace terasim

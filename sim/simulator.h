@@ -36,6 +36,9 @@ struct SimOptions {
   std::vector<TimeNs> compute_ns;
   // Per device: multiplies its compute durations (ReplayOptions::device_speed).
   std::vector<double> device_speed;
+  // Simulate each class of identical devices once (sim/symmetry_fold.h) when the run is
+  // symmetric; the result is expanded to every device. Off with record_link_rates.
+  bool fold = true;
 };
 
 struct DeviceResult {
@@ -73,6 +76,8 @@ struct SimResult {
   std::vector<std::string> critical_path;  // op keys, first to last
   std::vector<LinkRateSample> link_rates;  // when record_link_rates
   Trace trace;                             // one row per op
+  int fold_order = 1;     // devices each simulated device stood for (1: not folded)
+  std::string fold_note;  // why a candidate symmetry was refused ("" when none was)
   int64_t events = 0;
   int64_t flows = 0;  // flows started in the flow network (compute ones included)
   double wall_time_s = 0;

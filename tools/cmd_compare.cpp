@@ -197,6 +197,7 @@ int RunPaper(const po::variables_map& vm) {
     inputs.model = s.RequireString("model");
     inputs.cluster = fmt::format("{}:{}", instance, s.RequireInt("instances", 1));
     inputs.network = ParseNetworkMode(vm["network"].as<std::string>());
+    inputs.fold = !vm["no-fold"].as<bool>();
     PlanningContext context(inputs);
     const int batch = static_cast<int>(s.RequireInt("batch", 1));
     GenerateOptions base;
@@ -372,6 +373,8 @@ int RunCompare(const Args& args) {
       ("paper", po::bool_switch(), "the published experiment's settings, without and with slicing")
       ("setting", po::value<std::string>()->default_value(""), "with --paper: only this setting")
       ("no-trace", po::bool_switch(), "do not write the winner's trace and timeline")
+      ("no-fold", po::bool_switch(),
+       "replay every device, not one per class of identical devices (same results, slower)")
       ("store-ops", po::value<std::string>()->default_value("winner"),
        "per-op trace rows stored: none | winner (one device per pipeline stage) | all")
       ("json", po::bool_switch(), "print JSON");
@@ -394,6 +397,7 @@ int RunCompare(const Args& args) {
   inputs.model = vm["model"].as<std::string>();
   inputs.cluster = vm["cluster"].as<std::string>();
   inputs.network = ParseNetworkMode(vm["network"].as<std::string>());
+  inputs.fold = !vm["no-fold"].as<bool>();
   if (!vm["nic-gbps"].defaulted()) {
     // A negative value would silently mean "the instance's" (ClusterOptions' sentinel).
     const double nic_gbps = vm["nic-gbps"].as<double>();
@@ -540,6 +544,7 @@ int RunCompare(const Args& args) {
                          {"families", strategy},
                          {"max_evaluations", request.max_evaluations_per_family},
                          {"store_ops", store_ops}};
+  if (!context.fold()) base_config.options["fold"] = false;  // recorded when not the default
   const nlohmann::json config = RunConfigJson(base_config);
   std::vector<std::pair<RunRecord, const std::vector<TraceRow>*>> runs;
   const std::vector<TraceRow> winner_ops =

@@ -79,6 +79,8 @@ int RunSimulate(const Args& args) {
        "write a Chrome / Perfetto trace JSON here")
       ("no-link-counters", po::bool_switch(), "leave the link utilization counters out of --trace")
       ("no-check", po::bool_switch(), "skip the schedule checker for a .pir")
+      ("no-fold", po::bool_switch(),
+       "replay every device, not one per class of identical devices (same results, slower)")
       ("durations-from", po::value<std::string>()->default_value(""),
        "trace-driven replay: each compute op's duration from this measured trace (.json or "
        ".csv; median over its iterations) instead of the cost model")
@@ -189,6 +191,7 @@ int RunSimulate(const Args& args) {
   sim.network = network;
   sim.collectives = LoadCollectiveOptions(collectives_path);
   sim.model = &model;
+  sim.fold = !vm["no-fold"].as<bool>();
   for (const DeviceMemory& m : memory.devices) sim.peak_memory_bytes.push_back(m.peak);
   const std::string trace_path = vm["trace"].as<std::string>();
   sim.record_link_rates = !trace_path.empty() && !vm["no-link-counters"].as<bool>();
@@ -227,6 +230,8 @@ int RunSimulate(const Args& args) {
     nlohmann::json config = nlohmann::json::object();
     for (const auto& [name, value] : vm) {
       if (name == "db" || name == "json" || name == "trace") continue;
+      // Fold on is the default and changes no result: recorded only when off.
+      if (name == "no-fold" && !value.as<bool>()) continue;
       const boost::any& v = value.value();
       if (v.type() == typeid(std::string)) config[name] = boost::any_cast<std::string>(v);
       if (v.type() == typeid(int)) config[name] = boost::any_cast<int>(v);
@@ -279,6 +284,7 @@ int RunSimulate(const Args& args) {
                {"capacity_bytes", memory.capacity_bytes},
                {"fits", memory.fits},
                {"memory_reason", memory.reason},
+               {"fold_order", result.fold_order},
                {"events", result.events},
                {"events_per_s", events_per_s},
                {"wall_time_s", result.wall_time_s},

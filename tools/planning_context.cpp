@@ -20,7 +20,8 @@ PlanningContext::PlanningContext(const PlanningInputs& inputs)
       device_(LoadDeviceSpec(cluster_.Instance().device)),
       roofline_(std::make_unique<RooflineCostModel>(model_, device_)),
       topology_(std::make_unique<ClusterTopology>(cluster_)),
-      network_(inputs.network) {
+      network_(inputs.network),
+      fold_(inputs.fold) {
   std::string path = inputs.collectives;
   if (!path.empty() && path[0] != '/') path = DataRoot() + "/" + path;
   collectives_ = LoadCollectiveOptions(path);
@@ -31,6 +32,7 @@ SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstima
   options.network = network_;
   options.collectives = collectives_;
   options.model = &model_;
+  options.fold = fold_;
   if (memory != nullptr) {
     for (const DeviceMemory& m : memory->devices) options.peak_memory_bytes.push_back(m.peak);
   }

@@ -26,6 +26,7 @@ struct PlanningInputs {
   ClusterOptions cluster_options;
   NetworkMode network = NetworkMode::kFlow;
   std::string collectives = "sim/data/collectives.json";  // relative: under the data root
+  bool fold = true;                                       // SimOptions::fold
 };
 
 class PlanningContext {
@@ -41,6 +42,7 @@ class PlanningContext {
   const ComputeCostModel& cost() const { return *roofline_; }
   const NetworkTopology& topology() const { return *topology_; }
   NetworkMode network() const { return network_; }
+  bool fold() const { return fold_; }
 
   // Replays `schedule` (for this model) on the cluster; peak memory from `memory` when given.
   SimResult Evaluate(const Schedule& schedule, const MemoryEstimate* memory = nullptr) const;
@@ -53,6 +55,7 @@ class PlanningContext {
   std::unique_ptr<ClusterTopology> topology_;
   CollectiveOptions collectives_;
   NetworkMode network_;
+  bool fold_ = true;
 };
 
 }  // namespace terasim::cli

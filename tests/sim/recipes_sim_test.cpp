@@ -9,6 +9,7 @@
 #include "schedule/generator.h"
 #include "sim/simulator.h"
 #include "tests/sim/fake_topology.h"
+#include "tests/sim/test_model.h"
 
 namespace terasim {
 namespace {
@@ -27,17 +28,7 @@ class UniformCost : public ComputeCostModel {
   std::string Name() const override { return "uniform"; }
 };
 
-ModelCard TestModel() {
-  ModelCard model;
-  model.name = "test8";
-  model.layers = 8;
-  model.hidden = 64;
-  model.heads = 4;
-  model.ffn = 256;
-  model.sequence = 32;
-  model.vocab = 128;
-  return model;
-}
+ModelCard TestModel() { return testing::TestModel8(); }
 
 GenerateOptions Pipeline(Strategy strategy, int p, int m) {
   GenerateOptions options;

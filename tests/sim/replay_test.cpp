@@ -5,6 +5,7 @@
 #include "tests/sim/fake_cost.h"
 #include "tests/sim/fake_topology.h"
 #include "tests/sim/schedule_builder.h"
+#include "tests/sim/test_model.h"
 
 namespace terasim {
 namespace {
@@ -16,17 +17,7 @@ using testing::FakeTopology;
 using testing::FreeTopology;
 using testing::P2p;
 
-ModelCard TestModel() {
-  ModelCard model;
-  model.name = "test8";
-  model.layers = 8;
-  model.hidden = 64;
-  model.heads = 4;
-  model.ffn = 256;
-  model.sequence = 32;
-  model.vocab = 128;
-  return model;
-}
+ModelCard TestModel() { return testing::TestModel8(); }
 
 // Forward 1 ns and backward 2 ns per layer and token: with P = 4 stages of 2 layers and whole
 // sequences of 32 tokens, tf = 64 ns and tb = 128 ns per stage.

@@ -12,6 +12,8 @@
 //   1t-{1f1b,interleaved}-dpD-bB   gpt3-1t tp8 pp64 on p4d.24xlarge:384, micro-batch 1: the
 //                                  scaled-down dp1 batch 64 by default; --full adds the issue's
 //                                  target dp6 batch 3072                          [Simulate]
+//   fold-1t-...-{on,off}           the 1T rows with data-parallel replicas, folded or not
+//                                  (AddFoldRows)                                   [Simulate]
 //   check-<N>ops                   ReadPir + CheckSchedule of a generated .pir text  [both]
 //   plan-<setting>                 PlanSlicing at granularity 1 for each Table-1 setting
 //                                  (tools/data/paper_settings.json)                 [PlanSlicing]
@@ -75,7 +77,7 @@ void Measure(Row& row, F&& body) {
 }
 
 Row SimRow(const std::string& name, const GenerateOptions& gen, const std::string& cluster_spec,
-           NetworkMode network) {
+           NetworkMode network, bool fold = true) {
   Row row;
   row.name = name;
   const double p0 = WallNow();
@@ -87,6 +89,7 @@ Row SimRow(const std::string& name, const GenerateOptions& gen, const std::strin
   options.network = network;
   options.collectives = LoadCollectiveOptions(DefaultCollectiveOptionsPath());
   options.model = &gen.model;
+  options.fold = fold;
   const Schedule schedule = Generate(gen);
   row.prep_s = WallNow() - p0;
   row.ops = static_cast<long long>(schedule.ops.size());
@@ -94,7 +97,8 @@ Row SimRow(const std::string& name, const GenerateOptions& gen, const std::strin
   Measure(row, [&] { result = Simulate(schedule, topology, cost, options); });
   row.events = result.events;
   row.flows = result.flows;
-  row.note = fmt::format("iter {:.6f} s", NsToSeconds(result.iteration_time_ns));
+  row.note = fmt::format("iter {:.6f} s, fold {}", NsToSeconds(result.iteration_time_ns),
+                         result.fold_order);
   return row;
 }
 
@@ -162,6 +166,34 @@ Row PlanRow(const nlohmann::json& setting) {
   return row;
 }
 
+// Symmetry folding (sim/symmetry_fold.h): the 1T configuration with data-parallel replicas,
+// folded and not (--no-fold), so that the table shows what folding saves; the note has the
+// fold order and the iteration time (equal on and off). --full adds dp6 with 16 micro-batches
+// per replica, on and off (the target's batch 3072 is 31 M ops: its Schedule alone does not fit
+// in memory until the generator emits one replica).
+void AddFoldRows(std::vector<std::pair<std::string, std::function<Row()>>>& rows, bool full) {
+  struct FoldCase {
+    int dp, batch;
+    bool fold;
+  };
+  std::vector<FoldCase> cases = {{2, 32, true}, {2, 32, false}};
+  if (full) {
+    cases.push_back({6, 96, true});
+    cases.push_back({6, 96, false});
+  }
+  for (const FoldCase& c : cases) {
+    for (Strategy s : {Strategy::kOneFOneB, Strategy::kInterleaved}) {
+      const std::string name = fmt::format("fold-1t-{}-dp{}-b{}-{}", StrategyName(s), c.dp, c.batch,
+                                           c.fold ? "on" : "off");
+      rows.emplace_back(name, [=] {
+        Row row =
+            SimRow(name, OneT(s, c.dp, c.batch), "p4d.24xlarge:384", NetworkMode::kFlow, c.fold);
+        return row;
+      });
+    }
+  }
+}
+
 // Runs `make` in a child process and prints its row with the child's peak RSS.
 void RunForked(const std::function<Row()>& make) {
   std::fflush(stdout);
@@ -225,6 +257,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  AddFoldRows(rows, full);
   // About 1M ops: the 1T 1F1B shape (512 devices, about 20 ops per device per micro-batch) with
   // 100 micro-batches.
   rows.emplace_back("check", [] { return CheckRow(OneT(Strategy::kOneFOneB, 1, 100)); });

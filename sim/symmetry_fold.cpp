@@ -1,0 +1,516 @@
+#include "sim/symmetry_fold.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace terasim {
+namespace {
+
+using PlanKey = std::tuple<int, int, Bytes, int>;  // (group, kind, bytes, root GPU)
+
+// Whether the p-th ops of two devices do the same work (everything the replay reads but the
+// device, the names and the peers, which are checked through the permutation).
+bool SameWork(const Op& a, const Op& b) {
+  return a.kind == b.kind && a.stream == b.stream && a.stage == b.stage &&
+         a.layers.begin == b.layers.begin && a.layers.end == b.layers.end && a.part == b.part &&
+         a.rows == b.rows && a.tokens.begin == b.tokens.begin && a.tokens.end == b.tokens.end &&
+         a.bytes == b.bytes && a.recompute == b.recompute &&
+         a.sequence_parallel == b.sequence_parallel && a.zero == b.zero;
+}
+
+// Whether ring `b` is ring `a` up to rotation (closed) or equal (chain), with equal parameters.
+bool SameRun(const RingRun& a, const RingRun& b) {
+  if (a.closed != b.closed || a.steps != b.steps || a.chunks != b.chunks ||
+      a.bytes_per_flow != b.bytes_per_flow || a.gpus.size() != b.gpus.size()) {
+    return false;
+  }
+  if (a.gpus.empty()) return true;
+  if (!a.closed) return a.gpus == b.gpus;
+  auto start = std::find(b.gpus.begin(), b.gpus.end(), a.gpus[0]);
+  if (start == b.gpus.end()) return false;
+  const size_t offset = start - b.gpus.begin();
+  for (size_t i = 0; i < a.gpus.size(); ++i) {
+    if (a.gpus[i] != b.gpus[(i + offset) % b.gpus.size()]) return false;
+  }
+  return true;
+}
+
+RingRun MapRun(const RingRun& run, const std::vector<int>& gpu_map) {
+  RingRun mapped = run;
+  for (int& g : mapped.gpus) g = gpu_map[g];
+  return mapped;
+}
+
+// For every run of each phase of `a` mapped by gpu_map, the index of an equal run of the same
+// phase of `b` (a bijection), or an empty result when there is none.
+std::vector<std::vector<int>> MatchPlans(const CollectivePlan& a, const CollectivePlan& b,
+                                         const std::vector<int>& gpu_map) {
+  std::vector<std::vector<int>> match;
+  if (a.phases.size() != b.phases.size()) return {};
+  for (size_t ph = 0; ph < a.phases.size(); ++ph) {
+    const auto& runs_a = a.phases[ph].runs;
+    const auto& runs_b = b.phases[ph].runs;
+    if (runs_a.size() != runs_b.size()) return {};
+    std::vector<int> m(runs_a.size(), -1);
+    std::vector<bool> used(runs_b.size(), false);
+    for (size_t r = 0; r < runs_a.size(); ++r) {
+      const RingRun mapped = MapRun(runs_a[r], gpu_map);
+      for (size_t s = 0; s < runs_b.size() && m[r] < 0; ++s) {
+        if (!used[s] && SameRun(mapped, runs_b[s])) {
+          m[r] = static_cast<int>(s);
+          used[s] = true;
+        }
+      }
+      if (m[r] < 0) return {};
+    }
+    match.push_back(std::move(m));
+  }
+  return match;
+}
+
+void ForEachTransfer(const CollectivePlan& plan, const std::function<void(int, int)>& visit) {
+  for (const CollectivePhase& phase : plan.phases) {
+    for (const RingRun& run : phase.runs) {
+      const int p = static_cast<int>(run.gpus.size());
+      const int edges = run.closed ? p : p - 1;
+      for (int e = 0; e < edges; ++e) visit(run.gpus[e], run.gpus[(e + 1) % p]);
+    }
+  }
+}
+
+}  // namespace
+
+// Builds a SymmetryFold; one per Find.
+class FoldBuilder {
+ public:
+  FoldBuilder(const FoldGraph& graph, const NetworkTopology& topology, RouteCache& routes,
+              const CollectiveOptions& collectives)
+      : g_(graph),
+        s_(graph.schedule),
+        topology_(topology),
+        routes_(routes),
+        collectives_(collectives) {}
+
+  SymmetryFold Build();
+
+ private:
+  struct Element {
+    std::vector<int> device;  // device permutation
+    std::vector<int> gpu;     // GPU permutation (identity on unused GPUs)
+    std::vector<int> link;    // link permutation (identity on unused links)
+  };
+
+  // Ops per device and positions, groups by rank set, plan keys and p2p GPU pairs.
+  void Collect();
+  // Checks candidate `sigma`; fills an Element or returns why not.
+  std::string Check(const std::vector<int>& sigma, Element* element);
+  const CollectivePlan& PlanOf(const PlanKey& key);
+  bool BuildGroup(std::vector<Element> generators, std::string* why);
+  std::string FoldPlans(SymmetryFold& fold);
+
+  const FoldGraph& g_;
+  const Schedule& s_;
+  const NetworkTopology& topology_;
+  RouteCache& routes_;
+  const CollectiveOptions& collectives_;
+  std::vector<std::vector<int>> device_ops_;
+  std::vector<int> position_;
+  std::map<std::vector<int>, int> group_by_ranks_;  // sorted ranks -> group
+  std::set<PlanKey> plan_keys_;
+  std::set<std::pair<int, int>> p2p_pairs_;
+  std::map<PlanKey, CollectivePlan> plans_;
+  std::vector<Element> elements_;  // G, identity first
+};
+
+const CollectivePlan& FoldBuilder::PlanOf(const PlanKey& key) {
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return it->second;
+  const auto& [group, kind, bytes, root] = key;
+  std::vector<int> gpus;
+  for (int rank : s_.groups[group].ranks) gpus.push_back(g_.placement[rank]);
+  return plans_
+      .emplace(key, PlanCollective(static_cast<OpKind>(kind), gpus, root, bytes, topology_,
+                                   collectives_))
+      .first->second;
+}
+
+void FoldBuilder::Collect() {
+  const int devices = s_.devices;
+  device_ops_ = s_.OpsByDevice();
+  position_.assign(s_.ops.size(), 0);
+  for (const auto& ops : device_ops_) {
+    for (size_t p = 0; p < ops.size(); ++p) position_[ops[p]] = static_cast<int>(p);
+  }
+  for (size_t h = 0; h < s_.groups.size(); ++h) {
+    std::vector<int> ranks = s_.groups[h].ranks;
+    std::sort(ranks.begin(), ranks.end());
+    group_by_ranks_.emplace(std::move(ranks), static_cast<int>(h));
+  }
+  for (size_t i = 0; i < s_.ops.size(); ++i) {
+    const Op& op = s_.ops[i];
+    if (g_.group[i] >= 0) {
+      const PlanKey key{g_.group[i], static_cast<int>(op.kind), op.bytes,
+                        op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices
+                            ? g_.placement[op.peer]
+                            : -1};
+      if (!plan_keys_.count(key)) plan_keys_.insert(key);
+    }
+    if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
+      const std::pair<int, int> pair{g_.placement[op.device], g_.placement[op.peer]};
+      if (!p2p_pairs_.count(pair)) p2p_pairs_.insert(pair);
+    }
+  }
+}
+
+std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) {
+  const int devices = s_.devices;
+  const int num_ops = static_cast<int>(s_.ops.size());
+  for (int d = 0; d < devices; ++d) {
+    if (device_ops_[d].size() != device_ops_[sigma[d]].size()) {
+      return fmt::format("devices {} and {} have {} and {} ops", d, sigma[d], device_ops_[d].size(),
+                         device_ops_[sigma[d]].size());
+    }
+    const auto speed = [&](int dev) {
+      return dev < static_cast<int>(g_.device_speed.size()) ? g_.device_speed[dev] : 1.0;
+    };
+    if (speed(d) != speed(sigma[d])) {
+      return fmt::format("devices {} and {} run at speeds {} and {}", d, sigma[d], speed(d),
+                         speed(sigma[d]));
+    }
+  }
+  // Groups: sigma of a group's ranks must be a group (as sets).
+  std::vector<int> group_map(s_.groups.size(), -1);
+  for (size_t h = 0; h < s_.groups.size(); ++h) {
+    std::vector<int> mapped;
+    for (int rank : s_.groups[h].ranks) mapped.push_back(sigma[rank]);
+    std::sort(mapped.begin(), mapped.end());
+    auto it = group_by_ranks_.find(mapped);
+    if (it != group_by_ranks_.end()) group_map[h] = it->second;
+  }
+  // GPUs.
+  element->device = sigma;
+  element->gpu.assign(topology_.NumGpus(), -1);
+  std::vector<int> inverse(topology_.NumGpus(), -1);
+  for (int d = 0; d < devices; ++d) {
+    const int from = g_.placement[d];
+    const int to = g_.placement[sigma[d]];
+    if ((element->gpu[from] >= 0 && element->gpu[from] != to) ||
+        (inverse[to] >= 0 && inverse[to] != from)) {
+      return fmt::format("placement puts two devices on GPU {}", from);
+    }
+    element->gpu[from] = to;
+    inverse[to] = from;
+  }
+  for (int gpu = 0; gpu < topology_.NumGpus(); ++gpu) {
+    if (element->gpu[gpu] < 0) element->gpu[gpu] = gpu;  // unused GPU
+  }
+  // Collective plans: the plan of sigma(H) is the plan of H mapped.
+  std::set<std::pair<int, int>> pairs = p2p_pairs_;
+  for (const PlanKey& key : plan_keys_) {
+    const auto& [group, kind, bytes, root] = key;
+    if (group_map[group] < 0) {
+      return fmt::format("group {} maps onto no group", s_.groups[group].name);
+    }
+    const PlanKey image{group_map[group], kind, bytes, root >= 0 ? element->gpu[root] : -1};
+    const CollectivePlan& plan = PlanOf(key);
+    if (MatchPlans(plan, PlanOf(image), element->gpu).size() != plan.phases.size()) {
+      return fmt::format("the {} plan of group {} does not map onto group {}'s",
+                         OpKindName(static_cast<OpKind>(kind)), s_.groups[group].name,
+                         s_.groups[group_map[group]].name);
+    }
+    ForEachTransfer(plan, [&](int a, int b) { pairs.emplace(a, b); });
+  }
+  // Links: one consistent bijection over every route taken.
+  const std::vector<NetLink>& links = topology_.Links();
+  element->link.assign(links.size(), -1);
+  std::vector<int> link_inverse(links.size(), -1);
+  for (const auto& [a, b] : pairs) {
+    const std::vector<int>& from = routes_.Get(a, b).links;
+    const std::vector<int>& to = routes_.Get(element->gpu[a], element->gpu[b]).links;
+    if (from.size() != to.size()) {
+      return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b,
+                         element->gpu[a], element->gpu[b]);
+    }
+    for (size_t k = 0; k < from.size(); ++k) {
+      const int x = from[k];
+      const int y = to[k];
+      if ((element->link[x] >= 0 && element->link[x] != y) ||
+          (link_inverse[y] >= 0 && link_inverse[y] != x) ||
+          links[x].bw_bytes_per_s != links[y].bw_bytes_per_s ||
+          links[x].latency_ns != links[y].latency_ns) {
+        return fmt::format("links {} and {} do not correspond", links[x].name, links[y].name);
+      }
+      element->link[x] = y;
+      link_inverse[y] = x;
+    }
+  }
+  for (size_t l = 0; l < links.size(); ++l) {
+    if (element->link[l] < 0 && link_inverse[l] >= 0) {
+      return fmt::format("link {} is used but its image is not", links[l].name);
+    }
+    if (element->link[l] < 0) element->link[l] = static_cast<int>(l);
+  }
+  // Ops, last (the most work): the p-th op of d against the p-th op of sigma(d).
+  auto img = [&](int op) { return device_ops_[sigma[s_.ops[op].device]][position_[op]]; };
+  for (int i = 0; i < num_ops; ++i) {
+    const int j = img(i);
+    const Op& a = s_.ops[i];
+    const Op& b = s_.ops[j];
+    auto differ = [&](const char* what) {
+      return fmt::format("{} and {} differ in {}", a.key, b.key, what);
+    };
+    if (!SameWork(a, b) || g_.work_tp[i] != g_.work_tp[j]) return differ("work");
+    const auto measured = [&](int op) {
+      return op < static_cast<int>(g_.compute_ns.size()) ? g_.compute_ns[op] : TimeNs{-1};
+    };
+    if (measured(i) != measured(j)) return differ("measured duration");
+    const int count = g_.succ_begin[i + 1] - g_.succ_begin[i];
+    if (count != g_.succ_begin[j + 1] - g_.succ_begin[j]) return differ("successors");
+    for (int k = 0; k < count; ++k) {
+      if (img(g_.succ[g_.succ_begin[i] + k]) != g_.succ[g_.succ_begin[j] + k]) {
+        return differ("successors");
+      }
+    }
+    if ((g_.partner[i] < 0) != (g_.partner[j] < 0) ||
+        (g_.partner[i] >= 0 && img(g_.partner[i]) != g_.partner[j])) {
+      return differ("partner");
+    }
+    if (a.peer >= 0 && a.peer < devices ? b.peer != sigma[a.peer] : b.peer != a.peer) {
+      return differ("peer");
+    }
+    if (g_.group[i] >= 0 && group_map[g_.group[i]] != g_.group[j]) return differ("group");
+  }
+  return "";
+}
+
+bool FoldBuilder::BuildGroup(std::vector<Element> generators, std::string* why) {
+  constexpr size_t kMaxOrder = 4096;
+  Element identity;
+  for (int d = 0; d < s_.devices; ++d) identity.device.push_back(d);
+  for (int gpu = 0; gpu < topology_.NumGpus(); ++gpu) identity.gpu.push_back(gpu);
+  for (size_t l = 0; l < topology_.Links().size(); ++l) identity.link.push_back(l);
+  std::map<std::vector<int>, int> seen;
+  seen.emplace(identity.device, 0);
+  elements_.push_back(std::move(identity));
+  for (size_t e = 0; e < elements_.size(); ++e) {
+    for (const Element& gen : generators) {
+      Element next;
+      auto compose = [](const std::vector<int>& outer, const std::vector<int>& inner) {
+        std::vector<int> out(inner.size());
+        for (size_t i = 0; i < inner.size(); ++i) out[i] = outer[inner[i]];
+        return out;
+      };
+      next.device = compose(gen.device, elements_[e].device);
+      if (seen.count(next.device)) continue;
+      next.gpu = compose(gen.gpu, elements_[e].gpu);
+      next.link = compose(gen.link, elements_[e].link);
+      seen.emplace(next.device, static_cast<int>(elements_.size()));
+      elements_.push_back(std::move(next));
+      if (elements_.size() > kMaxOrder) {
+        *why = fmt::format("more than {} symmetries", kMaxOrder);
+        return false;
+      }
+    }
+  }
+  for (size_t e = 1; e < elements_.size(); ++e) {
+    for (int d = 0; d < s_.devices; ++d) {
+      if (elements_[e].device[d] == d) {
+        *why = fmt::format("a symmetry fixes device {}", d);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+std::string FoldBuilder::FoldPlans(SymmetryFold& fold) {
+  auto canon = [&](int a, int b) {
+    std::pair<int, int> best{a, b};
+    for (const Element& e : elements_) best = std::min(best, std::make_pair(e.gpu[a], e.gpu[b]));
+    return best;
+  };
+  auto folded = [&](int a, int b) {
+    FoldedFlow flow;
+    const RouteCache::Entry& route = routes_.Get(a, b);
+    fold.FoldRoute(route.links, &flow.route);
+    flow.latency_ns = route.latency_ns;
+    return flow;
+  };
+  for (const PlanKey& key : plan_keys_) {
+    const int group = std::get<0>(key);
+    if (fold.rep_members_[group] == 0) continue;
+    const CollectivePlan& plan = PlanOf(key);
+    std::set<int> members(s_.groups[group].ranks.begin(), s_.groups[group].ranks.end());
+    FoldedPlan out;
+    std::vector<const Element*> stabilizer;
+    for (const Element& e : elements_) {
+      std::set<int> image;
+      for (int m : members) image.insert(e.device[m]);
+      if (image == members) stabilizer.push_back(&e);
+    }
+    out.stabilizer = static_cast<int>(stabilizer.size());
+    for (const CollectivePhase& phase : plan.phases) {
+      // Runs that an element of the stabilizer maps onto an earlier run are not simulated.
+      std::vector<FoldedRun> runs;
+      std::set<std::pair<int, int>> taken;  // canonical transfers of the simulated runs
+      const int num_runs = static_cast<int>(phase.runs.size());
+      std::vector<bool> image_of_earlier(num_runs, false);
+      for (int r = 0; r < num_runs; ++r) {
+        if (image_of_earlier[r]) continue;
+        for (const Element* e : stabilizer) {
+          const RingRun mapped = MapRun(phase.runs[r], e->gpu);
+          for (int s = r + 1; s < num_runs; ++s) {
+            if (SameRun(mapped, phase.runs[s])) image_of_earlier[s] = true;
+          }
+        }
+        const RingRun& run = phase.runs[r];
+        FoldedRun fr;
+        fr.run = r;
+        const int p = static_cast<int>(run.gpus.size());
+        std::set<std::pair<int, int>> mine;
+        for (int e = 0; e < (run.closed ? p : p - 1); ++e) {
+          const int a = run.gpus[e];
+          const int b = run.gpus[(e + 1) % p];
+          const auto c = canon(a, b);
+          if (taken.count(c))
+            return fmt::format("a transfer of group {}'s plan repeats", s_.groups[group].name);
+          if (run.closed && !mine.insert(c).second) continue;  // an image of one simulated
+          if (!run.closed && !mine.insert(c).second) {
+            return fmt::format("a chain of group {} repeats a transfer", s_.groups[group].name);
+          }
+          fr.flows.push_back(folded(a, b));
+        }
+        taken.insert(mine.begin(), mine.end());
+        runs.push_back(std::move(fr));
+      }
+      out.phases.push_back(std::move(runs));
+    }
+    fold.plans_.emplace(key, std::move(out));
+  }
+  return "";
+}
+
+SymmetryFold FoldBuilder::Build() {
+  SymmetryFold identity;
+  const int devices = s_.devices;
+  const ScheduleShape& shape = s_.shape;
+  Collect();
+  // Candidates: one data-parallel replica on; the tp ranks of every group rotated by 1, or else
+  // by 2, 4, ... (a NIC shared by a pair of GPUs breaks the rotation by 1 but not by 2). Each
+  // candidate is a family: the first that passes is taken.
+  std::vector<std::pair<std::string, std::vector<std::vector<int>>>> families;
+  const int block = shape.pp * shape.tp;
+  if (shape.dp > 1 && block >= 1 && devices == shape.dp * block) {
+    std::vector<int> sigma(devices);
+    for (int d = 0; d < devices; ++d) sigma[d] = (d + block) % devices;
+    families.push_back({"data-parallel", {std::move(sigma)}});
+  }
+  if (shape.tp > 1 && devices % shape.tp == 0) {
+    const int t = shape.tp;
+    families.push_back({"tensor-parallel", {}});
+    for (int step = 1; step < t; step *= 2) {
+      if (t % step != 0) continue;
+      std::vector<int> sigma(devices);
+      for (int d = 0; d < devices; ++d) sigma[d] = d - d % t + (d % t + step) % t;
+      families.back().second.push_back(std::move(sigma));
+    }
+  }
+  std::vector<Element> generators;
+  std::vector<std::string> refused;
+  for (auto& [name, sigmas] : families) {
+    std::vector<std::string> whys;
+    for (const std::vector<int>& sigma : sigmas) {
+      Element element;
+      const std::string why = Check(sigma, &element);
+      if (why.empty()) {
+        generators.push_back(std::move(element));
+        whys.clear();
+        break;
+      }
+      whys.push_back(why);
+    }
+    if (!whys.empty()) refused.push_back(fmt::format("{}: {}", name, fmt::join(whys, "; ")));
+  }
+  identity.why_not_ = fmt::format("{}", fmt::join(refused, "; "));
+  std::string why;
+  if (generators.empty()) return identity;
+  if (!BuildGroup(std::move(generators), &why)) {
+    identity.why_not_ = why;
+    return identity;
+  }
+  SymmetryFold fold;
+  fold.order_ = static_cast<int>(elements_.size());
+  fold.why_not_ = identity.why_not_;
+  fold.rep_device_.assign(devices, -1);
+  for (int d = 0; d < devices; ++d) {
+    int rep = d;
+    for (const Element& e : elements_) rep = std::min(rep, e.device[d]);
+    fold.rep_device_[d] = rep;
+  }
+  fold.rep_op_.resize(s_.ops.size());
+  for (size_t i = 0; i < s_.ops.size(); ++i) {
+    fold.rep_op_[i] = device_ops_[fold.rep_device_[s_.ops[i].device]][position_[i]];
+  }
+  const int num_links = static_cast<int>(topology_.Links().size());
+  fold.link_rep_.assign(num_links, -1);
+  fold.link_mult_.assign(num_links, 1);
+  for (int l = 0; l < num_links; ++l) {
+    std::set<int> orbit;
+    for (const Element& e : elements_) orbit.insert(e.link[l]);
+    fold.link_rep_[l] = *orbit.begin();
+    fold.link_mult_[l] = fold.order_ / static_cast<int>(orbit.size());
+  }
+  // Groups holding a representative hold their members' representatives; images of a group
+  // are it or disjoint from it.
+  fold.rep_members_.assign(s_.groups.size(), 0);
+  for (size_t h = 0; h < s_.groups.size(); ++h) {
+    const std::vector<int>& ranks = s_.groups[h].ranks;
+    std::set<int> members(ranks.begin(), ranks.end());
+    for (int m : ranks) fold.rep_members_[h] += fold.rep_device_[m] == m ? 1 : 0;
+    if (fold.rep_members_[h] == 0) continue;
+    for (int m : ranks) {
+      if (!members.count(fold.rep_device_[m])) {
+        identity.why_not_ = fmt::format("group {} does not hold the representative of device {}",
+                                        s_.groups[h].name, m);
+        return identity;
+      }
+    }
+    for (const Element& e : elements_) {
+      int inside = 0;
+      for (int m : ranks) inside += members.count(e.device[m]) ? 1 : 0;
+      if (inside != 0 && inside != static_cast<int>(ranks.size())) {
+        identity.why_not_ =
+            fmt::format("a symmetry maps group {} partly onto itself", s_.groups[h].name);
+        return identity;
+      }
+    }
+  }
+  why = FoldPlans(fold);
+  if (!why.empty()) {
+    identity.why_not_ = why;
+    return identity;
+  }
+  return fold;
+}
+
+SymmetryFold SymmetryFold::Find(const FoldGraph& graph, const NetworkTopology& topology,
+                                RouteCache& routes, const CollectiveOptions& collectives) {
+  return FoldBuilder(graph, topology, routes, collectives).Build();
+}
+
+void SymmetryFold::FoldRoute(const std::vector<int>& links, std::vector<int>* out) const {
+  out->clear();
+  for (int link : links) {
+    for (int k = 0; k < LinkMultiplicity(link); ++k) out->push_back(LinkRep(link));
+  }
+}
+
+const FoldedPlan* SymmetryFold::Plan(int group, OpKind kind, Bytes bytes, int root_gpu) const {
+  auto it = plans_.find(PlanKey{group, static_cast<int>(kind), bytes, root_gpu});
+  return it == plans_.end() ? nullptr : &it->second;
+}
+
+}  // namespace terasim

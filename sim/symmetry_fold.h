@@ -1,0 +1,130 @@
+// SymmetryFold: the symmetry of a replay that lets it simulate one device of each class of
+// identical devices (data-parallel replicas, tensor-parallel ranks of one group) and count the
+// others' traffic by multiplicity on the links they share.
+//
+// A candidate symmetry is a permutation sigma of the schedule's devices (a shift by one
+// data-parallel replica; a rotation of the tp ranks inside every tp group by 1, or else by 2,
+// 4, ..., as where two GPUs share a NIC; ranks are dp * (P * T) + pipeline_rank * T + tp_rank). It
+// is accepted only when it is an automorphism of the whole replay:
+//   - ops: the p-th op of device d and the p-th op of sigma(d) have the same kind, stream, stage,
+//     work (layers, part, rows, tokens, recipes, tp degree), bytes, measured duration and device
+//     speed; their successors map onto each other; SEND/RECV partners map to partners, peers to
+//     sigma(peer); collectives on group H map to collectives on one group sigma(H) whose ranks
+//     are sigma of H's;
+//   - collectives: the plan of sigma(H) is the plan of H with every GPU mapped (rings equal up to
+//     rotation, chains equal), for every (group, kind, bytes, root) the schedule uses;
+//   - network: the GPU map pi(placement[d]) = placement[sigma(d)] is a bijection, and mapping
+//     every link of every route a transfer takes gives one consistent bijection of links that
+//     keeps bandwidth and latency (so a placement or a topology that breaks the symmetry, a slow
+//     device or jitter, refuses the fold).
+// The accepted candidates generate a group G (every element moves every device). Each device
+// orbit is simulated by its lowest device (the representative); every group H holding a
+// representative must hold its members' representatives, and every g(H) is H or disjoint
+// from it.
+//
+// Multiplicity: a simulated flow f stands for its |G| images, which by symmetry all move at
+// the same rate. On link class c (the orbit of a link under G) the images load the class's
+// representative link with |G| x (links of f in c) / |c|; the folded route lists the
+// representative |G| / |c| times for each link of f in c (FlowNetwork counts a channel listed
+// twice twice), so the max-min fair rates are those of the full replay. A collective step
+// simulates one flow per orbit of its transfers and one run per orbit of the phase's runs.
+//
+// Results: the tests find every op's start and end, the iteration time, per-device fractions
+// and link busy times equal to the full replay's to the ns; link bytes agree to 1e-9 (summed
+// as multiplicity x bytes). A channel's capacity is shared out by subtractions in another
+// order than the full replay's, so a rate may differ in its last bit on other inputs. The
+// critical path runs through the representatives' ops: where the full replay's path passes
+// from a collective's last arrival on another device to the member it released, the folded
+// one has the member alone (one op shorter, the same times).
+//
+// Immutable after Find. Not thread-safe while being built.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/units.h"
+#include "schedule/schedule_ir.h"
+#include "sim/collective_plan.h"
+#include "sim/network_topology.h"
+#include "sim/route_cache.h"
+
+namespace terasim {
+
+// The replay's view of the schedule that a fold is checked against (all borrowed).
+struct FoldGraph {
+  const Schedule& schedule;
+  const std::vector<int>& placement;   // GPU of each device
+  const std::vector<int>& work_tp;     // per op: the tp degree of its compute work
+  const std::vector<int>& partner;     // per op: SEND <-> RECV, or -1
+  const std::vector<int>& group;       // per op: the group index of a collective, or -1
+  const std::vector<int>& succ_begin;  // CSR successors (every edge joins ops of one device)
+  const std::vector<int>& succ;
+  const std::vector<TimeNs>& compute_ns;    // ReplayOptions::compute_ns
+  const std::vector<double>& device_speed;  // ReplayOptions::device_speed
+};
+
+// A transfer as the folded replay runs it: the representative links, each repeated by its
+// multiplicity, and the latency of the real route.
+struct FoldedFlow {
+  std::vector<int> route;
+  TimeNs latency_ns = 0;
+};
+
+// A collective plan as the folded replay runs it.
+struct FoldedRun {
+  int run = 0;  // index into the phase's runs
+  // Closed ring: one flow per orbit of its transfers (every step moves them all). Chain: one
+  // per edge e (gpus[e] -> gpus[e + 1]).
+  std::vector<FoldedFlow> flows;
+};
+struct FoldedPlan {
+  std::vector<std::vector<FoldedRun>> phases;  // the runs to simulate in each phase
+  int stabilizer = 1;                          // elements of G that map the group onto itself
+};
+
+class SymmetryFold {
+ public:
+  // The identity (nothing folded).
+  SymmetryFold() = default;
+
+  // The largest fold the candidates above allow; the identity (with WhyNot) when none passes.
+  static SymmetryFold Find(const FoldGraph& graph, const NetworkTopology& topology,
+                           RouteCache& routes, const CollectiveOptions& collectives);
+
+  // |G|: how many devices each simulated device stands for (1: nothing folded).
+  int Order() const { return order_; }
+  bool Folded() const { return order_ > 1; }
+  // Why each refused candidate was refused ("" when none was tried or all passed).
+  const std::string& WhyNot() const { return why_not_; }
+
+  int RepDevice(int device) const { return Folded() ? rep_device_[device] : device; }
+  bool IsRep(int device) const { return RepDevice(device) == device; }
+  // The representative's op that `op` is the image of (op itself on a representative).
+  int RepOp(int op) const { return Folded() ? rep_op_[op] : op; }
+  int LinkRep(int link) const { return Folded() ? link_rep_[link] : link; }
+  // |G| / |class of link|: the images of one flow crossing `link` that cross its representative.
+  int LinkMultiplicity(int link) const { return Folded() ? link_mult_[link] : 1; }
+  // The folded route of a real route (representatives repeated by multiplicity).
+  void FoldRoute(const std::vector<int>& links, std::vector<int>* out) const;
+  // Devices of group `group` that are representatives.
+  int RepMembers(int group) const { return rep_members_[group]; }
+  // The folded plan of a collective (group, kind, bytes, root GPU); nullptr when not folded.
+  const FoldedPlan* Plan(int group, OpKind kind, Bytes bytes, int root_gpu) const;
+
+ private:
+  int order_ = 1;
+  std::string why_not_;
+  std::vector<int> rep_device_;
+  std::vector<int> rep_op_;
+  std::vector<int> link_rep_;
+  std::vector<int> link_mult_;
+  std::vector<int> rep_members_;
+  std::map<std::tuple<int, int, Bytes, int>, FoldedPlan> plans_;
+
+  friend class FoldBuilder;
+};
+
+}  // namespace terasim

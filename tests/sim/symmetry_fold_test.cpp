@@ -1,0 +1,187 @@
+// Symmetry folding (sim/symmetry_fold.h): a folded replay gives the full replay's results on
+// every generator, in both network modes, and an asymmetric input is not folded.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/memory_model.h"
+#include "schedule/generator.h"
+#include "sim/cluster_topology.h"
+#include "sim/simulator.h"
+#include "tests/sim/fake_cost.h"
+#include "tests/sim/fake_topology.h"
+#include "tests/sim/test_model.h"
+#include "topologies/cluster.h"
+
+namespace terasim {
+namespace {
+
+using testing::FakeCost;
+using testing::FakeTopology;
+
+GenerateOptions Options(Strategy strategy, int dp, int pp, int tp) {
+  GenerateOptions o;
+  o.model = testing::TestModel8();
+  o.strategy = strategy;
+  o.dp = dp;
+  o.pp = pp;
+  o.tp = tp;
+  o.microbatches = 4;
+  if (strategy == Strategy::kInterleaved || strategy == Strategy::kLoopedBfs) {
+    o.virtual_stages = 2;
+  }
+  if (strategy == Strategy::kTeraPipe) o.uniform_slices = 2;
+  return o;
+}
+
+// Two nodes of four GPUs: NVLink-like pairs (0,1) and (2,3), the rest over a shared host link,
+// NIC out / in across nodes. dp2 pp2 tp2 puts one replica on each node.
+FakeTopology TwoNodes() {
+  FakeTopology topology(2, 4, 10e9, 1000, 5e9, 2000);
+  topology.AddPair(0, 1, 50e9, 500);
+  topology.AddPair(2, 3, 50e9, 500);
+  topology.AddRing({0, 1, 3, 2});
+  return topology;
+}
+
+// The critical path as (kind, start, end) with consecutive repeats merged: the full replay may
+// pass through the last member of a collective on another replica and then the member it
+// released, which a folded replay sees as one op.
+std::vector<std::tuple<OpKind, TimeNs, TimeNs>> PathTimes(const SimResult& r) {
+  std::map<std::string, const TraceRow*> rows;
+  for (const TraceRow& row : r.trace.rows) rows[row.key] = &row;
+  std::vector<std::tuple<OpKind, TimeNs, TimeNs>> path;
+  for (const std::string& key : r.critical_path) {
+    const TraceRow& row = *rows.at(key);
+    const auto entry = std::make_tuple(row.kind, row.start_ns, row.end_ns);
+    if (path.empty() || path.back() != entry) path.push_back(entry);
+  }
+  return path;
+}
+
+// Folded == full: iteration time, every op's start and end, per-device fractions and the
+// critical path exactly; link bytes to 1e-9 relative (a link's bytes are summed in another
+// order: class multiplicity x bytes instead of one addition per flow).
+SimResult RequireFoldExact(const Schedule& schedule, const NetworkTopology& topology,
+                           SimOptions options) {
+  const FakeCost cost(3, 5, 200);
+  options.fold = true;
+  const SimResult folded = Simulate(schedule, topology, cost, options);
+  options.fold = false;
+  const SimResult full = Simulate(schedule, topology, cost, options);
+  INFO("fold order " << folded.fold_order << ", refused: " << folded.fold_note);
+  REQUIRE(full.fold_order == 1);
+  REQUIRE(folded.iteration_time_ns == full.iteration_time_ns);
+  REQUIRE(folded.trace.rows.size() == full.trace.rows.size());
+  for (size_t i = 0; i < full.trace.rows.size(); ++i) {
+    INFO(full.trace.rows[i].key);
+    REQUIRE(folded.trace.rows[i].start_ns == full.trace.rows[i].start_ns);
+    REQUIRE(folded.trace.rows[i].end_ns == full.trace.rows[i].end_ns);
+  }
+  REQUIRE(folded.devices.size() == full.devices.size());
+  for (size_t d = 0; d < full.devices.size(); ++d) {
+    INFO("device " << d);
+    REQUIRE(folded.devices[d].compute_fraction == full.devices[d].compute_fraction);
+    REQUIRE(folded.devices[d].comm_fraction == full.devices[d].comm_fraction);
+    REQUIRE(folded.devices[d].idle_fraction == full.devices[d].idle_fraction);
+  }
+  REQUIRE(folded.links.size() == full.links.size());
+  for (size_t l = 0; l < full.links.size(); ++l) {
+    INFO(full.links[l].name);
+    REQUIRE(folded.links[l].link == full.links[l].link);
+    REQUIRE(folded.links[l].bytes == Approx(full.links[l].bytes).epsilon(1e-9));
+    REQUIRE(folded.links[l].busy_ns == full.links[l].busy_ns);
+  }
+  REQUIRE(PathTimes(folded) == PathTimes(full));
+  REQUIRE(folded.model_flops == Approx(full.model_flops).epsilon(1e-12));
+  return folded;
+}
+
+}  // namespace
+
+TEST_CASE("folded replay equals the full replay on every generator, both network modes") {
+  const FakeTopology topology = TwoNodes();
+  const std::vector<std::pair<std::string, GenerateOptions>> cases = {
+      {"gpipe", Options(Strategy::kGpipe, 2, 2, 2)},
+      {"1f1b", Options(Strategy::kOneFOneB, 2, 2, 2)},
+      {"interleaved", Options(Strategy::kInterleaved, 2, 2, 2)},
+      {"terapipe", Options(Strategy::kTeraPipe, 2, 2, 2)},
+      {"zb-h1", Options(Strategy::kZbH1, 2, 2, 2)},
+      {"zb-h2", Options(Strategy::kZbH2, 2, 2, 2)},
+      {"looped-bfs", Options(Strategy::kLoopedBfs, 2, 2, 2)},
+  };
+  for (const auto& [name, options] : cases) {
+    for (NetworkMode mode : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      INFO(name << " " << NetworkModeName(mode));
+      const Schedule schedule = Generate(options);
+      SimOptions sim;
+      sim.network = mode;
+      const SimResult folded = RequireFoldExact(schedule, topology, sim);
+      // Both symmetries hold: one device of the 8 stands for dp x tp = 4.
+      CHECK(folded.fold_order == 4);
+    }
+  }
+}
+
+TEST_CASE("megatron recipes and data-parallel only fold exactly") {
+  const FakeTopology topology = TwoNodes();
+  GenerateOptions megatron = Options(Strategy::kOneFOneB, 2, 2, 2);
+  megatron.sequence_parallel = true;
+  megatron.recompute = Recompute::kFull;
+  GenerateOptions dp_only = Options(Strategy::kOneFOneB, 2, 4, 1);
+  for (const GenerateOptions& options : {megatron, dp_only}) {
+    for (NetworkMode mode : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      SimOptions sim;
+      sim.network = mode;
+      const SimResult folded = RequireFoldExact(Generate(options), topology, sim);
+      CHECK(folded.fold_order == options.dp * options.tp);  // 4 with sp + recompute, 2 dp only
+    }
+  }
+}
+
+TEST_CASE("a real cluster folds data-parallel replicas sharing its links") {
+  // p4d.24xlarge: 8 A100 per node on NVSwitch, one EFA NIC per pair of GPUs; dp2 pp2 tp4 on
+  // two nodes. The NICs break the tp rotation by 1 but not by 2: 2 replicas x 2 = 4.
+  const Cluster cluster = BuildCluster("p4d.24xlarge:2");
+  const ClusterTopology topology(cluster);
+  for (Strategy strategy : {Strategy::kOneFOneB, Strategy::kInterleaved}) {
+    for (NetworkMode mode : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      SimOptions sim;
+      sim.network = mode;
+      const SimResult folded =
+          RequireFoldExact(Generate(Options(strategy, 2, 2, 4)), topology, sim);
+      CHECK(folded.fold_order == 4);
+    }
+  }
+}
+
+TEST_CASE("a slow device is not folded") {
+  const FakeTopology topology = TwoNodes();
+  const Schedule schedule = Generate(Options(Strategy::kOneFOneB, 2, 2, 2));
+  SimOptions sim;
+  sim.device_speed = {1, 1, 1, 1, 1, 1, 1.5, 1};  // device 6 (replica 1, stage 1, tp 0) slower
+  const SimResult folded = RequireFoldExact(schedule, topology, sim);
+  // Device 6 breaks both the replica shift (2 -> 6) and the tp rotation (6 -> 7).
+  CHECK(folded.fold_order == 1);
+  CHECK(folded.fold_note.find("speeds") != std::string::npos);
+}
+
+TEST_CASE("a placement that breaks the replica symmetry is not folded across replicas") {
+  const FakeTopology topology = TwoNodes();
+  const Schedule schedule = Generate(Options(Strategy::kOneFOneB, 2, 2, 2));
+  SimOptions sim;
+  // Replica 1's stage-0 tp pair on GPUs 4 and 6 (the host link, not a direct pair as replica
+  // 0's on GPUs 0 and 1): the replica shift is refused, the tp rotation still holds.
+  sim.placement = {0, 1, 2, 3, 4, 6, 5, 7};
+  for (NetworkMode mode : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+    sim.network = mode;
+    const SimResult folded = RequireFoldExact(schedule, topology, sim);
+    CHECK(folded.fold_order == 2);
+    CHECK(folded.fold_note.find("data-parallel") != std::string::npos);
+  }
+}
+
+}  // namespace terasim

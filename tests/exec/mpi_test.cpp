@@ -143,3 +143,24 @@ TEST_CASE("mpirun with fewer processes than devices fails with a clear error", "
   CHECK(got.err.find("2 MPI processes but schedule") != std::string::npos);
   CHECK(got.err.find("has 4 devices (run mpirun -np 4)") != std::string::npos);
 }
+
+TEST_CASE("mpirun -np 4 runs pp 2 x tp 2 with sequence parallelism for two iterations",
+          "[exec][mpi][sp]") {
+  GenerateOptions o = Options("tiny-lm", Strategy::kOneFOneB, 1, 2, 2, 2);
+  o.sequence_parallel = true;
+  CheckMpiMatchesInProcess(o, 2, "1f1b-pp2-tp2-sp");
+}
+
+TEST_CASE("mpirun -np 4 runs dp 2 x pp 2 with ZeRO-3 for two iterations", "[exec][mpi][zero]") {
+  GenerateOptions o = Options("tiny-lm", Strategy::kOneFOneB, 2, 2, 1, 2);
+  o.zero = 3;
+  CheckMpiMatchesInProcess(o, 2, "1f1b-dp2-pp2-zero3");
+}
+
+TEST_CASE("mpirun -np 4 runs dp 2 x tp 2 with ZeRO-1 and sequence parallelism",
+          "[exec][mpi][zero][sp]") {
+  GenerateOptions o = Options("tiny", Strategy::kGpipe, 2, 1, 2, 2);
+  o.zero = 1;
+  o.sequence_parallel = true;
+  CheckMpiMatchesInProcess(o, 2, "gpipe-dp2-tp2-zero1-sp");
+}

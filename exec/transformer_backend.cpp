@@ -366,13 +366,15 @@ void TransformerBackend::RunPart(int layer, LayerPart part, bool backward, const
   if (mlp) MlpBackward(layer, slice, given ? given : s.dz.data(), partial.data());
   if (whole) FinishMlpBackward(layer, slice, partial.data());
   if (attn) AttentionBackward(layer, slice, given ? given : s.dy.data(), partial.data());
-  if (!whole) {
-    Download(partial, out);
-    return;
-  }
-  DeviceArray gin = Zeros(partial.size());
-  FinishAttentionBackward(layer, slice, partial.data(), gin.data());
-  Download(gin, out);
+  if (whole) return FinishLayerBackward(layer, slice, partial.data(), out);
+  Download(partial, out);
+}
+
+void TransformerBackend::FinishLayerBackward(int layer, const SliceRef& slice, const float* summed,
+                                             std::span<float> grad_input) {
+  DeviceArray gin = Zeros(slice.Values(hidden_));
+  FinishAttentionBackward(layer, slice, summed, gin.data());
+  Download(gin, grad_input);
   slices_.erase(SliceKey(slice.microbatch, layer, slice.t0));  // this slice is done here
 }
 
@@ -402,16 +404,11 @@ void TransformerBackend::Finish(int layer, LayerPart part, bool backward, const 
     device_->Synchronize();  // `summed` is the caller's
     return;
   }
-  if (!backward) {
-    FinishMlp(layer, slice, in.data(), in.data());
-    Download(in, out);
-    return;
-  }
-  DeviceArray gin = Zeros(in.size());
-  FinishAttentionBackward(layer, slice, in.data(), gin.data());
-  Download(gin, out);
-  slices_.erase(SliceKey(slice.microbatch, layer, slice.t0));  // this slice is done here
+  if (backward) return FinishLayerBackward(layer, slice, in.data(), out);
+  FinishMlp(layer, slice, in.data(), in.data());
+  Download(in, out);
 }
+
 void TransformerBackend::MlpBackward(int layer, const SliceRef& slice, const float* dz,
                                      float* partial) {
   ParamSet& p = Layer(layer);

@@ -157,6 +157,10 @@ class TransformerBackend : public ComputeBackend {
   void AttentionBackward(int layer, const SliceRef& slice, const float* dy, float* partial);
   void FinishAttentionBackward(int layer, const SliceRef& slice, const float* summed,
                                float* grad_input);
+  // The attention block's finish into the layer input gradient (host), and the slice's state
+  // dropped: the end of a layer's backward.
+  void FinishLayerBackward(int layer, const SliceRef& slice, const float* summed,
+                           std::span<float> grad_input);
 
   // Declared first: destroyed after every array it allocated.
   std::unique_ptr<Device> device_;

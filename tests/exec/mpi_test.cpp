@@ -19,26 +19,14 @@
 #include "schedule/generator.h"
 #include "schedule/pir_format.h"
 #include "schedule/slicing_spec.h"
+#include "tests/exec/exec_cases.h"
 
 using namespace terasim;
 
 namespace {
 
-constexpr int kBatch = 4;  // sequences per iteration, all replicas together
 constexpr uint64_t kSeed = 3;
-
-GenerateOptions Options(const std::string& model, Strategy strategy, int dp, int pp, int tp,
-                        int microbatches) {
-  GenerateOptions o;
-  o.model = LoadModelCard(model);
-  o.strategy = strategy;
-  o.dp = dp;
-  o.pp = pp;
-  o.tp = tp;
-  o.microbatches = microbatches;
-  o.microbatch_size = kBatch / (dp * microbatches);
-  return o;
-}
+using exec_cases::Options;
 
 // A file under the temp directory, removed when the test ends.
 class TempFile {

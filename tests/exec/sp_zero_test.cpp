@@ -18,26 +18,16 @@
 #include "schedule/checker.h"
 #include "schedule/generator.h"
 #include "schedule/slicing_spec.h"
+#include "tests/exec/exec_cases.h"
 
 using namespace terasim;
 
 namespace {
 
-constexpr int kBatch = 4;  // sequences per iteration, all replicas together
-constexpr int kIterations = 2;
+using exec_cases::CheckSameGradients;
+using exec_cases::Options;
 
-GenerateOptions Options(const std::string& model, Strategy strategy, int dp, int pp, int tp,
-                        int microbatches) {
-  GenerateOptions o;
-  o.model = LoadModelCard(model);
-  o.strategy = strategy;
-  o.dp = dp;
-  o.pp = pp;
-  o.tp = tp;
-  o.microbatches = microbatches;
-  o.microbatch_size = kBatch / (dp * microbatches);
-  return o;
-}
+constexpr int kIterations = 2;
 
 ExecResult Run(const Schedule& s, const ModelCard& card) {
   ExecOptions options;
@@ -51,25 +41,6 @@ int Count(const Schedule& s, OpKind kind, TensorKind tensor) {
   return static_cast<int>(std::count_if(s.ops.begin(), s.ops.end(), [&](const Op& op) {
     return op.kind == kind && ParseTensorId(op.tensor).kind == tensor;
   }));
-}
-
-// ||g - g_ref|| <= 1e-5 ||g_ref|| for every tensor, every element gathered from some device.
-void CheckSameGradients(const ExecResult& got, const ExecResult& want) {
-  REQUIRE(got.gradients.values.size() == want.gradients.values.size());
-  for (const auto& [name, ref] : want.gradients.values) {
-    INFO(name);
-    REQUIRE(got.gradients.values.count(name) == 1);
-    const auto& covered = got.gradients.covered.at(name);
-    CHECK(std::count(covered.begin(), covered.end(), 0) == 0);
-    const auto& values = got.gradients.values.at(name);
-    double diff = 0;
-    double norm = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      diff += std::pow(static_cast<double>(values[i]) - ref[i], 2);
-      norm += std::pow(static_cast<double>(ref[i]), 2);
-    }
-    CHECK(std::sqrt(diff) <= 1e-5 * std::sqrt(norm));
-  }
 }
 
 // One device, one micro-batch of the whole batch: the reference of every case.
@@ -97,6 +68,13 @@ void CheckSameAsReference(const GenerateOptions& o) {
   CheckSameGradients(got, ref);
 }
 
+// `o` with sequence parallelism `sp` and ZeRO stage `zero`.
+void CheckSameAsReference(GenerateOptions o, bool sp, int zero) {
+  o.sequence_parallel = sp;
+  o.zero = zero;
+  CheckSameAsReference(o);
+}
+
 }  // namespace
 
 TEST_CASE("Sequence parallelism gives the loss and gradients of one device", "[exec][sp]") {
@@ -116,15 +94,12 @@ TEST_CASE("Sequence parallelism gives the loss and gradients of one device", "[e
     CheckSameAsReference(o);
   }
   // Tensor parallelism 4 on one stage, GPipe.
-  GenerateOptions tp4 = Options("tiny-lm", Strategy::kGpipe, 1, 1, 4, 2);
-  tp4.sequence_parallel = true;
-  CheckSameAsReference(tp4);
+  CheckSameAsReference(Options("tiny-lm", Strategy::kGpipe, 1, 1, 4, 2), true, 0);
   // With data parallelism, and with selective recomputation.
   GenerateOptions dp = Options("tiny", Strategy::kOneFOneB, 2, 2, 2, 1);
-  dp.sequence_parallel = true;
-  CheckSameAsReference(dp);
+  CheckSameAsReference(dp, true, 0);
   dp.recompute = Recompute::kSelective;
-  CheckSameAsReference(dp);
+  CheckSameAsReference(dp, true, 0);
 }
 
 TEST_CASE("Sequence parallelism with TeraPipe token slices", "[exec][sp]") {
@@ -166,17 +141,11 @@ TEST_CASE("Without the tp sum of the replicated gradients sequence parallelism i
 TEST_CASE("ZeRO stages 1, 2 and 3 give the loss and gradients of one device", "[exec][zero]") {
   for (int zero : {1, 2, 3}) {
     INFO("zero " << zero);
-    GenerateOptions o = Options("tiny-lm", Strategy::kOneFOneB, 2, 2, 1, 2);
-    o.zero = zero;
-    CheckSameAsReference(o);
+    CheckSameAsReference(Options("tiny-lm", Strategy::kOneFOneB, 2, 2, 1, 2), false, zero);
     // Four replicas: the last chunk of each flattened vector is padded.
-    GenerateOptions dp4 = Options("tiny", Strategy::kGpipe, 4, 1, 1, 1);
-    dp4.zero = zero;
-    CheckSameAsReference(dp4);
+    CheckSameAsReference(Options("tiny", Strategy::kGpipe, 4, 1, 1, 1), false, zero);
     // With tensor parallelism: the shards of each tp rank's parameters over its dp group.
-    GenerateOptions tp = Options("tiny-lm", Strategy::kGpipe, 2, 1, 2, 2);
-    tp.zero = zero;
-    CheckSameAsReference(tp);
+    CheckSameAsReference(Options("tiny-lm", Strategy::kGpipe, 2, 1, 2, 2), false, zero);
   }
 }
 
@@ -192,8 +161,7 @@ TEST_CASE("ZeRO-3 gathers each layer's parameters in the forward and the backwar
   CheckSameAsReference(o);
   // With sequence parallelism as well (Megatron-LM's recipe less the schedule).
   o.tp = 2;
-  o.sequence_parallel = true;
-  CheckSameAsReference(o);
+  CheckSameAsReference(o, true, 3);
 }
 
 TEST_CASE("The optimizer steps only the elements of its shard", "[exec][zero]") {

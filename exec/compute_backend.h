@@ -162,6 +162,11 @@ class ComputeBackend {
   // gathers).
   virtual std::vector<float> Parameters(Range layers) const = 0;
   virtual void SetParameters(Range layers, std::span<const float> values) = 0;
+  // ZeRO-3: frees the parameters of the held layers in `layers` but for the elements `keep` of
+  // their flattened order (the device's shard), until SetParameters brings them back whole.
+  // Meanwhile Parameters gives those elements (the rest zero), OptimizerStep may step only
+  // them, and layer math on the layers throws InternalError.
+  virtual void ReleaseParameters(Range layers, ElementRange keep) = 0;
 
   // Copies the current gradients of the held layers in `layers` (not copied before) aside as
   // the "first iteration" gradients (before the optimizer changes the weights); only the

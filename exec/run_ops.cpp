@@ -66,6 +66,7 @@ void Runner::FinishBlock(DeviceState& dev, bool backward, int layer, LayerPart p
       dev.backend->FinishForward(layer, part, slice, summed, out);
     }
     FinishStackForward(dev, layer + 1, slice, std::move(out));
+    ReleaseAfterUse(dev, layer);  // the forward's last use of the layer's parameters
     return;
   }
   if (part == LayerPart::kMlp) {
@@ -80,6 +81,7 @@ void Runner::FinishBlock(DeviceState& dev, bool backward, int layer, LayerPart p
     if (layer == 0) dev.backend->InputBackward(slice, grad_in);
   }
   if (layer > 0) dev.store->Put(GradientKey(layer, slice.microbatch, tokens), std::move(grad_in));
+  ReleaseAfterUse(dev, layer);  // the backward's last use of the layer's parameters
 }
 
 void Runner::RunCompute(DeviceState& dev, const Op& op) {
@@ -260,6 +262,12 @@ void Runner::RunOp(DeviceState& dev, const Op& op, int iteration) {
     case OpKind::kBwdWeight:
     case OpKind::kRecompute:
       RunCompute(dev, op);
+      // A whole layer's forward or backward (a RECOMPUTE is followed by its backward) is the
+      // pass's last use of its parameters; a split one ends in FinishBlock.
+      if (op.part == LayerPart::kWhole && op.kind != OpKind::kRecompute &&
+          op.kind != OpKind::kBwdWeight) {
+        for (int l = op.layers.begin; l < op.layers.end; ++l) ReleaseAfterUse(dev, l);
+      }
       return;
     case OpKind::kSend: {
       const TensorId id = ParseTensorId(op.tensor);
@@ -287,10 +295,10 @@ void Runner::RunOp(DeviceState& dev, const Op& op, int iteration) {
       const TensorId id = ParseTensorId(op.tensor);
       if (id.kind == TensorKind::kSpGather) return RunSpGather(dev, op, id);
       if (id.kind == TensorKind::kLayerParams) {
-        return RunZeroGather(dev, op, Range{id.layer, id.layer + 1});
+        return RunZeroGather(dev, op, Range{id.layer, id.layer + 1}, true);
       }
       if (id.kind == TensorKind::kStageParams) {
-        return RunZeroGather(dev, op, StageLayers(dev, op, id.stage));
+        return RunZeroGather(dev, op, StageLayers(dev, op, id.stage), false);
       }
       std::vector<float> data = dev.store->Get(id.store_key);
       dev.store->Put(id.store_key, transport_.AllGather(Call(dev, op), data));
@@ -437,7 +445,7 @@ void Runner::ZeroGradientsBack(DeviceState& dev, Range layers) {
   }
 }
 
-void Runner::RunZeroGather(DeviceState& dev, const Op& op, Range layers) {
+void Runner::RunZeroGather(DeviceState& dev, const Op& op, Range layers, bool per_use) {
   const CollectiveCall call = Call(dev, op);
   const int members = static_cast<int>(call.ranks.size());
   std::vector<float> params;
@@ -453,6 +461,18 @@ void Runner::RunZeroGather(DeviceState& dev, const Op& op, Range layers) {
   all.resize(static_cast<size_t>(total));
   std::lock_guard<std::mutex> lock(dev.backend_mutex);
   dev.backend->SetParameters(layers, all);
+  if (per_use) {
+    dev.zero_users[layers.begin] += 1;
+    dev.zero_params[layers.begin] = chunk.owned;
+  }
+}
+
+void Runner::ReleaseAfterUse(DeviceState& dev, int layer) {
+  std::lock_guard<std::mutex> lock(dev.backend_mutex);
+  auto it = dev.zero_users.find(layer);
+  if (it == dev.zero_users.end() || it->second == 0) return;  // not gathered per use
+  if (--it->second > 0) return;                               // another pass holds them
+  dev.backend->ReleaseParameters(Range{layer, layer + 1}, dev.zero_params.at(layer));
 }
 
 void Runner::RunZeroOptimizer(DeviceState& dev, const Op& op, Range layers, int iteration) {

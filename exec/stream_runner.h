@@ -60,6 +60,10 @@ struct DeviceState {
   };
   std::map<int, ElementRange> zero_shard;
   std::map<int, ZeroLayer> zero_layers;
+  // ZeRO-3: layer -> the passes (a unit's forward or backward) using its gathered parameters,
+  // and the device's shard of them, kept when the last use ends (guarded by backend_mutex).
+  std::map<int, int> zero_users;
+  std::map<int, ElementRange> zero_params;
   std::unique_ptr<ComputeBackend> backend;
   std::mutex backend_mutex;  // serializes back-end calls (one device's compute units)
   std::unique_ptr<TensorStore> store;
@@ -120,7 +124,12 @@ class Runner {
   // ZeRO (exec/zero notes in run_ops.cpp): the gradients' reduce-scatter over the dp group,
   // the parameters' all-gather, and the optimizer step on the device's shard.
   void RunZeroScatter(DeviceState& dev, const Op& op, const TensorId& id);
-  void RunZeroGather(DeviceState& dev, const Op& op, Range layers);
+  // `per_use` (ZeRO-3): the gathered parameters are one more pass's, freed after it
+  // (ReleaseAfterUse).
+  void RunZeroGather(DeviceState& dev, const Op& op, Range layers, bool per_use);
+  // ZeRO-3: a pass over `layer` ended (its forward's or backward's last op that reads the
+  // parameters); the last one frees them but the device's shard.
+  void ReleaseAfterUse(DeviceState& dev, int layer);
   void RunZeroOptimizer(DeviceState& dev, const Op& op, Range layers, int iteration);
   // ZeRO-3: the summed shards of `layers` back into the back end's gradients (zeros outside
   // the shard); a layer without a pending sum is left as it is.

@@ -59,6 +59,7 @@ void TransformerBackend::Download(const DeviceArray& a, std::span<float> host) c
 TransformerBackend::ParamSet& TransformerBackend::Layer(int layer) {
   auto it = layers_.find(layer);
   TERASIM_CHECK(it != layers_.end(), "layer {} is not held by this device", layer);
+  TERASIM_CHECK(!it->second.released, "layer {}: its parameters are released (ZeRO-3)", layer);
   return it->second;
 }
 
@@ -117,6 +118,7 @@ void TransformerBackend::Input(const SliceRef& slice, std::span<float> x) {
     }
     return;
   }
+  TERASIM_CHECK(!embed_->released, "the embedding's parameters are released (ZeRO-3)");
   std::vector<int> tokens;
   std::vector<int> positions;
   TokenIds(slice, 0, tokens, positions);
@@ -544,6 +546,7 @@ double TransformerBackend::Loss(const SliceRef& slice, std::span<const float> ou
     return loss;
   }
   ParamSet& hp = *head_;
+  TERASIM_CHECK(!hp.released, "the head's parameters are released (ZeRO-3)");
   Device& d = *device_;
   const int vocab = card_.vocab;
   std::vector<int> targets;
@@ -602,7 +605,7 @@ void TransformerBackend::ForEachTensor(Range layers, ParamSubset subset, Fn&& fn
       if (subset == ParamSubset::kReplicated && ps->specs[i].shard != ShardKind::kReplicated) {
         continue;
       }
-      const int64_t n = ps->weight[i].size();
+      const int64_t n = ps->grad[i].size();  // weight may be released
       // The caller's constness decides what it changes (Unflatten, OptimizerStep are not const).
       fn(*const_cast<ParamSet*>(ps), i, at, n);
       at += n;
@@ -646,11 +649,66 @@ void TransformerBackend::SetGradients(Range layers, std::span<const float> value
 }
 
 std::vector<float> TransformerBackend::Parameters(Range layers) const {
-  return Flatten(layers, &ParamSet::weight, ParamSubset::kAll);
+  device_->Enter();
+  std::vector<float> out;
+  ForEachTensor(layers, ParamSubset::kAll, [&](ParamSet& ps, size_t i, int64_t at, int64_t n) {
+    out.resize(static_cast<size_t>(at + n), 0.0f);
+    if (!ps.released) {
+      device_->Download(ps.weight[i].data(), std::span<float>(out).subspan(at));
+      return;
+    }
+    // Released: only the kept elements of this tensor (set-local offset `local`).
+    int64_t local = 0;
+    for (size_t j = 0; j < i; ++j) local += ps.grad[j].size();
+    const int64_t lo = std::max(ps.kept.begin, local);
+    const int64_t hi = std::min(ps.kept.end, local + n);
+    if (lo >= hi) return;
+    device_->Download(ps.kept_values.data() + (lo - ps.kept.begin),
+                      std::span<float>(out).subspan(at + lo - local, hi - lo));
+  });
+  return out;
 }
 
 void TransformerBackend::SetParameters(Range layers, std::span<const float> values) {
+  device_->Enter();
+  for (ParamSet* ps : SetsIn(layers)) {
+    if (!ps->released) continue;
+    for (size_t i = 0; i < ps->weight.size(); ++i)
+      ps->weight[i] = Uninitialized(ps->grad[i].size());
+    ps->released = false;
+    ps->kept_values = DeviceArray();
+  }
   Unflatten(layers, &ParamSet::weight, ParamSubset::kAll, values);
+}
+
+void TransformerBackend::ReleaseParameters(Range layers, ElementRange keep) {
+  device_->Enter();
+  int64_t start = 0;  // the set's first element in the flattened order
+  for (ParamSet* ps : SetsIn(layers)) {
+    int64_t size = 0;
+    for (const auto& g : ps->grad) size += g.size();
+    if (!ps->released) {
+      ps->kept = {std::clamp<int64_t>(keep.begin - start, 0, size),
+                  std::clamp<int64_t>(keep.end - start, 0, size)};
+      ps->kept_values = Uninitialized(ps->kept.end - ps->kept.begin);
+      int64_t local = 0;
+      for (size_t i = 0; i < ps->weight.size(); ++i) {
+        const int64_t n = ps->weight[i].size();
+        const int64_t lo = std::max(ps->kept.begin, local);
+        const int64_t hi = std::min(ps->kept.end, local + n);
+        if (lo < hi) {
+          device_->Copy2D(ps->kept_values.data() + (lo - ps->kept.begin), hi - lo,
+                          ps->weight[i].data() + (lo - local), hi - lo, hi - lo, 1);
+        }
+        local += n;
+      }
+      // The frees are queued after the copies.
+      for (auto& w : ps->weight) w = DeviceArray();
+      ps->released = true;
+    }
+    start += size;
+  }
+  device_->Synchronize();
 }
 
 void TransformerBackend::SnapshotGradients(Range layers, ElementRange valid) {
@@ -709,18 +767,25 @@ void TransformerBackend::OptimizerStep(Range layers, const AdamOptions& adam, El
   device_->Enter();
   int64_t at = 0;  // the tensor's first element in the flattened order
   for (ParamSet* ps : SetsIn(layers)) {
+    const int64_t set_start = at;
     ps->adam_step += 1;
     const double bc1 = 1.0 - std::pow(static_cast<double>(adam.beta1), ps->adam_step);
     const double bc2 = 1.0 - std::pow(static_cast<double>(adam.beta2), ps->adam_step);
     const float step = static_cast<float>(adam.lr * std::sqrt(bc2) / bc1);
     for (size_t i = 0; i < ps->weight.size(); ++i) {
-      const int64_t n = ps->weight[i].size();
+      const int64_t n = ps->grad[i].size();
       const int64_t lo = std::max<int64_t>(shard.begin - at, 0);
       const int64_t hi = std::min<int64_t>(shard.end - at, n);
       if (lo < hi) {
+        float* w = ps->weight[i].data() + lo;
+        if (ps->released) {  // only the kept elements are there
+          const int64_t local = at - set_start + lo;
+          TERASIM_CHECK(local >= ps->kept.begin && local + (hi - lo) <= ps->kept.end,
+                        "optimizer step of released parameters outside the kept shard");
+          w = ps->kept_values.data() + (local - ps->kept.begin);
+        }
         device_->AdamStep(hi - lo, adam.beta1, adam.beta2, adam.eps, step, ps->grad[i].data() + lo,
-                          ps->adam_m[i].data() + lo, ps->adam_v[i].data() + lo,
-                          ps->weight[i].data() + lo);
+                          ps->adam_m[i].data() + lo, ps->adam_v[i].data() + lo, w);
       }
       at += n;
     }
@@ -773,6 +838,7 @@ std::optional<float> TransformerBackend::ParameterValue(const std::string& name,
   size_t i = 0;
   const ParamSet* ps = FindSet(name, i);
   if (ps == nullptr) return std::nullopt;
+  TERASIM_CHECK(!ps->released, "{}: released (ZeRO-3)", name);
   const int64_t at = ShardIndex(ps->specs[i], full_row, full_col);
   if (at < 0) return std::nullopt;
   device_->Enter();
@@ -786,6 +852,7 @@ void TransformerBackend::AddToParameter(const std::string& name, int full_row, i
   size_t i = 0;
   ParamSet* ps = const_cast<ParamSet*>(FindSet(name, i));
   if (ps == nullptr) return;
+  TERASIM_CHECK(!ps->released, "{}: released (ZeRO-3)", name);
   const int64_t at = ShardIndex(ps->specs[i], full_row, full_col);
   if (at < 0) return;
   device_->Enter();

@@ -68,6 +68,7 @@ class TransformerBackend : public ComputeBackend {
                     ParamSubset subset = ParamSubset::kAll) override;
   std::vector<float> Parameters(Range layers) const override;
   void SetParameters(Range layers, std::span<const float> values) override;
+  void ReleaseParameters(Range layers, ElementRange keep) override;
   void SnapshotGradients(Range layers, ElementRange valid = {}) override;
   void GatherSnapshot(FullTensors& full) const override;
   void OptimizerStep(Range layers, const AdamOptions& adam, ElementRange shard = {}) override;
@@ -89,6 +90,11 @@ class TransformerBackend : public ComputeBackend {
     std::vector<std::vector<float>> snapshot;  // host copies
     ElementRange snapshot_valid;               // in this set's flattened order
     bool snapped = false;
+    // ReleaseParameters: `weight` freed but the elements `kept` (this set's flattened order),
+    // held in `kept_values`.
+    bool released = false;
+    ElementRange kept;
+    DeviceArray kept_values;
     int adam_step = 0;
   };
   struct KvBuffer {

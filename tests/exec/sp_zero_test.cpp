@@ -185,3 +185,40 @@ TEST_CASE("The optimizer steps only the elements of its shard", "[exec][zero]") 
     }
   }
 }
+
+TEST_CASE("Released parameters keep only the device's shard until gathered again", "[exec][zero]") {
+  const ModelCard card = LoadModelCard("tiny");
+  CpuBackend backend(card, ShardSpec{{0}, 0, 1}, 3);
+  const Range layer{0, 1};
+  const std::vector<float> whole = backend.Parameters(layer);
+  const ElementRange shard{1000, 5000};
+  backend.ReleaseParameters(layer, shard);
+  // Only the shard is left: the rest reads as zero, and layer math refuses to run.
+  const std::vector<float> kept = backend.Parameters(layer);
+  REQUIRE(kept.size() == whole.size());
+  for (size_t i = 0; i < kept.size(); ++i) {
+    INFO(i);
+    CHECK(kept[i] == (shard.Contains(static_cast<int64_t>(i)) ? whole[i] : 0.0f));
+  }
+  SliceRef slice;
+  slice.t1 = card.sequence;
+  std::vector<float> x(static_cast<size_t>(slice.Values(card.hidden)));
+  std::vector<float> y(x.size());
+  backend.BeginIteration();
+  CHECK_THROWS_AS(backend.Forward(0, LayerPart::kWhole, slice, x, y), InternalError);
+  // The optimizer steps the kept shard (Adam's first step: lr = 1e-3 against the gradient).
+  backend.SetGradients(layer, std::vector<float>(whole.size(), 1.0f));
+  backend.OptimizerStep(layer, AdamOptions{}, shard);
+  // Gathered again (here: the values as the shard's owner would send them), it runs.
+  std::vector<float> gathered = backend.Parameters(layer);
+  for (size_t i = 0; i < gathered.size(); ++i) {
+    if (shard.Contains(static_cast<int64_t>(i))) {
+      CHECK(gathered[i] == Approx(whole[i] - 1e-3f).margin(1e-6));
+    } else {
+      gathered[i] = whole[i];
+    }
+  }
+  backend.SetParameters(layer, gathered);
+  backend.Forward(0, LayerPart::kWhole, slice, x, y);
+  CHECK(backend.Parameters(layer) == gathered);
+}

@@ -681,54 +681,55 @@ void TransformerBackend::SetParameters(Range layers, std::span<const float> valu
   Unflatten(layers, &ParamSet::weight, ParamSubset::kAll, values);
 }
 
-void TransformerBackend::ReleaseParameters(Range layers, ElementRange keep) {
-  device_->Enter();
+template <typename Fn>
+void TransformerBackend::ForEachSet(Range layers, Fn&& fn) {
   int64_t start = 0;  // the set's first element in the flattened order
   for (ParamSet* ps : SetsIn(layers)) {
     int64_t size = 0;
     for (const auto& g : ps->grad) size += g.size();
-    if (!ps->released) {
-      ps->kept = {std::clamp<int64_t>(keep.begin - start, 0, size),
-                  std::clamp<int64_t>(keep.end - start, 0, size)};
-      ps->kept_values = Uninitialized(ps->kept.end - ps->kept.begin);
-      int64_t local = 0;
-      for (size_t i = 0; i < ps->weight.size(); ++i) {
-        const int64_t n = ps->weight[i].size();
-        const int64_t lo = std::max(ps->kept.begin, local);
-        const int64_t hi = std::min(ps->kept.end, local + n);
-        if (lo < hi) {
-          device_->Copy2D(ps->kept_values.data() + (lo - ps->kept.begin), hi - lo,
-                          ps->weight[i].data() + (lo - local), hi - lo, hi - lo, 1);
-        }
-        local += n;
-      }
-      // The frees are queued after the copies.
-      for (auto& w : ps->weight) w = DeviceArray();
-      ps->released = true;
-    }
+    fn(*ps, start, size);
     start += size;
   }
+}
+
+void TransformerBackend::ReleaseParameters(Range layers, ElementRange keep) {
+  device_->Enter();
+  ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t size) {
+    if (ps.released) return;
+    ps.kept = {std::clamp<int64_t>(keep.begin - start, 0, size),
+               std::clamp<int64_t>(keep.end - start, 0, size)};
+    ps.kept_values = Uninitialized(ps.kept.end - ps.kept.begin);
+    int64_t local = 0;
+    for (size_t i = 0; i < ps.weight.size(); ++i) {
+      const int64_t n = ps.weight[i].size();
+      const int64_t lo = std::max(ps.kept.begin, local);
+      const int64_t hi = std::min(ps.kept.end, local + n);
+      if (lo < hi) {
+        device_->Copy2D(ps.kept_values.data() + (lo - ps.kept.begin), hi - lo,
+                        ps.weight[i].data() + (lo - local), hi - lo, hi - lo, 1);
+      }
+      local += n;
+    }
+    // The frees are queued after the copies.
+    for (auto& w : ps.weight) w = DeviceArray();
+    ps.released = true;
+  });
   device_->Synchronize();
 }
 
 void TransformerBackend::SnapshotGradients(Range layers, ElementRange valid) {
   device_->Enter();
-  int64_t start = 0;  // the set's first element in the flattened order
-  for (ParamSet* ps : SetsIn(layers)) {
-    int64_t size = 0;
-    for (const auto& g : ps->grad) size += g.size();
-    if (!ps->snapped) {
-      ps->snapshot.clear();
-      for (const auto& g : ps->grad) {
-        std::vector<float> host(static_cast<size_t>(g.size()));
-        device_->Download(g.data(), host);
-        ps->snapshot.push_back(std::move(host));
-      }
-      ps->snapshot_valid = {valid.begin - start, valid.end - start};
-      ps->snapped = true;
+  ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t) {
+    if (ps.snapped) return;
+    ps.snapshot.clear();
+    for (const auto& g : ps.grad) {
+      std::vector<float> host(static_cast<size_t>(g.size()));
+      device_->Download(g.data(), host);
+      ps.snapshot.push_back(std::move(host));
     }
-    start += size;
-  }
+    ps.snapshot_valid = {valid.begin - start, valid.end - start};
+    ps.snapped = true;
+  });
 }
 
 void TransformerBackend::GatherSnapshot(FullTensors& full) const {

@@ -131,6 +131,9 @@ class TransformerBackend : public ComputeBackend {
   template <typename Fn>
   void ForEachTensor(Range layers, ParamSubset subset, Fn&& fn) const;
   std::vector<float> Flatten(Range layers, Arrays arrays, ParamSubset subset) const;
+  // fn(set, its first element in the flattened order, its element count) for each held set.
+  template <typename Fn>
+  void ForEachSet(Range layers, Fn&& fn);
   void Unflatten(Range layers, Arrays arrays, ParamSubset subset, std::span<const float> values);
 
   DeviceArray Zeros(int64_t n) { return device_->Zeros(n); }

@@ -32,17 +32,37 @@
 
 namespace terasim {
 
-// One token slice of a micro-batch.
+// One token slice of a micro-batch, or (sequence parallelism) one tp rank's shard of it: of
+// the slice's rows * Tokens() token rows, in (sequence, token) order, chunk `part` of `parts`
+// equal chunks.
 struct SliceRef {
   int microbatch = 0;
   int rows = 1;  // sequences in the micro-batch
   int t0 = 0;    // the slice is tokens [t0, t1); its causal context is t0 tokens
   int t1 = 0;
   int64_t first_sequence = 0;  // global index of row 0 (rows of all lower micro-batch ids)
+  int part = 0;                // the shard: chunk `part` of `parts` (1: the whole slice)
+  int parts = 1;
 
   int Tokens() const { return t1 - t0; }
-  int64_t Values(int hidden) const { return static_cast<int64_t>(rows) * Tokens() * hidden; }
+  // Token rows of the shard, and the first one's index among the slice's.
+  int TokenRows() const { return rows * Tokens() / parts; }
+  int FirstTokenRow() const { return part * TokenRows(); }
+  int64_t Values(int hidden) const { return static_cast<int64_t>(TokenRows()) * hidden; }
 };
+
+// Elements [begin, end) of a flattened gradient or parameter vector (Gradients() order); the
+// default is all of them.
+struct ElementRange {
+  int64_t begin = 0;
+  int64_t end = INT64_MAX;
+  bool Contains(int64_t i) const { return i >= begin && i < end; }
+};
+
+// Which parameters a flattened vector holds: all, or only those every tp rank holds whole
+// (ShardKind::kReplicated: LayerNorms, row-parallel biases, embedding, head), whose gradients
+// a sequence-parallel tp group computes in parts, one per rank's token rows.
+enum class ParamSubset { kAll, kReplicated };
 
 // Which part of the model one device holds.
 struct ShardSpec {
@@ -91,6 +111,23 @@ class ComputeBackend {
   virtual void FinishBackward(int layer, LayerPart part, const SliceRef& slice,
                               std::span<const float> summed, std::span<float> grad_input) = 0;
 
+  // Sequence parallelism (schedule/op.h sp=1; Korthikanti et al. 2022). Between blocks each
+  // tp rank holds its shard of the slice's token rows (`shard`, part = its position in the
+  // tp group); the block's all-gather before it and reduce-scatter after it replace the tp
+  // all-reduce. SequenceShard is what this rank contributes to the all-gather before a block
+  // (shard.Values(hidden) floats into `output`):
+  //   forward kAttention: keeps `input` (its shard of the layer input), returns its ln1;
+  //   forward kMlp:       returns ln2 of the block's kept residual (input empty);
+  //   backward kMlp:      keeps `input` (its shard of the layer output gradient), returns it;
+  //   backward kAttention: returns the kept gradient of the residual (input empty).
+  // The backward ones also accumulate the row-parallel bias gradient over the shard. Then
+  // Forward / Backward of the block take the gathered tensor (every token row) as input (and
+  // grad_output), and FinishForward / FinishBackward take `shard` and the reduce-scattered sum
+  // of this rank's token rows. Gradients of ParamSubset::kReplicated are then this rank's
+  // part: the tp group sums them (an all-reduce) before the optimizer.
+  virtual void SequenceShard(int layer, LayerPart part, bool backward, const SliceRef& shard,
+                             std::span<const float> input, std::span<float> output) = 0;
+
   // Activation recomputation (schedule/op.h recompute=; models/memory_model.h). How the
   // forward of (layer, slice) keeps its saved activations; call before that Forward, default
   // kNone (keep all). kSelective: the attention core's probabilities are dropped once the
@@ -117,19 +154,34 @@ class ComputeBackend {
   // The gradients of the parameters of layers [layers.begin, layers.end) that this device
   // holds (with the embedding when the range starts at 0 and the head when it ends at the
   // last layer), flattened in a fixed order; SetGradients writes them back.
-  virtual std::vector<float> Gradients(Range layers) const = 0;
-  virtual void SetGradients(Range layers, std::span<const float> values) = 0;
+  virtual std::vector<float> Gradients(Range layers,
+                                       ParamSubset subset = ParamSubset::kAll) const = 0;
+  virtual void SetGradients(Range layers, std::span<const float> values,
+                            ParamSubset subset = ParamSubset::kAll) = 0;
+  // The parameters themselves, in the same order (ZeRO: the shards the data-parallel group
+  // gathers).
+  virtual std::vector<float> Parameters(Range layers) const = 0;
+  virtual void SetParameters(Range layers, std::span<const float> values) = 0;
+  // ZeRO-3: frees the parameters of the held layers in `layers` but for the elements `keep` of
+  // their flattened order (the device's shard), until SetParameters brings them back whole.
+  // Meanwhile Parameters gives those elements (the rest zero), OptimizerStep may step only
+  // them, and layer math on the layers throws InternalError.
+  virtual void ReleaseParameters(Range layers, ElementRange keep) = 0;
 
   // Copies the current gradients of the held layers in `layers` (not copied before) aside as
-  // the "first iteration" gradients (before the optimizer changes the weights).
-  virtual void SnapshotGradients(Range layers) = 0;
+  // the "first iteration" gradients (before the optimizer changes the weights); only the
+  // elements `valid` of the flattened order hold them (ZeRO: the device's shard), the rest
+  // are not covered.
+  virtual void SnapshotGradients(Range layers, ElementRange valid = {}) = 0;
   // Writes the snapshot, in full (unsharded) layout, into `full` (ParamName -> values sized
   // to the full tensor): only elements not yet covered, so the first device that holds an
   // element (the lowest rank, when called in rank order) supplies it.
   virtual void GatherSnapshot(FullTensors& full) const = 0;
 
-  // One Adam step over the held layers in `layers` (and embedding / head as for Gradients).
-  virtual void OptimizerStep(Range layers, const AdamOptions& adam) = 0;
+  // One Adam step over the held layers in `layers` (and embedding / head as for Gradients),
+  // of the elements `shard` of their flattened order (ZeRO: the device's shard; the rest keep
+  // their values and moments).
+  virtual void OptimizerStep(Range layers, const AdamOptions& adam, ElementRange shard = {}) = 0;
 
   // Model FLOPs of a forward (or backward: twice) of one part of one layer for a slice on
   // this shard, for traces.

@@ -81,17 +81,18 @@ void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>&
           "SEND, RECV, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BROADCAST, OPTIMIZER)",
           OpWhere(schedule_, op), OpKindName(op.kind));
     }
-    // Of today's recipes (schedule/op.h) the executor runs activation recomputation; a
-    // RECOMPUTE of a block split over a tp group (part=attn / part=mlp) not yet.
+    // Of today's recipes (schedule/op.h) the executor runs activation recomputation,
+    // sequence parallelism and ZeRO 1-3; a RECOMPUTE of a block split over a tp group
+    // (part=attn / part=mlp) not yet.
     if (op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole) {
       ThrowInput("{}: the executor runs RECOMPUTE of whole layers only (tp degree 1), not part={}",
                  OpWhere(schedule_, op), LayerPartName(op.part));
     }
-    Op rest = op;  // the op without the recipes the executor runs
-    if (rest.kind == OpKind::kRecompute) rest.kind = OpKind::kFwd;
-    rest.recompute = Recompute::kNone;
-    if (std::string f = RecipeFeature(rest); !f.empty()) {
-      ThrowInput("{}: the executor does not run {} yet", OpWhere(schedule_, op), f);
+    if (op.sequence_parallel && op.part == LayerPart::kWhole) {
+      ThrowInput(
+          "{}: sp=1 on a whole layer; sequence parallelism splits it into part=attn and "
+          "part=mlp",
+          OpWhere(schedule_, op));
     }
   }
   if (devices.size() > static_cast<size_t>(kMaxDevicesPerProcess)) {
@@ -159,6 +160,15 @@ void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>&
       dev->shard.tp = static_cast<int>(ranks.size());
       dev->shard.tp_rank =
           static_cast<int>(std::find(ranks.begin(), ranks.end(), d) - ranks.begin());
+      if (!op.sequence_parallel) continue;
+      dev->sequence_parallel = true;
+      // Each tp rank holds an equal share of the slice's token rows.
+      if (op.rows * op.tokens.Length() % dev->shard.tp != 0) {
+        ThrowInput(
+            "{}: sp=1: the slice's {} rows x {} tokens do not divide into {} equal shares "
+            "(one per rank of tp group {})",
+            OpWhere(schedule_, op), op.rows, op.tokens.Length(), dev->shard.tp, op.group);
+      }
     }
     AddImplicitDeps(d);
     for (const auto& stream : dev->streams) {
@@ -184,11 +194,16 @@ void Runner::AddImplicitDeps(int device) {
     if (op.device != device) continue;
     const TensorId id = ParseTensorId(op.tensor);
     if ((IsLayerCompute(op.kind) && op.kind != OpKind::kFwd) ||
-        (op.kind == OpKind::kAllReduce && id.kind == TensorKind::kTpBackward)) {
+        (op.kind == OpKind::kAllReduce && id.kind == TensorKind::kTpBackward) ||
+        (op.kind == OpKind::kReduceScatter && id.kind == TensorKind::kSpScatter && id.backward)) {
       backward_ops.push_back(static_cast<int>(i));
       continue;
     }
-    const bool wgrad = op.kind == OpKind::kAllReduce && id.kind == TensorKind::kWeightGradient;
+    // A stage's whole gradients: their dp sum (or ZeRO-1 / 2 reduce-scatter) and the tp sum
+    // of sequence parallelism's parts.
+    const bool wgrad = ((op.kind == OpKind::kAllReduce || op.kind == OpKind::kReduceScatter) &&
+                        id.kind == TensorKind::kWeightGradient) ||
+                       (op.kind == OpKind::kAllReduce && id.kind == TensorKind::kSpGradient);
     if (!wgrad && op.kind != OpKind::kOptimizer) continue;
     for (int b : backward_ops) {
       const int stage = schedule_.ops[b].stage;
@@ -224,6 +239,11 @@ CollectiveCall Runner::Call(const DeviceState& dev, const Op& op) const {
 
 std::string Runner::InputKey(int index) const {
   const Op& op = schedule_.ops[index];
+  if (op.sequence_parallel && IsLayerCompute(op.kind)) {
+    // The all-gather before it (a BWD_WEIGHT reads nothing).
+    if (op.kind == OpKind::kBwdWeight || op.kind == OpKind::kRecompute) return "";
+    return SpKey(true, op.kind != OpKind::kFwd, op.layers.begin, op.part, op.microbatch, op.tokens);
+  }
   switch (op.kind) {
     case OpKind::kSend:
       return ParseTensorId(op.tensor).store_key;

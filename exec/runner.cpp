@@ -231,7 +231,8 @@ ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int
     result.iteration_times_s.push_back(std::chrono::duration<double>(Clock::now() - start).count());
     double loss = 0;
     for (auto& dev : devices_) {
-      if (dev->shard.tp_rank == 0) loss += dev->backend->LossSum();
+      // A tp group's ranks compute the same loss, or with sequence parallelism each its rows'.
+      if (dev->shard.tp_rank == 0 || dev->sequence_parallel) loss += dev->backend->LossSum();
       // Layers without an OPTIMIZER op keep this iteration's gradients as the snapshot.
       if (iteration == 0) dev->backend->SnapshotGradients(Range{0, card_.layers});
     }

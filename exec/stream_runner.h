@@ -49,6 +49,21 @@ struct DeviceState {
   int device = 0;
   ShardSpec shard;
   std::map<int, Range> stage_layers;  // stage -> layers it spans on this device
+  bool sequence_parallel = false;     // its layer compute has sp=1: every tp rank has a loss
+  // ZeRO-1 and 2: stage -> this device's shard of the stage's flattened gradients (set by the
+  // gradients' reduce-scatter). ZeRO-3: layer -> its shard and the reduce-scattered gradients
+  // of the shard summed over the units so far, until they are back in the back end.
+  struct ZeroLayer {
+    ElementRange owned;
+    std::vector<float> sum;
+    bool in_backend = false;
+  };
+  std::map<int, ElementRange> zero_shard;
+  std::map<int, ZeroLayer> zero_layers;
+  // ZeRO-3: layer -> the passes (a unit's forward or backward) using its gathered parameters,
+  // and the device's shard of them, kept when the last use ends (guarded by backend_mutex).
+  std::map<int, int> zero_users;
+  std::map<int, ElementRange> zero_params;
   std::unique_ptr<ComputeBackend> backend;
   std::mutex backend_mutex;  // serializes back-end calls (one device's compute units)
   std::unique_ptr<TensorStore> store;
@@ -102,6 +117,27 @@ class Runner {
   void RunOp(DeviceState& dev, const Op& op, int iteration);
   void RunCompute(DeviceState& dev, const Op& op);
   void RunAllReduce(DeviceState& dev, const Op& op);
+  // Sequence parallelism: the all-gather before a block (this rank's shard from the back end)
+  // and the reduce-scatter after it (then the block's finish on the shard).
+  void RunSpGather(DeviceState& dev, const Op& op, const TensorId& id);
+  void RunSpScatter(DeviceState& dev, const Op& op, const TensorId& id);
+  // ZeRO (exec/zero notes in run_ops.cpp): the gradients' reduce-scatter over the dp group,
+  // the parameters' all-gather, and the optimizer step on the device's shard.
+  void RunZeroScatter(DeviceState& dev, const Op& op, const TensorId& id);
+  // `per_use` (ZeRO-3): the gathered parameters are one more pass's, freed after it
+  // (ReleaseAfterUse).
+  void RunZeroGather(DeviceState& dev, const Op& op, Range layers, bool per_use);
+  // ZeRO-3: a pass over `layer` ended (its forward's or backward's last op that reads the
+  // parameters); the last one frees them but the device's shard.
+  void ReleaseAfterUse(DeviceState& dev, int layer);
+  void RunZeroOptimizer(DeviceState& dev, const Op& op, Range layers, int iteration);
+  // ZeRO-3: the summed shards of `layers` back into the back end's gradients (zeros outside
+  // the shard); a layer without a pending sum is left as it is.
+  void ZeroGradientsBack(DeviceState& dev, Range layers);
+  // The layers of `stage` on `dev`; InputError naming `op` when it holds none.
+  Range StageLayers(const DeviceState& dev, const Op& op, int stage) const;
+  // This tp rank's shard of a slice (sequence parallelism).
+  SliceRef Shard(const DeviceState& dev, int microbatch, Range tokens) const;
   // After the tp sum of a block: bias, residual, LayerNorm backward; puts the resulting
   // activation / gradient (or computes the loss) as the block's consumer expects.
   void FinishBlock(DeviceState& dev, bool backward, int layer, LayerPart part,

@@ -46,10 +46,16 @@ TensorId ParseTensorId(const std::string& text) {
                            : GradientKey(parsed.layer, parsed.microbatch, parsed.tokens);
     return parsed;
   }
-  if (f[0] == "tpf" || f[0] == "tpb") {
+  const bool sp_gather = f[0] == "tpfg" || f[0] == "tpbg";
+  const bool sp_scatter = f[0] == "tpfs" || f[0] == "tpbs";
+  if (f[0] == "tpf" || f[0] == "tpb" || sp_gather || sp_scatter) {
     if (f.size() != 5) return id;
     TensorId parsed;
-    parsed.kind = f[0] == "tpf" ? TensorKind::kTpForward : TensorKind::kTpBackward;
+    parsed.backward = f[0][2] == 'b';
+    parsed.kind = sp_gather         ? TensorKind::kSpGather
+                  : sp_scatter      ? TensorKind::kSpScatter
+                  : parsed.backward ? TensorKind::kTpBackward
+                                    : TensorKind::kTpForward;
     if (f[2] == "attn") {
       parsed.part = LayerPart::kAttention;
     } else if (f[2] == "mlp") {
@@ -61,6 +67,24 @@ TensorId ParseTensorId(const std::string& text) {
         !ParseTokens(f[4], parsed.tokens)) {
       return id;
     }
+    parsed.store_key = text;
+    return parsed;
+  }
+  if ((f[0] == "wgrad" || f[0] == "param") && f.size() == (f[0] == "wgrad" ? 5u : 6u)) {
+    // wgrad.l{L}.u{unit}.t{t0}-{t1}.r{tp}, param.l{L}.{F|B}.u{unit}.t{t0}-{t1}.r{tp}
+    TensorId parsed;
+    parsed.kind = f[0] == "wgrad" ? TensorKind::kLayerGradient : TensorKind::kLayerParams;
+    if (!ParseTagged(f[1], 'l', parsed.layer) || !ParseTagged(f.back(), 'r', parsed.tp_copy)) {
+      return id;
+    }
+    parsed.store_key = text;
+    return parsed;
+  }
+  if (f[0] == "spgrad" || f[0] == "step") {
+    // spgrad.s{stage}.d{replica}, step.s{stage}.r{tp}
+    TensorId parsed;
+    parsed.kind = f[0] == "spgrad" ? TensorKind::kSpGradient : TensorKind::kStageParams;
+    if (f.size() != 3 || !ParseTagged(f[1], 's', parsed.stage)) return id;
     parsed.store_key = text;
     return parsed;
   }
@@ -82,6 +106,12 @@ std::string ActivationKey(int layer, int microbatch, Range tokens) {
 
 std::string GradientKey(int layer, int microbatch, Range tokens) {
   return fmt::format("grad.l{}.m{}.t{}-{}", layer, microbatch, tokens.begin, tokens.end);
+}
+
+std::string SpKey(bool gather, bool backward, int layer, LayerPart part, int microbatch,
+                  Range tokens) {
+  return fmt::format("tp{}{}.l{}.{}.m{}.t{}-{}", backward ? 'b' : 'f', gather ? 'g' : 's', layer,
+                     PartName(part), microbatch, tokens.begin, tokens.end);
 }
 
 std::string TpSumKey(bool backward, int layer, LayerPart part, int microbatch, Range tokens) {

@@ -1,6 +1,11 @@
 // TensorId: the parsed form of the tensor identities the executor moves (schedule/README.md,
 // "Tensor identities"): act.l{L}.m{mb}.t{t0}-{t1}, grad.l{L}..., tpf.l{L}.{attn|mlp}.m.t,
 // tpb..., wgrad.s{stage}.r{tp}; act and grad may carry a per-tp-rank copy suffix .r{tp}.
+// Today's recipes (schedule/generator.cpp names them): sequence parallelism's gathers
+// tpfg / tpbg and scatters tpfs / tpbs (as tpf), and spgrad.s{stage}.d{replica} (the tp sum
+// of the replicated parameters' gradients); ZeRO's wgrad.l{L}.u{unit}.t{t0}-{t1}.r{tp} (one
+// layer's gradients of one unit), param.l{L}.{F|B}.u.t.r{tp} (one layer's parameters) and
+// step.s{stage}.r{tp} (a stage's parameters after the optimizer step).
 #pragma once
 
 #include <string>
@@ -14,7 +19,13 @@ enum class TensorKind {
   kGradient,        // grad.*: its gradient
   kTpForward,       // tpf.*: tp sum of a block's forward partial outputs
   kTpBackward,      // tpb.*: tp sum of a block's backward partial input gradients
-  kWeightGradient,  // wgrad.*: a stage shard's weight gradients
+  kWeightGradient,  // wgrad.s*: a stage shard's weight gradients
+  kSpGather,        // tpfg.* / tpbg.*: a sequence-parallel block's gathered input
+  kSpScatter,       // tpfs.* / tpbs.*: its partial output, reduce-scattered
+  kSpGradient,      // spgrad.s*: a stage's replicated parameters' gradients
+  kLayerGradient,   // wgrad.l*: one layer's weight gradients of one unit (ZeRO-3)
+  kLayerParams,     // param.l*: one layer's parameters (ZeRO-3)
+  kStageParams,     // step.s*: a stage's parameters (ZeRO-1 and 2)
   kOther,           // anything else: moved as an opaque buffer
 };
 
@@ -24,7 +35,8 @@ struct TensorId {
   LayerPart part = LayerPart::kWhole;
   int microbatch = -1;
   Range tokens;
-  int stage = -1;         // wgrad only
+  int stage = -1;         // wgrad.s, spgrad, step
+  bool backward = false;  // tpb, tpbg, tpbs
   int tp_copy = -1;       // the .r{tp} suffix, -1 without one
   std::string store_key;  // the identity in a device's tensor store (act/grad copies stripped)
 };
@@ -37,5 +49,9 @@ std::string ActivationKey(int layer, int microbatch, Range tokens);
 std::string GradientKey(int layer, int microbatch, Range tokens);
 // "tpf.l{layer}.{attn|mlp}.m{mb}.t{t0}-{t1}" (backward: "tpb...").
 std::string TpSumKey(bool backward, int layer, LayerPart part, int microbatch, Range tokens);
+// Sequence parallelism: "tpfg..." (the gathered input; `gather` false: "tpfs...", the
+// partial output), backward "tpbg..." / "tpbs...".
+std::string SpKey(bool gather, bool backward, int layer, LayerPart part, int microbatch,
+                  Range tokens);
 
 }  // namespace terasim

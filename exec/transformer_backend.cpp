@@ -59,6 +59,7 @@ void TransformerBackend::Download(const DeviceArray& a, std::span<float> host) c
 TransformerBackend::ParamSet& TransformerBackend::Layer(int layer) {
   auto it = layers_.find(layer);
   TERASIM_CHECK(it != layers_.end(), "layer {} is not held by this device", layer);
+  TERASIM_CHECK(!it->second.released, "layer {}: its parameters are released (ZeRO-3)", layer);
   return it->second;
 }
 
@@ -81,12 +82,10 @@ TransformerBackend::KvBuffer& TransformerBackend::Kv(int layer, const SliceRef& 
 void TransformerBackend::TokenIds(const SliceRef& slice, int offset, std::vector<int>& tokens,
                                   std::vector<int>& positions) const {
   const int n = slice.Tokens();
-  for (int r = 0; r < slice.rows; ++r) {
-    for (int i = 0; i < n; ++i) {
-      const int t = slice.t0 + i + offset;
-      tokens.push_back(SyntheticToken(seed_, slice.first_sequence + r, t, card_.vocab));
-      positions.push_back(t);
-    }
+  for (int k = slice.FirstTokenRow(); k < slice.FirstTokenRow() + slice.TokenRows(); ++k) {
+    const int t = slice.t0 + k % n + offset;
+    tokens.push_back(SyntheticToken(seed_, slice.first_sequence + k / n, t, card_.vocab));
+    positions.push_back(t);
   }
 }
 
@@ -110,16 +109,16 @@ void TransformerBackend::Input(const SliceRef& slice, std::span<float> x) {
   TERASIM_CHECK(static_cast<int64_t>(x.size()) == slice.Values(hidden_), "input size {}", x.size());
   if (!embed_) {
     // Synthetic activations from (seed, sequence, token, feature), on the host.
-    for (int r = 0; r < slice.rows; ++r) {
-      for (int i = 0; i < n; ++i) {
-        float* xr = x.data() + (static_cast<int64_t>(r) * n + i) * hidden_;
-        for (int c = 0; c < hidden_; ++c) {
-          xr[c] = SyntheticInput(seed_, slice.first_sequence + r, slice.t0 + i, c);
-        }
+    for (int k = 0; k < slice.TokenRows(); ++k) {
+      const int row = slice.FirstTokenRow() + k;
+      float* xr = x.data() + static_cast<int64_t>(k) * hidden_;
+      for (int c = 0; c < hidden_; ++c) {
+        xr[c] = SyntheticInput(seed_, slice.first_sequence + row / n, slice.t0 + row % n, c);
       }
     }
     return;
   }
+  TERASIM_CHECK(!embed_->released, "the embedding's parameters are released (ZeRO-3)");
   std::vector<int> tokens;
   std::vector<int> positions;
   TokenIds(slice, 0, tokens, positions);
@@ -176,11 +175,10 @@ void TransformerBackend::AttentionForward(int layer, const SliceRef& slice, floa
   const int heads = local_heads_;
   const int ctx_len = slice.t1;  // keys [0, t1)
   const int seq = card_.sequence;
-  s.mean1 = Zeros(rows_tokens);
-  s.rstd1 = Zeros(rows_tokens);
-  s.a = Zeros(static_cast<int64_t>(rows_tokens) * h);
-  d.LayerNormForward(rows_tokens, h, s.x.data(), p.weight[kLn1Gain].data(),
-                     p.weight[kLn1Bias].data(), s.a.data(), s.mean1.data(), s.rstd1.data());
+  if (!s.sequence_parallel) {  // else s.a is the gathered ln1 output
+    s.a = Zeros(static_cast<int64_t>(rows_tokens) * h);
+    NormIn(layer, false, rows_tokens, s, s.a.data());
+  }
   s.qkv = Zeros(static_cast<int64_t>(rows_tokens) * 3 * hl);
   d.FillRows(rows_tokens, 3 * hl, p.weight[kQkvBias].data(), s.qkv.data());
   d.Gemm(false, false, rows_tokens, 3 * hl, h, 1.0f, s.a.data(), h, p.weight[kQkvWeight].data(),
@@ -217,7 +215,7 @@ void TransformerBackend::FinishAttention(int layer, const SliceRef& slice, const
   // y = (summed + bias) + x
   s.y = Uninitialized(values);
   device_->Copy2D(s.y.data(), values, summed, values, values, 1);
-  device_->AddRowBias(slice.rows * slice.Tokens(), hidden_, p.weight[kOutBias].data(), s.y.data());
+  device_->AddRowBias(slice.TokenRows(), hidden_, p.weight[kOutBias].data(), s.y.data());
   device_->AddInPlace(values, s.x.data(), s.y.data());
 }
 
@@ -229,11 +227,10 @@ void TransformerBackend::MlpForward(int layer, const SliceRef& slice, float* par
   const int h = hidden_;
   const int fl = local_ffn_;
   TERASIM_CHECK(!s.y.empty(), "layer {} mlp before its attention finished", layer);
-  s.mean2 = Zeros(rows_tokens);
-  s.rstd2 = Zeros(rows_tokens);
-  s.b = Zeros(static_cast<int64_t>(rows_tokens) * h);
-  d.LayerNormForward(rows_tokens, h, s.y.data(), p.weight[kLn2Gain].data(),
-                     p.weight[kLn2Bias].data(), s.b.data(), s.mean2.data(), s.rstd2.data());
+  if (!s.sequence_parallel) {  // else s.b is the gathered ln2 output
+    s.b = Zeros(static_cast<int64_t>(rows_tokens) * h);
+    NormIn(layer, true, rows_tokens, s, s.b.data());
+  }
   s.u = Zeros(static_cast<int64_t>(rows_tokens) * fl);
   d.FillRows(rows_tokens, fl, p.weight[kFc1Bias].data(), s.u.data());
   d.Gemm(false, false, rows_tokens, fl, h, 1.0f, s.b.data(), h, p.weight[kFc1Weight].data(), fl,
@@ -252,7 +249,7 @@ void TransformerBackend::FinishMlp(int layer, const SliceRef& slice, const float
   // out = (summed + y) + bias
   if (out != summed) device_->Copy2D(out, values, summed, values, values, 1);
   device_->AddInPlace(values, s.y.data(), out);
-  device_->AddRowBias(slice.rows * slice.Tokens(), hidden_, p.weight[kFc2Bias].data(), out);
+  device_->AddRowBias(slice.TokenRows(), hidden_, p.weight[kFc2Bias].data(), out);
   if (s.mode == Recompute::kFull) {
     // The layer's output is produced: keep only its input (RecomputeForward rebuilds the
     // rest). The frees are queued after the kernels above that read these arrays.
@@ -285,44 +282,137 @@ void TransformerBackend::RecomputeForward(int layer, const SliceRef& slice) {
   device_->Synchronize();
 }
 
+void TransformerBackend::NormIn(int layer, bool mlp, int rows, SliceState& s, float* out) {
+  ParamSet& p = Layer(layer);
+  DeviceArray& mean = mlp ? s.mean2 : s.mean1;
+  DeviceArray& rstd = mlp ? s.rstd2 : s.rstd1;
+  mean = Zeros(rows);
+  rstd = Zeros(rows);
+  device_->LayerNormForward(
+      rows, hidden_, (mlp ? s.y : s.x).data(), p.weight[mlp ? kLn2Gain : kLn1Gain].data(),
+      p.weight[mlp ? kLn2Bias : kLn1Bias].data(), out, mean.data(), rstd.data());
+}
+
+void TransformerBackend::SequenceShard(int layer, LayerPart part, bool backward,
+                                       const SliceRef& shard, std::span<const float> input,
+                                       std::span<float> output) {
+  device_->Enter();
+  TERASIM_CHECK(part != LayerPart::kWhole, "sequence parallelism of a whole layer");
+  SliceState& s = State(layer, shard);
+  const bool mlp = part == LayerPart::kMlp;
+  const int rows = shard.TokenRows();
+  const int64_t values = shard.Values(hidden_);
+  DeviceArray out = Uninitialized(values);
+  if (!backward) {
+    if (!mlp) {
+      s.sequence_parallel = true;
+      s.x = device_->FromHost(input);
+    }
+    TERASIM_CHECK(s.sequence_parallel && !(mlp ? s.y : s.x).empty(),
+                  "layer {} {} forward shard out of order", layer, LayerPartName(part));
+    NormIn(layer, mlp, rows, s, out.data());
+  } else {
+    if (mlp) s.dz = device_->FromHost(input);
+    const DeviceArray& grad = mlp ? s.dz : s.dy;
+    TERASIM_CHECK(s.sequence_parallel && !grad.empty(), "layer {} {} backward shard out of order",
+                  layer, LayerPartName(part));
+    device_->AddColumnSums(rows, hidden_, grad.data(),
+                           Layer(layer).grad[mlp ? kFc2Bias : kOutBias].data());
+    device_->Copy2D(out.data(), values, grad.data(), values, values, 1);
+  }
+  Download(out, output);
+}
+
 void TransformerBackend::Forward(int layer, LayerPart part, const SliceRef& slice,
                                  std::span<const float> input, std::span<float> output) {
+  RunPart(layer, part, false, slice, input, output);
+}
+
+void TransformerBackend::Backward(int layer, LayerPart part, const SliceRef& slice,
+                                  std::span<const float> grad_output, std::span<float> grad_input) {
+  RunPart(layer, part, true, slice, grad_output, grad_input);
+}
+
+void TransformerBackend::RunPart(int layer, LayerPart part, bool backward, const SliceRef& slice,
+                                 std::span<const float> in, std::span<float> out) {
   device_->Enter();
+  SliceState& s = State(layer, slice);
+  const bool attn = part != LayerPart::kMlp;
+  const bool mlp = part != LayerPart::kAttention;
+  const bool whole = part == LayerPart::kWhole;
   DeviceArray partial = Zeros(slice.Values(hidden_));
-  switch (part) {
-    case LayerPart::kAttention:
-      State(layer, slice).x = device_->FromHost(input);
-      AttentionForward(layer, slice, partial.data());
-      break;
-    case LayerPart::kMlp:
-      MlpForward(layer, slice, partial.data());
-      break;
-    case LayerPart::kWhole:
-      State(layer, slice).x = device_->FromHost(input);
-      AttentionForward(layer, slice, partial.data());
-      FinishAttention(layer, slice, partial.data());
-      MlpForward(layer, slice, partial.data());
-      FinishMlp(layer, slice, partial.data(), partial.data());
-      break;
+  // The block's input: with sequence parallelism the gathered tensor of every token row (the
+  // LayerNorm output, or the output gradient); else the layer input (forward) or output
+  // gradient (backward) for the pass's first block.
+  DeviceArray gathered;
+  if (s.sequence_parallel) {
+    gathered = device_->FromHost(in);
+  } else if (backward ? mlp : attn) {
+    (backward ? s.dz : s.x) = device_->FromHost(in);
   }
-  Download(partial, output);
+  if (!backward) {
+    if (attn) {
+      if (s.sequence_parallel) s.a = std::move(gathered);
+      AttentionForward(layer, slice, partial.data());
+    }
+    if (whole) FinishAttention(layer, slice, partial.data());
+    if (mlp) {
+      if (s.sequence_parallel) s.b = std::move(gathered);
+      MlpForward(layer, slice, partial.data());
+    }
+    if (whole) FinishMlp(layer, slice, partial.data(), partial.data());
+    Download(partial, out);
+    return;
+  }
+  const float* given = s.sequence_parallel ? gathered.data() : nullptr;
+  if (mlp) MlpBackward(layer, slice, given ? given : s.dz.data(), partial.data());
+  if (whole) FinishMlpBackward(layer, slice, partial.data());
+  if (attn) AttentionBackward(layer, slice, given ? given : s.dy.data(), partial.data());
+  if (whole) return FinishLayerBackward(layer, slice, partial.data(), out);
+  Download(partial, out);
+}
+
+void TransformerBackend::FinishLayerBackward(int layer, const SliceRef& slice, const float* summed,
+                                             std::span<float> grad_input) {
+  DeviceArray gin = Zeros(slice.Values(hidden_));
+  FinishAttentionBackward(layer, slice, summed, gin.data());
+  Download(gin, grad_input);
+  slices_.erase(SliceKey(slice.microbatch, layer, slice.t0));  // this slice is done here
 }
 
 void TransformerBackend::FinishForward(int layer, LayerPart part, const SliceRef& slice,
                                        std::span<const float> summed, std::span<float> output) {
-  device_->Enter();
-  TERASIM_CHECK(part != LayerPart::kWhole, "FinishForward of a whole layer");
-  DeviceArray in = device_->FromHost(summed);
-  if (part == LayerPart::kAttention) {
-    FinishAttention(layer, slice, in.data());
-    device_->Synchronize();  // `summed` is the caller's
-  } else {
-    FinishMlp(layer, slice, in.data(), in.data());
-    Download(in, output);
-  }
+  Finish(layer, part, false, slice, summed, output);
 }
 
-void TransformerBackend::MlpBackward(int layer, const SliceRef& slice, float* partial) {
+void TransformerBackend::FinishBackward(int layer, LayerPart part, const SliceRef& slice,
+                                        std::span<const float> summed,
+                                        std::span<float> grad_input) {
+  Finish(layer, part, true, slice, summed, grad_input);
+}
+
+void TransformerBackend::Finish(int layer, LayerPart part, bool backward, const SliceRef& slice,
+                                std::span<const float> summed, std::span<float> out) {
+  device_->Enter();
+  TERASIM_CHECK(part != LayerPart::kWhole, "Finish of a whole layer");
+  DeviceArray in = device_->FromHost(summed);
+  if (part == (backward ? LayerPart::kMlp : LayerPart::kAttention)) {
+    // The pass's first block: its result stays inside.
+    if (backward) {
+      FinishMlpBackward(layer, slice, in.data());
+    } else {
+      FinishAttention(layer, slice, in.data());
+    }
+    device_->Synchronize();  // `summed` is the caller's
+    return;
+  }
+  if (backward) return FinishLayerBackward(layer, slice, in.data(), out);
+  FinishMlp(layer, slice, in.data(), in.data());
+  Download(in, out);
+}
+
+void TransformerBackend::MlpBackward(int layer, const SliceRef& slice, const float* dz,
+                                     float* partial) {
   ParamSet& p = Layer(layer);
   SliceState& s = State(layer, slice);
   Device& d = *device_;
@@ -331,8 +421,8 @@ void TransformerBackend::MlpBackward(int layer, const SliceRef& slice, float* pa
   const int rows_tokens = slice.rows * slice.Tokens();
   const int h = hidden_;
   const int fl = local_ffn_;
-  const float* dz = s.dz.data();
-  d.AddColumnSums(rows_tokens, h, dz, p.grad[kFc2Bias].data());
+  // With sequence parallelism the bias gradient comes from this rank's rows (SequenceShard).
+  if (!s.sequence_parallel) d.AddColumnSums(rows_tokens, h, dz, p.grad[kFc2Bias].data());
   DeviceArray dg = Zeros(static_cast<int64_t>(rows_tokens) * fl);
   d.Gemm(false, true, rows_tokens, fl, h, 1.0f, dz, h, p.weight[kFc2Weight].data(), h, 0.0f,
          dg.data(), fl);
@@ -349,7 +439,7 @@ void TransformerBackend::MlpBackward(int layer, const SliceRef& slice, float* pa
 void TransformerBackend::FinishMlpBackward(int layer, const SliceRef& slice, const float* summed) {
   ParamSet& p = Layer(layer);
   SliceState& s = State(layer, slice);
-  const int rows_tokens = slice.rows * slice.Tokens();
+  const int rows_tokens = slice.TokenRows();
   s.dy = Zeros(slice.Values(hidden_));
   device_->LayerNormBackward(rows_tokens, hidden_, s.y.data(), s.mean2.data(), s.rstd2.data(),
                              p.weight[kLn2Gain].data(), summed, s.dy.data(),
@@ -357,7 +447,8 @@ void TransformerBackend::FinishMlpBackward(int layer, const SliceRef& slice, con
   device_->AddInPlace(s.dy.size(), s.dz.data(), s.dy.data());
 }
 
-void TransformerBackend::AttentionBackward(int layer, const SliceRef& slice, float* partial) {
+void TransformerBackend::AttentionBackward(int layer, const SliceRef& slice, const float* dy,
+                                           float* partial) {
   ParamSet& p = Layer(layer);
   SliceState& s = State(layer, slice);
   KvBuffer& kv = Kv(layer, slice);
@@ -371,7 +462,6 @@ void TransformerBackend::AttentionBackward(int layer, const SliceRef& slice, flo
   const int heads = local_heads_;
   const int ctx_len = slice.t1;
   const int seq = card_.sequence;
-  const float* dy = s.dy.data();
   if (s.probs.empty()) {
     // Selective recomputation: the forward's scores and softmax again, from the kept queries
     // and the buffer's keys (as the forward left them), with the forward's kernels.
@@ -379,7 +469,7 @@ void TransformerBackend::AttentionBackward(int layer, const SliceRef& slice, flo
                   layer);
     AttentionProbs(slice, s, kv);
   }
-  d.AddColumnSums(rows_tokens, h, dy, p.grad[kOutBias].data());
+  if (!s.sequence_parallel) d.AddColumnSums(rows_tokens, h, dy, p.grad[kOutBias].data());
   DeviceArray dctx = Zeros(static_cast<int64_t>(rows_tokens) * hl);
   d.Gemm(false, true, rows_tokens, hl, h, 1.0f, dy, h, p.weight[kOutWeight].data(), h, 0.0f,
          dctx.data(), hl);
@@ -431,61 +521,17 @@ void TransformerBackend::FinishAttentionBackward(int layer, const SliceRef& slic
                                                  const float* summed, float* grad_input) {
   ParamSet& p = Layer(layer);
   SliceState& s = State(layer, slice);
-  const int rows_tokens = slice.rows * slice.Tokens();
+  const int rows_tokens = slice.TokenRows();
   device_->LayerNormBackward(rows_tokens, hidden_, s.x.data(), s.mean1.data(), s.rstd1.data(),
                              p.weight[kLn1Gain].data(), summed, grad_input, p.grad[kLn1Gain].data(),
                              p.grad[kLn1Bias].data());
   device_->AddInPlace(slice.Values(hidden_), s.dy.data(), grad_input);
 }
 
-void TransformerBackend::Backward(int layer, LayerPart part, const SliceRef& slice,
-                                  std::span<const float> grad_output, std::span<float> grad_input) {
-  device_->Enter();
-  DeviceArray partial = Zeros(slice.Values(hidden_));
-  switch (part) {
-    case LayerPart::kMlp:
-      State(layer, slice).dz = device_->FromHost(grad_output);
-      MlpBackward(layer, slice, partial.data());
-      break;
-    case LayerPart::kAttention:
-      AttentionBackward(layer, slice, partial.data());
-      break;
-    case LayerPart::kWhole: {
-      State(layer, slice).dz = device_->FromHost(grad_output);
-      MlpBackward(layer, slice, partial.data());
-      FinishMlpBackward(layer, slice, partial.data());
-      AttentionBackward(layer, slice, partial.data());
-      DeviceArray gin = Zeros(partial.size());
-      FinishAttentionBackward(layer, slice, partial.data(), gin.data());
-      Download(gin, grad_input);
-      slices_.erase(SliceKey(slice.microbatch, layer, slice.t0));  // this slice is done here
-      return;
-    }
-  }
-  Download(partial, grad_input);
-}
-
-void TransformerBackend::FinishBackward(int layer, LayerPart part, const SliceRef& slice,
-                                        std::span<const float> summed,
-                                        std::span<float> grad_input) {
-  device_->Enter();
-  TERASIM_CHECK(part != LayerPart::kWhole, "FinishBackward of a whole layer");
-  DeviceArray in = device_->FromHost(summed);
-  if (part == LayerPart::kMlp) {
-    FinishMlpBackward(layer, slice, in.data());
-    device_->Synchronize();  // `summed` is the caller's
-  } else {
-    DeviceArray gin = Zeros(in.size());
-    FinishAttentionBackward(layer, slice, in.data(), gin.data());
-    Download(gin, grad_input);
-    slices_.erase(SliceKey(slice.microbatch, layer, slice.t0));  // this slice is done here
-  }
-}
-
 double TransformerBackend::Loss(const SliceRef& slice, std::span<const float> output,
                                 std::span<float> grad_output, int64_t global_tokens) {
   device_->Enter();
-  const int rows_tokens = slice.rows * slice.Tokens();
+  const int rows_tokens = slice.TokenRows();
   const int h = hidden_;
   const float inv_tokens = 1.0f / static_cast<float>(global_tokens);
   double loss = 0;
@@ -500,6 +546,7 @@ double TransformerBackend::Loss(const SliceRef& slice, std::span<const float> ou
     return loss;
   }
   ParamSet& hp = *head_;
+  TERASIM_CHECK(!hp.released, "the head's parameters are released (ZeRO-3)");
   Device& d = *device_;
   const int vocab = card_.vocab;
   std::vector<int> targets;
@@ -550,51 +597,145 @@ std::vector<TransformerBackend::ParamSet*> TransformerBackend::SetsIn(Range laye
   return sets;
 }
 
-std::vector<float> TransformerBackend::Gradients(Range layers) const {
-  device_->Enter();
-  std::vector<float> out;
+template <typename Fn>
+void TransformerBackend::ForEachTensor(Range layers, ParamSubset subset, Fn&& fn) const {
+  int64_t at = 0;
   for (const ParamSet* ps : SetsIn(layers)) {
-    for (const auto& g : ps->grad) {
-      const size_t at = out.size();
-      out.resize(at + static_cast<size_t>(g.size()));
-      device_->Download(g.data(), std::span<float>(out).subspan(at));
+    for (size_t i = 0; i < ps->specs.size(); ++i) {
+      if (subset == ParamSubset::kReplicated && ps->specs[i].shard != ShardKind::kReplicated) {
+        continue;
+      }
+      const int64_t n = ps->grad[i].size();  // weight may be released
+      // The caller's constness decides what it changes (Unflatten, OptimizerStep are not const).
+      fn(*const_cast<ParamSet*>(ps), i, at, n);
+      at += n;
     }
   }
+}
+
+std::vector<float> TransformerBackend::Flatten(Range layers, Arrays arrays,
+                                               ParamSubset subset) const {
+  device_->Enter();
+  std::vector<float> out;
+  ForEachTensor(layers, subset, [&](ParamSet& ps, size_t i, int64_t at, int64_t n) {
+    out.resize(static_cast<size_t>(at + n));
+    device_->Download((ps.*arrays)[i].data(), std::span<float>(out).subspan(at));
+  });
   return out;
 }
 
-void TransformerBackend::SetGradients(Range layers, std::span<const float> values) {
+void TransformerBackend::Unflatten(Range layers, Arrays arrays, ParamSubset subset,
+                                   std::span<const float> values) {
   device_->Enter();
-  size_t pos = 0;
-  for (ParamSet* ps : SetsIn(layers)) {
-    for (auto& g : ps->grad) {
-      const size_t n = static_cast<size_t>(g.size());
-      TERASIM_CHECK(pos + n <= values.size(), "gradient buffer too small: {}", values.size());
-      device_->Upload(values.subspan(pos, n), g.data());
-      pos += n;
-    }
-  }
-  TERASIM_CHECK(pos == values.size(), "gradient buffer size {} != {}", values.size(), pos);
+  int64_t total = 0;
+  ForEachTensor(layers, subset, [&](ParamSet& ps, size_t i, int64_t at, int64_t n) {
+    TERASIM_CHECK(at + n <= static_cast<int64_t>(values.size()), "buffer too small: {}",
+                  values.size());
+    device_->Upload(values.subspan(at, n), (ps.*arrays)[i].data());
+    total = at + n;
+  });
+  TERASIM_CHECK(total == static_cast<int64_t>(values.size()), "buffer size {} != {}", values.size(),
+                total);
   device_->Synchronize();  // `values` is the caller's
 }
 
-void TransformerBackend::SnapshotGradients(Range layers) {
+std::vector<float> TransformerBackend::Gradients(Range layers, ParamSubset subset) const {
+  return Flatten(layers, &ParamSet::grad, subset);
+}
+
+void TransformerBackend::SetGradients(Range layers, std::span<const float> values,
+                                      ParamSubset subset) {
+  Unflatten(layers, &ParamSet::grad, subset, values);
+}
+
+std::vector<float> TransformerBackend::Parameters(Range layers) const {
+  device_->Enter();
+  std::vector<float> out;
+  ForEachTensor(layers, ParamSubset::kAll, [&](ParamSet& ps, size_t i, int64_t at, int64_t n) {
+    out.resize(static_cast<size_t>(at + n), 0.0f);
+    if (!ps.released) {
+      device_->Download(ps.weight[i].data(), std::span<float>(out).subspan(at));
+      return;
+    }
+    // Released: only the kept elements of this tensor (set-local offset `local`).
+    int64_t local = 0;
+    for (size_t j = 0; j < i; ++j) local += ps.grad[j].size();
+    const int64_t lo = std::max(ps.kept.begin, local);
+    const int64_t hi = std::min(ps.kept.end, local + n);
+    if (lo >= hi) return;
+    device_->Download(ps.kept_values.data() + (lo - ps.kept.begin),
+                      std::span<float>(out).subspan(at + lo - local, hi - lo));
+  });
+  return out;
+}
+
+void TransformerBackend::SetParameters(Range layers, std::span<const float> values) {
   device_->Enter();
   for (ParamSet* ps : SetsIn(layers)) {
-    if (ps->snapped) continue;
-    ps->snapshot.clear();
-    for (const auto& g : ps->grad) {
+    if (!ps->released) continue;
+    for (size_t i = 0; i < ps->weight.size(); ++i)
+      ps->weight[i] = Uninitialized(ps->grad[i].size());
+    ps->released = false;
+    ps->kept_values = DeviceArray();
+  }
+  Unflatten(layers, &ParamSet::weight, ParamSubset::kAll, values);
+}
+
+template <typename Fn>
+void TransformerBackend::ForEachSet(Range layers, Fn&& fn) {
+  int64_t start = 0;  // the set's first element in the flattened order
+  for (ParamSet* ps : SetsIn(layers)) {
+    int64_t size = 0;
+    for (const auto& g : ps->grad) size += g.size();
+    fn(*ps, start, size);
+    start += size;
+  }
+}
+
+void TransformerBackend::ReleaseParameters(Range layers, ElementRange keep) {
+  device_->Enter();
+  ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t size) {
+    if (ps.released) return;
+    ps.kept = {std::clamp<int64_t>(keep.begin - start, 0, size),
+               std::clamp<int64_t>(keep.end - start, 0, size)};
+    ps.kept_values = Uninitialized(ps.kept.end - ps.kept.begin);
+    int64_t local = 0;
+    for (size_t i = 0; i < ps.weight.size(); ++i) {
+      const int64_t n = ps.weight[i].size();
+      const int64_t lo = std::max(ps.kept.begin, local);
+      const int64_t hi = std::min(ps.kept.end, local + n);
+      if (lo < hi) {
+        device_->Copy2D(ps.kept_values.data() + (lo - ps.kept.begin), hi - lo,
+                        ps.weight[i].data() + (lo - local), hi - lo, hi - lo, 1);
+      }
+      local += n;
+    }
+    // The frees are queued after the copies.
+    for (auto& w : ps.weight) w = DeviceArray();
+    ps.released = true;
+  });
+  device_->Synchronize();
+}
+
+void TransformerBackend::SnapshotGradients(Range layers, ElementRange valid) {
+  device_->Enter();
+  ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t) {
+    if (ps.snapped) return;
+    ps.snapshot.clear();
+    for (const auto& g : ps.grad) {
       std::vector<float> host(static_cast<size_t>(g.size()));
       device_->Download(g.data(), host);
-      ps->snapshot.push_back(std::move(host));
+      ps.snapshot.push_back(std::move(host));
     }
-    ps->snapped = true;
-  }
+    ps.snapshot_valid = {valid.begin - start, valid.end - start};
+    ps.snapped = true;
+  });
 }
 
 void TransformerBackend::GatherSnapshot(FullTensors& full) const {
   for (const ParamSet* ps : SetsIn(Range{0, card_.layers})) {
     if (!ps->snapped) continue;
+    int64_t start = 0;  // the tensor's first element in the set's flattened order
     for (size_t i = 0; i < ps->specs.size(); ++i) {
       const ParamSpec& spec = ps->specs[i];
       const std::string name = ParamName(ps->set, spec);
@@ -607,30 +748,47 @@ void TransformerBackend::GatherSnapshot(FullTensors& full) const {
       const int cols = ShardCols(spec, shard_.tp);
       for (int r = 0; r < rows; ++r) {
         for (int c = 0; c < cols; ++c) {
+          const int64_t local = static_cast<int64_t>(r) * cols + c;
+          if (!ps->snapshot_valid.Contains(start + local)) continue;
           int fr = 0;
           int fc = 0;
           FullIndex(spec, shard_.tp_rank, shard_.tp, r, c, fr, fc);
           const size_t at = static_cast<size_t>(fr) * spec.cols + fc;
           if (covered[at]) continue;
-          values[at] = ps->snapshot[i][static_cast<size_t>(r) * cols + c];
+          values[at] = ps->snapshot[i][static_cast<size_t>(local)];
           covered[at] = 1;
         }
       }
+      start += static_cast<int64_t>(rows) * cols;
     }
   }
 }
 
-void TransformerBackend::OptimizerStep(Range layers, const AdamOptions& adam) {
+void TransformerBackend::OptimizerStep(Range layers, const AdamOptions& adam, ElementRange shard) {
   device_->Enter();
+  int64_t at = 0;  // the tensor's first element in the flattened order
   for (ParamSet* ps : SetsIn(layers)) {
+    const int64_t set_start = at;
     ps->adam_step += 1;
     const double bc1 = 1.0 - std::pow(static_cast<double>(adam.beta1), ps->adam_step);
     const double bc2 = 1.0 - std::pow(static_cast<double>(adam.beta2), ps->adam_step);
     const float step = static_cast<float>(adam.lr * std::sqrt(bc2) / bc1);
     for (size_t i = 0; i < ps->weight.size(); ++i) {
-      device_->AdamStep(ps->weight[i].size(), adam.beta1, adam.beta2, adam.eps, step,
-                        ps->grad[i].data(), ps->adam_m[i].data(), ps->adam_v[i].data(),
-                        ps->weight[i].data());
+      const int64_t n = ps->grad[i].size();
+      const int64_t lo = std::max<int64_t>(shard.begin - at, 0);
+      const int64_t hi = std::min<int64_t>(shard.end - at, n);
+      if (lo < hi) {
+        float* w = ps->weight[i].data() + lo;
+        if (ps->released) {  // only the kept elements are there
+          const int64_t local = at - set_start + lo;
+          TERASIM_CHECK(local >= ps->kept.begin && local + (hi - lo) <= ps->kept.end,
+                        "optimizer step of released parameters outside the kept shard");
+          w = ps->kept_values.data() + (local - ps->kept.begin);
+        }
+        device_->AdamStep(hi - lo, adam.beta1, adam.beta2, adam.eps, step, ps->grad[i].data() + lo,
+                          ps->adam_m[i].data() + lo, ps->adam_v[i].data() + lo, w);
+      }
+      at += n;
     }
   }
   device_->Synchronize();
@@ -681,6 +839,7 @@ std::optional<float> TransformerBackend::ParameterValue(const std::string& name,
   size_t i = 0;
   const ParamSet* ps = FindSet(name, i);
   if (ps == nullptr) return std::nullopt;
+  TERASIM_CHECK(!ps->released, "{}: released (ZeRO-3)", name);
   const int64_t at = ShardIndex(ps->specs[i], full_row, full_col);
   if (at < 0) return std::nullopt;
   device_->Enter();
@@ -694,6 +853,7 @@ void TransformerBackend::AddToParameter(const std::string& name, int full_row, i
   size_t i = 0;
   ParamSet* ps = const_cast<ParamSet*>(FindSet(name, i));
   if (ps == nullptr) return;
+  TERASIM_CHECK(!ps->released, "{}: released (ZeRO-3)", name);
   const int64_t at = ShardIndex(ps->specs[i], full_row, full_col);
   if (at < 0) return;
   device_->Enter();

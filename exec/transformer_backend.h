@@ -59,13 +59,19 @@ class TransformerBackend : public ComputeBackend {
   double Loss(const SliceRef& slice, std::span<const float> output, std::span<float> grad_output,
               int64_t global_tokens) override;
   double LossSum() const override { return loss_sum_; }
+  void SequenceShard(int layer, LayerPart part, bool backward, const SliceRef& shard,
+                     std::span<const float> input, std::span<float> output) override;
   void KeepActivations(int layer, const SliceRef& slice, Recompute mode) override;
   void RecomputeForward(int layer, const SliceRef& slice) override;
-  std::vector<float> Gradients(Range layers) const override;
-  void SetGradients(Range layers, std::span<const float> values) override;
-  void SnapshotGradients(Range layers) override;
+  std::vector<float> Gradients(Range layers, ParamSubset subset = ParamSubset::kAll) const override;
+  void SetGradients(Range layers, std::span<const float> values,
+                    ParamSubset subset = ParamSubset::kAll) override;
+  std::vector<float> Parameters(Range layers) const override;
+  void SetParameters(Range layers, std::span<const float> values) override;
+  void ReleaseParameters(Range layers, ElementRange keep) override;
+  void SnapshotGradients(Range layers, ElementRange valid = {}) override;
   void GatherSnapshot(FullTensors& full) const override;
-  void OptimizerStep(Range layers, const AdamOptions& adam) override;
+  void OptimizerStep(Range layers, const AdamOptions& adam, ElementRange shard = {}) override;
   double LayerFlops(LayerPart part, const SliceRef& slice, bool backward) const override;
 
   // For tests: the value of element (full_row, full_col) of parameter `name` (ParamName), or
@@ -82,7 +88,13 @@ class TransformerBackend : public ComputeBackend {
     std::vector<ParamSpec> specs;
     std::vector<DeviceArray> weight, grad, adam_m, adam_v;
     std::vector<std::vector<float>> snapshot;  // host copies
+    ElementRange snapshot_valid;               // in this set's flattened order
     bool snapped = false;
+    // ReleaseParameters: `weight` freed but the elements `kept` (this set's flattened order),
+    // held in `kept_values`.
+    bool released = false;
+    ElementRange kept;
+    DeviceArray kept_values;
     int adam_step = 0;
   };
   struct KvBuffer {
@@ -93,6 +105,9 @@ class TransformerBackend : public ComputeBackend {
     DeviceArray y, mean2, rstd2, b, u, g;
     DeviceArray dz, dy;
     Recompute mode = Recompute::kNone;  // how the forward keeps the arrays above
+    // Sequence parallelism: x, y, dz, dy and the LayerNorm statistics hold this rank's token
+    // rows; a and b (the gathered LayerNorm outputs) every token row.
+    bool sequence_parallel = false;
   };
   using SliceKey = std::tuple<int, int, int>;  // (micro-batch, layer, t0)
 
@@ -110,9 +125,30 @@ class TransformerBackend : public ComputeBackend {
   void TokenIds(const SliceRef& slice, int offset, std::vector<int>& tokens,
                 std::vector<int>& positions) const;
 
+  // A ParamSet's arrays (weight, grad, ...) for the flattened vectors: every tensor, or those
+  // of `subset`, in spec order, each with its offset in the set's flattened order.
+  using Arrays = std::vector<DeviceArray> ParamSet::*;
+  template <typename Fn>
+  void ForEachTensor(Range layers, ParamSubset subset, Fn&& fn) const;
+  std::vector<float> Flatten(Range layers, Arrays arrays, ParamSubset subset) const;
+  // fn(set, its first element in the flattened order, its element count) for each held set.
+  template <typename Fn>
+  void ForEachSet(Range layers, Fn&& fn);
+  void Unflatten(Range layers, Arrays arrays, ParamSubset subset, std::span<const float> values);
+
   DeviceArray Zeros(int64_t n) { return device_->Zeros(n); }
   DeviceArray Uninitialized(int64_t n) { return device_->Allocate(n, false); }
   void Download(const DeviceArray& a, std::span<float> host) const;
+
+  // The block's input LayerNorm (ln1 of s.x, or with `mlp` ln2 of s.y) over `rows` token
+  // rows into `out`, keeping its statistics in s.
+  void NormIn(int layer, bool mlp, int rows, SliceState& s, float* out);
+  // The whole forward or backward block sequence of the block protocol on the device.
+  void RunPart(int layer, LayerPart part, bool backward, const SliceRef& slice,
+               std::span<const float> in, std::span<float> out);
+  // FinishForward / FinishBackward.
+  void Finish(int layer, LayerPart part, bool backward, const SliceRef& slice,
+              std::span<const float> summed, std::span<float> out);
 
   // Device-resident halves of the block protocol; `partial`, `summed`, `out` are device
   // arrays of slice.Values(hidden).
@@ -124,11 +160,16 @@ class TransformerBackend : public ComputeBackend {
   void FinishAttention(int layer, const SliceRef& slice, const float* summed);
   void MlpForward(int layer, const SliceRef& slice, float* partial);
   void FinishMlp(int layer, const SliceRef& slice, const float* summed, float* out);
-  void MlpBackward(int layer, const SliceRef& slice, float* partial);
+  // `dz` / `dy`: the gradient of the block's output (every token row).
+  void MlpBackward(int layer, const SliceRef& slice, const float* dz, float* partial);
   void FinishMlpBackward(int layer, const SliceRef& slice, const float* summed);
-  void AttentionBackward(int layer, const SliceRef& slice, float* partial);
+  void AttentionBackward(int layer, const SliceRef& slice, const float* dy, float* partial);
   void FinishAttentionBackward(int layer, const SliceRef& slice, const float* summed,
                                float* grad_input);
+  // The attention block's finish into the layer input gradient (host), and the slice's state
+  // dropped: the end of a layer's backward.
+  void FinishLayerBackward(int layer, const SliceRef& slice, const float* summed,
+                           std::span<float> grad_input);
 
   // Declared first: destroyed after every array it allocated.
   std::unique_ptr<Device> device_;

@@ -31,6 +31,11 @@ enum class Res : uint8_t {
   kCtxF,    // keys and values of layer `layer`, micro-batch mb, for the slice ending at a
   kCtxB,    // their gradients, for the slice starting at a
   kKept,    // the input of layer `layer` for (mb, [a, b)) kept by a recompute=full forward
+  kSpInF,   // tpfg.l.part.m.t: a sequence-parallel block's gathered forward input
+  kSpInB,   // tpbg...: its gathered output gradient
+  kParams,  // ZeRO-3: layer `layer`'s parameters gathered for (mb, [a, b)), part 0 forward, 1
+            // backward (param.l{L}.{F|B}*)
+  kStep,    // ZeRO-1 / 2: the optimizer step of stage `layer` done (what step.s* gathers)
   kOpaque,  // any other tensor identity (a = interned id)
 };
 
@@ -42,12 +47,13 @@ struct Key {
   int mb = -1;
   int a = 0;
   int b = 0;
+  bool sp = false;  // kTpSumF / kTpSumB: sequence parallelism's tpfs / tpbs (reduce-scattered)
   bool operator==(const Key&) const = default;
 };
 
 bool operator<(const Key& x, const Key& y) {
-  return std::tie(x.device, x.kind, x.part, x.layer, x.mb, x.a, x.b) <
-         std::tie(y.device, y.kind, y.part, y.layer, y.mb, y.a, y.b);
+  return std::tie(x.device, x.kind, x.part, x.layer, x.mb, x.a, x.b, x.sp) <
+         std::tie(y.device, y.kind, y.part, y.layer, y.mb, y.a, y.b, y.sp);
 }
 
 // One op writing one key. All writes are kept in one array sorted by key (then op), so that a
@@ -73,7 +79,9 @@ bool Tokens(std::string_view field, int& a, int& b) {
 // A tensor identity as the executor reads it (exec/tensor_id.cpp: the same grammar).
 struct Tensor {
   Key key;               // device left 0
-  int wgrad_stage = -1;  // wgrad.s{S}...: the stage
+  int wgrad_stage = -1;  // wgrad.s{S}... and spgrad.s{S}...: the stage
+  bool spgrad = false;   // spgrad.s{S}: the tp sum of sequence parallelism's gradient parts
+  int wgrad_layer = -1;  // ZeRO-3's wgrad.l{L}...: the layer
 };
 
 class Tensors {
@@ -91,19 +99,44 @@ class Tensors {
         t.key = k;
         return t;
       }
-    } else if ((f[0] == "tpf" || f[0] == "tpb") && f.size() == 5 &&
-               (f[2] == "attn" || f[2] == "mlp")) {
+    } else if ((f[0] == "tpf" || f[0] == "tpb" || f[0] == "tpfs" || f[0] == "tpbs" ||
+                f[0] == "tpfg" || f[0] == "tpbg") &&
+               f.size() == 5 && (f[2] == "attn" || f[2] == "mlp")) {
       Key k;
-      k.kind = f[0] == "tpf" ? Res::kTpSumF : Res::kTpSumB;
+      const bool backward = f[0][2] == 'b';
+      if (f[0].size() == 4 && f[0][3] == 'g') {
+        k.kind = backward ? Res::kSpInB : Res::kSpInF;
+      } else {
+        k.kind = backward ? Res::kTpSumB : Res::kTpSumF;
+        k.sp = f[0].size() == 4;
+      }
       k.part = f[2] == "attn" ? kAttn : kMlp;
       if (ParseTagged(f[1], 'l', k.layer) && ParseTagged(f[3], 'm', k.mb) &&
           Tokens(f[4], k.a, k.b)) {
         t.key = k;
         return t;
       }
-    } else if (f[0] == "wgrad" && f.size() >= 2) {
+    } else if ((f[0] == "wgrad" || f[0] == "spgrad") && f.size() >= 2) {
       int stage = -1;
+      int layer = -1;
       if (ParseTagged(f[1], 's', stage)) t.wgrad_stage = stage;
+      if (f[0] == "wgrad" && ParseTagged(f[1], 'l', layer)) t.wgrad_layer = layer;
+      t.spgrad = f[0] == "spgrad";
+    } else if (f[0] == "param" && f.size() == 6 && (f[2] == "F" || f[2] == "B")) {
+      Key k;  // the unit: from the op
+      k.kind = Res::kParams;
+      k.part = f[2] == "B";
+      if (ParseTagged(f[1], 'l', k.layer)) {
+        t.key = k;
+        return t;
+      }
+    } else if (f[0] == "step" && f.size() == 3) {
+      Key k;
+      k.kind = Res::kStep;
+      if (ParseTagged(f[1], 's', k.layer)) {
+        t.key = k;
+        return t;
+      }
     }
     auto [it, inserted] = opaque_.emplace(id, static_cast<int>(opaque_.size()));
     t.key.kind = Res::kOpaque;
@@ -128,8 +161,21 @@ std::string Describe(const Key& k, const Tensors& tensors) {
       return fmt::format("grad.l{}.m{}.t{}-{}", k.layer, k.mb, k.a, k.b);
     case Res::kTpSumF:
     case Res::kTpSumB:
-      return fmt::format("{}.l{}.{}.m{}.t{}-{}", k.kind == Res::kTpSumF ? "tpf" : "tpb", k.layer,
-                         PartWord(k.part), k.mb, k.a, k.b);
+    case Res::kSpInF:
+    case Res::kSpInB: {
+      const bool backward = k.kind == Res::kTpSumB || k.kind == Res::kSpInB;
+      const bool gathered = k.kind == Res::kSpInF || k.kind == Res::kSpInB;
+      return fmt::format("tp{}{}.l{}.{}.m{}.t{}-{}", backward ? 'b' : 'f',
+                         gathered ? "g" : (k.sp ? "s" : ""), k.layer, PartWord(k.part), k.mb, k.a,
+                         k.b);
+    }
+    case Res::kParams:
+      return fmt::format(
+          "the parameters of layer {} gathered for the {} of micro-batch {}, "
+          "tokens {}-{} (ZeRO-3)",
+          k.layer, k.part ? "backward" : "forward", k.mb, k.a, k.b);
+    case Res::kStep:
+      return fmt::format("the optimizer step of stage {}", k.layer);
     case Res::kFinF:
     case Res::kFinB:
       return fmt::format("the finished {} of layer {} {} (micro-batch {}, tokens {}-{})",
@@ -153,7 +199,14 @@ std::string Describe(const Key& k, const Tensors& tensors) {
 
 bool IsBackwardOp(const CompactOp& op, const Tensor& t) {
   return (IsLayerCompute(op.kind) && op.kind != OpKind::kFwd) ||
-         (op.kind == OpKind::kAllReduce && t.key.kind == Res::kTpSumB);
+         ((op.kind == OpKind::kAllReduce || op.kind == OpKind::kReduceScatter) &&
+          t.key.kind == Res::kTpSumB);
+}
+
+// A stage's weight-gradient collective: the dp all-reduce or (ZeRO-1 / 2) reduce-scatter, or
+// sequence parallelism's tp sum.
+bool IsStageGradients(const CompactOp& op, const Tensor& t) {
+  return (op.kind == OpKind::kAllReduce || op.kind == OpKind::kReduceScatter) && t.wgrad_stage >= 0;
 }
 
 class DataFlow {
@@ -226,16 +279,17 @@ class DataFlow {
     for (auto& [op, diagnostic] : found) out.push_back(std::move(diagnostic));
     // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
     // contributes (the executor also waits for every such op issued before them on the device).
-    std::map<int, std::vector<int>> backward_of_device, wgrad_of_device;
+    // ZeRO-3's per-layer reduce-scatters complete their stage's gradients too; with sequence
+    // parallelism the dp collective of a stage also reads the tp sum's result.
+    std::map<int, std::vector<int>> backward_of_device, wgrad_of_device, layer_of_device;
     for (int i = 0; i < n; ++i) {
       if (IsBackwardOp(s_.ops[i], TensorOf(i))) backward_of_device[s_.ops[i].device].push_back(i);
-      if (s_.ops[i].kind == OpKind::kAllReduce && TensorOf(i).wgrad_stage >= 0) {
-        wgrad_of_device[s_.ops[i].device].push_back(i);
-      }
+      if (TensorOf(i).wgrad_layer >= 0) layer_of_device[s_.ops[i].device].push_back(i);
+      if (IsStageGradients(s_.ops[i], TensorOf(i))) wgrad_of_device[s_.ops[i].device].push_back(i);
     }
     for (int i = 0; i < n; ++i) {
       const CompactOp& op = s_.ops[i];
-      const bool wgrad = op.kind == OpKind::kAllReduce && TensorOf(i).wgrad_stage >= 0;
+      const bool wgrad = IsStageGradients(op, TensorOf(i));
       if (!wgrad && op.kind != OpKind::kOptimizer) continue;
       const int stage = wgrad ? TensorOf(i).wgrad_stage : op.stage;
       std::vector<int> needed;
@@ -244,9 +298,14 @@ class DataFlow {
         const bool earlier = b < i && (!wgrad || bs == stage || bs < 0);
         if (earlier || (stage >= 0 && bs == stage) || (!wgrad && stage < 0)) needed.push_back(b);
       }
-      if (!wgrad && stage >= 0) {
+      for (int j : layer_of_device[op.device]) {
+        if (s_.ops[j].stage == stage) needed.push_back(j);
+      }
+      if (stage >= 0 && (!wgrad || !TensorOf(i).spgrad)) {
         for (int j : wgrad_of_device[op.device]) {
-          if (TensorOf(j).wgrad_stage == stage) needed.push_back(j);
+          if (TensorOf(j).wgrad_stage == stage && (!wgrad || TensorOf(j).spgrad)) {
+            needed.push_back(j);
+          }
         }
       }
       CheckProducers(
@@ -311,6 +370,32 @@ class DataFlow {
     const Tensor& t = TensorOf(i);
     const bool split = op.group >= 0;
     const int mb = op.microbatch, a = op.tokens.begin, b = op.tokens.end;
+    // ZeRO-3: layer math reads the layer's gathered parameters.
+    if (zero3_ && IsLayerCompute(op.kind) && op.kind != OpKind::kBwdWeight) {
+      const int pass = op.kind != OpKind::kFwd;
+      for (int l = op.layers.begin; l < op.layers.end; ++l) {
+        Read(reads, op, Make(Res::kParams, l, pass, op));
+      }
+    }
+    if (op.sequence_parallel && op.kind != OpKind::kBwdWeight) {
+      // A block on every token row (exec's RunCompute): its gathered input in, its partial
+      // output (reduce-scattered next) out; the backward reads the forward's saved state.
+      const int l = op.layers.begin;
+      const int part = static_cast<int>(op.part);
+      const bool backward = op.kind != OpKind::kFwd;
+      Read(reads, op, Make(backward ? Res::kSpInB : Res::kSpInF, l, part, op));
+      if (backward) Read(reads, op, Make(Res::kFinF, l, part, op));
+      if (op.part == LayerPart::kAttention) {
+        if (!backward && a > 0) Read(reads, op, Ctx(Res::kCtxF, l, mb, a));
+        if (!backward) Write(i, Ctx(Res::kCtxF, l, mb, b));
+        if (backward && b < s_.sequence) Read(reads, op, Ctx(Res::kCtxB, l, mb, b));
+        if (backward) Write(i, Ctx(Res::kCtxB, l, mb, a));
+      }
+      Key sum = Make(backward ? Res::kTpSumB : Res::kTpSumF, l, part, op);
+      sum.sp = true;
+      Write(i, sum);
+      return;
+    }
     switch (op.kind) {
       case OpKind::kFwd: {
         const int first = op.layers.begin;
@@ -395,33 +480,72 @@ class DataFlow {
         }
         return;
       case OpKind::kAllReduce:
+      case OpKind::kReduceScatter:
         if (t.key.kind == Res::kTpSumF || t.key.kind == Res::kTpSumB) {
+          // The tp sum (or with sequence parallelism its reduce-scatter) and the block's finish.
           const bool backward = t.key.kind == Res::kTpSumB;
           const Key& k = t.key;
           Read(reads, op, k);
           Key fin = k;
           fin.kind = backward ? Res::kFinB : Res::kFinF;
+          fin.sp = false;
           Write(i, fin);
           if (!backward && k.part == kMlp) Write(i, Output(k.layer + 1, k.mb, k.a, k.b));
           if (backward && k.part == kAttn && k.layer > 0) {
             Key g = k;
             g.kind = Res::kGrad;
             g.part = 0;
+            g.sp = false;
             Write(i, g);
           }
           return;
         }
         if (t.wgrad_stage >= 0) return;  // handled in Run
+        if (t.wgrad_layer >= 0) {
+          // ZeRO-3: one unit's gradients of one layer, complete once its backward finished.
+          Read(reads, op, Make(Res::kFinB, t.wgrad_layer, kAttn, op));
+          return;
+        }
         Read(reads, op, t.key);
         Write(i, t.key);
         return;
       case OpKind::kAllGather:
-      case OpKind::kReduceScatter:
+        if (t.key.kind == Res::kSpInF || t.key.kind == Res::kSpInB) {
+          // This rank's shard (exec's SequenceShard): the first block of the pass reads the
+          // layer input or output gradient, the second the first one's finish; the forward's
+          // LayerNorm reads the parameters.
+          const Key& k = t.key;
+          const bool backward = k.kind == Res::kSpInB;
+          if (backward && k.part == kMlp) {
+            Read(reads, op, Make(Res::kGrad, k.layer + 1, 0, op));
+          } else if (!backward && k.part == kAttn) {
+            if (k.layer > 0) Read(reads, op, Make(Res::kAct, k.layer, 0, op));
+          } else {
+            Read(reads, op,
+                 Make(backward ? Res::kFinB : Res::kFinF, k.layer, backward ? kMlp : kAttn, op));
+          }
+          if (zero3_ && !backward) Read(reads, op, Make(Res::kParams, k.layer, 0, op));
+          Write(i, k);
+          return;
+        }
+        if (t.key.kind == Res::kParams) {
+          Write(i, Make(Res::kParams, t.key.layer, t.key.part, op));
+          return;
+        }
+        if (t.key.kind == Res::kStep) {
+          Read(reads, op, t.key);
+          return;
+        }
         Read(reads, op, t.key);
         Write(i, t.key);
         return;
-      case OpKind::kOptimizer:
-        return;  // handled in Run
+      case OpKind::kOptimizer: {
+        Key step;  // what a ZeRO-1 / 2 all-gather of the stage's parameters reads
+        step.kind = Res::kStep;
+        step.layer = op.stage;
+        Write(i, step);
+        return;  // the gradients it reads: in Run
+      }
       case OpKind::kRecompute:
         // Whole layers (the checker skips the data flow of split ones): each layer's forward
         // again from its kept input, against the keys and values its forward left in the
@@ -587,6 +711,8 @@ class DataFlow {
 
   const CompactSchedule& s_;
   const ScheduleIndex& ix_;
+  const bool zero3_ =
+      std::any_of(s_.ops.begin(), s_.ops.end(), [](const CompactOp& op) { return op.zero == 3; });
   Tensors tensors_;
   std::unordered_map<int, Tensor> parsed_;  // tensor name id -> its identity
   std::vector<int64_t> start_, finish_;

@@ -133,7 +133,9 @@ class DeviceEmitter {
       }
       if (!step.forward && last_backward[step.chunk] == i) {
         finished_stages.push_back(u.stage);
+        if (SequenceParallel()) last = SequenceParallelGradients(u.stage, last);
         dp_keys.push_back(plan_.dp > 1 ? DataParallel(u.stage, last) : "");
+        if (plan_.dp == 1 && SequenceParallel()) dp_keys.back() = last;
       }
     }
     if (!plan_.options.optimizer) return;
@@ -311,6 +313,9 @@ class DeviceEmitter {
       const std::string key = TpCollective(u, OpKind::kAllGather, std::string("AG") + names.sp,
                                            std::string(names.tp) + "g", layer, part_name);
       if (first(key)) ops_.back().after = {input};
+      // Its LayerNorm (run on the sequence shard before the gather) reads the layer's
+      // parameters: with ZeRO-3 it waits for their gather too.
+      if (!wait.empty()) ops_.back().after.push_back(wait);
     }
     const std::string where = part == LayerPart::kWhole
                                   ? fmt::format("{}.l{}", u.Tag(), layer)
@@ -442,6 +447,23 @@ class DeviceEmitter {
 
   // The deferred weight gradients of a unit whose input gradients already ran.
   std::string Weight(const UnitPlace& u) { return Compute(u, OpKind::kBwdWeight, "").second; }
+
+  // Sequence parallelism: each tp rank computed the gradients of the replicated parameters
+  // (LayerNorms, row-parallel biases, embedding, head) from its own token rows; their tp sum
+  // (Megatron-LM's all-reduce of the sequence-parallel gradients), after `last_backward`.
+  std::string SequenceParallelGradients(int stage, const std::string& last_backward) {
+    const Range& layers = plan_.layers[stage];
+    Op& op = Add(fmt::format("ARSP.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllReduce, "compute");
+    op.stage = stage;
+    op.layers = layers;
+    op.group = plan_.TpGroup(d_, p_);
+    op.tensor = fmt::format("spgrad.s{}.d{}", stage, d_);
+    const ModelCard& m = plan_.options.model;
+    // fp16: four LayerNorm vectors and two biases of `hidden` per layer.
+    op.bytes = 2 * int64_t{6} * m.hidden * layers.Length();
+    op.after = {last_backward};
+    return op.key;
+  }
 
   // The data-parallel reduction of `stage`'s weight gradients after `last_backward` (with
   // tp > 1 the stage's last backward tp collective, see Compute()): an ALLREDUCE, with ZeRO-1

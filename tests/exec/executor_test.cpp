@@ -10,25 +10,15 @@
 #include "schedule/checker.h"
 #include "schedule/generator.h"
 #include "schedule/slicing_spec.h"
+#include "tests/exec/exec_cases.h"
 
 using namespace terasim;
 
 namespace {
 
-constexpr int kBatch = 4;  // sequences per iteration, all replicas together
-
-GenerateOptions Options(const std::string& model, Strategy strategy, int dp, int pp, int tp,
-                        int microbatches) {
-  GenerateOptions o;
-  o.model = LoadModelCard(model);
-  o.strategy = strategy;
-  o.dp = dp;
-  o.pp = pp;
-  o.tp = tp;
-  o.microbatches = microbatches;
-  o.microbatch_size = kBatch / (dp * microbatches);
-  return o;
-}
+using exec_cases::CheckSameGradients;
+using exec_cases::kBatch;
+using exec_cases::Options;
 
 ExecResult Run(const GenerateOptions& o, int iterations = 1) {
   Schedule s = Generate(o);
@@ -39,27 +29,6 @@ ExecResult Run(const GenerateOptions& o, int iterations = 1) {
   options.seed = 3;
   options.stall_timeout_s = 60;
   return ExecuteInProcess(s, o.model, options);
-}
-
-// Every gathered gradient tensor within relative 1e-5 (in L2 norm) of the reference.
-void CheckSameGradients(const ExecResult& got, const ExecResult& want) {
-  REQUIRE(got.gradients.values.size() == want.gradients.values.size());
-  for (const auto& [name, ref] : want.gradients.values) {
-    INFO(name);
-    REQUIRE(got.gradients.values.count(name) == 1);
-    const auto& covered = got.gradients.covered.at(name);
-    // Every element of every tensor was gathered from some device.
-    CHECK(std::count(covered.begin(), covered.end(), 0) == 0);
-    const auto& values = got.gradients.values.at(name);
-    double diff = 0;
-    double norm = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      diff += std::pow(static_cast<double>(values[i]) - ref[i], 2);
-      norm += std::pow(static_cast<double>(ref[i]), 2);
-    }
-    // ||g - g_ref|| <= 1e-5 ||g_ref||
-    CHECK(std::sqrt(diff) <= 1e-5 * std::sqrt(norm));
-  }
 }
 
 void CheckSameAsReference(const std::string& model, const GenerateOptions& o) {

@@ -19,26 +19,14 @@
 #include "schedule/generator.h"
 #include "schedule/pir_format.h"
 #include "schedule/slicing_spec.h"
+#include "tests/exec/exec_cases.h"
 
 using namespace terasim;
 
 namespace {
 
-constexpr int kBatch = 4;  // sequences per iteration, all replicas together
 constexpr uint64_t kSeed = 3;
-
-GenerateOptions Options(const std::string& model, Strategy strategy, int dp, int pp, int tp,
-                        int microbatches) {
-  GenerateOptions o;
-  o.model = LoadModelCard(model);
-  o.strategy = strategy;
-  o.dp = dp;
-  o.pp = pp;
-  o.tp = tp;
-  o.microbatches = microbatches;
-  o.microbatch_size = kBatch / (dp * microbatches);
-  return o;
-}
+using exec_cases::Options;
 
 // A file under the temp directory, removed when the test ends.
 class TempFile {
@@ -142,4 +130,25 @@ TEST_CASE("mpirun with fewer processes than devices fails with a clear error", "
   CHECK(got.out.empty());
   CHECK(got.err.find("2 MPI processes but schedule") != std::string::npos);
   CHECK(got.err.find("has 4 devices (run mpirun -np 4)") != std::string::npos);
+}
+
+TEST_CASE("mpirun -np 4 runs pp 2 x tp 2 with sequence parallelism for two iterations",
+          "[exec][mpi][sp]") {
+  GenerateOptions o = Options("tiny-lm", Strategy::kOneFOneB, 1, 2, 2, 2);
+  o.sequence_parallel = true;
+  CheckMpiMatchesInProcess(o, 2, "1f1b-pp2-tp2-sp");
+}
+
+TEST_CASE("mpirun -np 4 runs dp 2 x pp 2 with ZeRO-3 for two iterations", "[exec][mpi][zero]") {
+  GenerateOptions o = Options("tiny-lm", Strategy::kOneFOneB, 2, 2, 1, 2);
+  o.zero = 3;
+  CheckMpiMatchesInProcess(o, 2, "1f1b-dp2-pp2-zero3");
+}
+
+TEST_CASE("mpirun -np 4 runs dp 2 x tp 2 with ZeRO-1 and sequence parallelism",
+          "[exec][mpi][zero][sp]") {
+  GenerateOptions o = Options("tiny", Strategy::kGpipe, 2, 1, 2, 2);
+  o.zero = 1;
+  o.sequence_parallel = true;
+  CheckMpiMatchesInProcess(o, 2, "gpipe-dp2-tp2-zero1-sp");
 }

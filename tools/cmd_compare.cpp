@@ -360,7 +360,8 @@ int RunCompare(const Args& args) {
       ("out", po::value<std::string>()->default_value("terasim-out"),
        "folder for the SVG chart and the winner's trace")
       ("strategy", po::value<std::string>()->default_value("all"),
-       "families: all, or one of gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe")
+       "families: all, or one of gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe | "
+       "interleaved-zb | zb-v | dualpipe-v")
       ("microbatch-size", po::value<int>()->default_value(0, "search"),
        "sequences per micro-batch of the micro-batch families (alias --micro-batch-size)")
       ("granularity", po::value<int>()->default_value(8), "token granularity of the slicing DP")

@@ -35,7 +35,8 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
   REQUIRE(rc == 0);
   const nlohmann::json j = nlohmann::json::parse(out);
   const auto& rows = j.at("strategies");
-  REQUIRE(rows.size() == 6);  // gpipe, 1f1b, interleaved, zero-bubble, megatron, terapipe
+  // gpipe, 1f1b, interleaved, zero-bubble, megatron, terapipe, interleaved-zb, zb-v, dualpipe-v
+  REQUIRE(rows.size() == 9);
   double best = 1e300, best_without = 1e300;
   for (const auto& r : rows) {
     REQUIRE(r.at("found").get<bool>());
@@ -70,8 +71,8 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
   // The chart is an SVG with one bar label per family; the trace is JSON.
   const std::string svg = Slurp(j.at("chart").get<std::string>());
   CHECK(svg.rfind("<svg", 0) == 0);
-  for (const char* family :
-       {"gpipe", "1f1b", "interleaved", "zero-bubble", "megatron", "terapipe"}) {
+  for (const char* family : {"gpipe", "1f1b", "interleaved", "zero-bubble", "megatron", "terapipe",
+                             "interleaved-zb", "zb-v", "dualpipe-v"}) {
     CHECK(svg.find(family) != std::string::npos);
   }
   CHECK_NOTHROW(nlohmann::json::parse(Slurp(j.at("trace").get<std::string>())));

@@ -55,6 +55,9 @@ struct Plan {
   std::vector<int> slices_per_microbatch;
   std::vector<int> stage_rank;                // pipeline rank of each virtual stage
   std::vector<std::vector<int>> rank_stages;  // per pipeline rank: its stages by chunk
+  // One send and one recv stream per stage boundary and direction instead of one of each per
+  // device (see BoundaryStream).
+  bool boundary_streams = false;
 
   int Device(int d, int p, int r) const { return d * pp * tp + p * tp + r; }
   int Microbatches() const { return static_cast<int>(microbatches.size()); }
@@ -228,6 +231,18 @@ class DeviceEmitter {
     return SequenceParallel() ? ActivationBytes(u) / plan_.tp : ActivationBytes(u);
   }
 
+  // The stream of a stage-boundary op of `stage`: "send" / "recv", or with boundary_streams
+  // "send.f.s{stage}" (activations), "send.b.s{stage}" (gradients), "recv.f..." and
+  // "recv.b...". A SEND waits for its RECV to head its stream (a rendezvous), so two devices
+  // whose boundaries cross in different orders (the V's two directions, a rank sending on one
+  // boundary while its peer receives on another) would deadlock on one shared queue; one queue
+  // per boundary and direction carries one stage's micro-batches in the order both ends run
+  // them, as PyTorch's asynchronous sends and receives do.
+  std::string BoundaryStream(const char* kind, bool forward, int stage) const {
+    if (!plan_.boundary_streams) return kind;
+    return fmt::format("{}.{}.s{}", kind, forward ? "f" : "b", stage);
+  }
+
   // The RECV (and BROADCAST) bringing a unit's input across the boundary into u.stage from
   // the previous stage (forward) or the next one (backward). Returns the key the compute
   // waits on, or "" when there is no boundary.
@@ -245,14 +260,14 @@ class DeviceEmitter {
     std::string key;
     if (!broadcast || r_ == 0) {
       key = fmt::format("{}.{}{}", forward ? "RF" : "RB", u.Tag(), Sfx());
-      Op& op = AddUnitOp(key, OpKind::kRecv, "recv", u);
+      Op& op = AddUnitOp(key, OpKind::kRecv, BoundaryStream("recv", forward, u.stage), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
       op.tensor = broadcast ? tensor : tensor + Sfx();
       op.bytes = BoundaryBytes(u);
     }
     if (broadcast) {
       key = fmt::format("{}.{}{}", forward ? "BCF" : "BCB", u.Tag(), Sfx());
-      Op& op = AddUnitOp(key, OpKind::kBroadcast, "recv", u);
+      Op& op = AddUnitOp(key, OpKind::kBroadcast, BoundaryStream("recv", forward, u.stage), u);
       op.group = plan_.TpGroup(d_, p_);
       op.peer = plan_.Device(d_, p_, 0);
       op.tensor = tensor;
@@ -273,7 +288,7 @@ class DeviceEmitter {
     const std::string tensor = forward ? fmt::format("act.l{}.{}", layers.end, u.TensorTag())
                                        : fmt::format("grad.l{}.{}", layers.begin, u.TensorTag());
     Op& op = AddUnitOp(fmt::format("{}.{}{}", forward ? "SF" : "SB", u.Tag(), Sfx()), OpKind::kSend,
-                       "send", u);
+                       BoundaryStream("send", forward, u.stage), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
     op.tensor = broadcast ? tensor : tensor + Sfx();
     op.bytes = BoundaryBytes(u);
@@ -547,22 +562,36 @@ void Validate(const GenerateOptions& o) {
     ThrowInput("--backward-order forward is only for --strategy gpipe (not {})",
                StrategyName(o.strategy));
   }
-  const bool chunked = o.strategy == Strategy::kInterleaved || o.strategy == Strategy::kLoopedBfs ||
-                       o.strategy == Strategy::kImported;
+  const bool interleaved =
+      o.strategy == Strategy::kInterleaved || o.strategy == Strategy::kInterleavedZb;
+  const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
+  const bool chunked =
+      interleaved || o.strategy == Strategy::kLoopedBfs || o.strategy == Strategy::kImported;
   if (o.strategy == Strategy::kImported) ValidateImported(o);
-  if (o.virtual_stages > 1 && !chunked) {
-    ThrowInput("--virtual-stages {} needs --strategy interleaved or looped-bfs (not {})",
+  if (v_shape && o.virtual_stages != 2) {
+    ThrowInput("--virtual-stages {}: --strategy {} places exactly 2 stages per device (a V)",
                o.virtual_stages, StrategyName(o.strategy));
   }
-  if (o.strategy == Strategy::kInterleaved) {
+  if (o.virtual_stages > 1 && !chunked && !v_shape) {
+    ThrowInput(
+        "--virtual-stages {} needs --strategy interleaved, interleaved-zb or looped-bfs (not {})",
+        o.virtual_stages, StrategyName(o.strategy));
+  }
+  if (o.strategy == Strategy::kDualPipeV && !DualPipeVSupports(o.pp, o.microbatches)) {
+    ThrowInput("--microbatches {} with --pp {}: dualpipe-v needs M >= 2 P = {} (PyTorch's rule)",
+               o.microbatches, o.pp, 2 * o.pp);
+  }
+  if (interleaved) {
+    const char* name =
+        o.strategy == Strategy::kInterleaved ? "interleaved 1F1B" : "interleaved zero bubble";
     if (o.virtual_stages > 1 && o.pp < 2) {
-      ThrowInput("--virtual-stages {} needs --pp >= 2 (interleaved 1F1B)", o.virtual_stages);
+      ThrowInput("--virtual-stages {} needs --pp >= 2 ({})", o.virtual_stages, name);
     }
     if (!InterleavedSupports(o.pp, o.microbatches)) {
       ThrowInput(
-          "--microbatches {} with --pp {}: interleaved 1F1B runs floor(M / P) = {} rounds of "
-          "equal size (PyTorch's rule), which must divide M",
-          o.microbatches, o.pp, InterleavedRounds(o.pp, o.microbatches));
+          "--microbatches {} with --pp {}: {} runs floor(M / P) = {} rounds of equal size "
+          "(PyTorch's rule), which must divide M",
+          o.microbatches, o.pp, name, InterleavedRounds(o.pp, o.microbatches));
     }
   }
   if (o.pp * o.virtual_stages > m.layers) {
@@ -590,6 +619,12 @@ std::string StrategyName(Strategy strategy) {
       return "zb-h2";
     case Strategy::kLoopedBfs:
       return "looped-bfs";
+    case Strategy::kInterleavedZb:
+      return "interleaved-zb";
+    case Strategy::kZbV:
+      return "zb-v";
+    case Strategy::kDualPipeV:
+      return "dualpipe-v";
     case Strategy::kImported:
       return "imported";
   }
@@ -606,11 +641,14 @@ std::string BoundaryName(Boundary boundary) {
 
 Strategy ParseStrategy(const std::string& text, const std::string& flag) {
   for (Strategy s : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kInterleaved,
-                     Strategy::kTeraPipe, Strategy::kZbH1, Strategy::kZbH2, Strategy::kLoopedBfs}) {
+                     Strategy::kTeraPipe, Strategy::kZbH1, Strategy::kZbH2, Strategy::kLoopedBfs,
+                     Strategy::kInterleavedZb, Strategy::kZbV, Strategy::kDualPipeV}) {
     if (text == StrategyName(s)) return s;
   }
-  ThrowInput("{}: '{}' must be one of gpipe, 1f1b, interleaved, terapipe, zb-h1, zb-h2, looped-bfs",
-             flag, text);
+  ThrowInput(
+      "{}: '{}' must be one of gpipe, 1f1b, interleaved, terapipe, zb-h1, zb-h2, looped-bfs, "
+      "interleaved-zb, zb-v, dualpipe-v",
+      flag, text);
 }
 
 SliceOrder ParseSliceOrder(const std::string& text, const std::string& flag) {
@@ -696,9 +734,14 @@ Schedule Generate(const GenerateOptions& options) {
 
   if (options.strategy == Strategy::kImported) {
     plan.stage_rank = options.stage_ranks;
+  } else if (options.strategy == Strategy::kZbV || options.strategy == Strategy::kDualPipeV) {
+    for (int vs = 0; vs < plan.stages; ++vs) plan.stage_rank.push_back(VShapeRank(plan.pp, vs));
   } else {
     for (int vs = 0; vs < plan.stages; ++vs) plan.stage_rank.push_back(vs % plan.pp);
   }
+  plan.boundary_streams =
+      options.strategy == Strategy::kInterleavedZb || options.strategy == Strategy::kZbV ||
+      options.strategy == Strategy::kDualPipeV || options.strategy == Strategy::kImported;
   plan.rank_stages.assign(plan.pp, {});
   for (int vs = 0; vs < plan.stages; ++vs) plan.rank_stages[plan.stage_rank[vs]].push_back(vs);
 
@@ -742,6 +785,15 @@ Schedule Generate(const GenerateOptions& options) {
         break;
       case Strategy::kLoopedBfs:
         steps[p] = LoopedBfsOrder(plan.virtual_stages, plan.Microbatches());
+        break;
+      case Strategy::kInterleavedZb:
+        steps[p] = InterleavedZeroBubbleOrder(plan.pp, plan.virtual_stages, p, plan.Microbatches());
+        break;
+      case Strategy::kZbV:
+        steps[p] = ZbvOrder(plan.pp, p, plan.Microbatches());
+        break;
+      case Strategy::kDualPipeV:
+        steps[p] = DualPipeVOrder(plan.pp, p, plan.Microbatches());
         break;
       case Strategy::kImported:
         steps[p] = options.imported_steps[p];

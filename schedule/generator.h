@@ -29,14 +29,17 @@
 namespace terasim {
 
 enum class Strategy {
-  kGpipe,        // all forwards, then all backwards (reverse micro-batch order)
-  kOneFOneB,     // PipeDream-Flush
-  kInterleaved,  // Megatron's interleaved 1F1B with V model chunks per device
-  kTeraPipe,     // token slices of each micro-batch, in flush or 1F1B order
-  kZbH1,         // zero bubble ZB-H1: 1F1B with split backward, W deferred (1F1B's memory)
-  kZbH2,         // zero bubble ZB-H2: longer warm-up, about twice the in-flight activations
-  kLoopedBfs,    // looped breadth-first: V chunks per device, each chunk for all micro-batches
-  kImported,     // a per-rank order given in the options (e.g. from PyTorch's CSV)
+  kGpipe,          // all forwards, then all backwards (reverse micro-batch order)
+  kOneFOneB,       // PipeDream-Flush
+  kInterleaved,    // Megatron's interleaved 1F1B with V model chunks per device
+  kTeraPipe,       // token slices of each micro-batch, in flush or 1F1B order
+  kZbH1,           // zero bubble ZB-H1: 1F1B with split backward, W deferred (1F1B's memory)
+  kZbH2,           // zero bubble ZB-H2: longer warm-up, about twice the in-flight activations
+  kLoopedBfs,      // looped breadth-first: V chunks per device, each chunk for all micro-batches
+  kInterleavedZb,  // interleaved zero bubble (PyTorch's ScheduleInterleavedZeroBubble), V chunks
+  kZbV,            // ZB-V: 2 chunks per device in a V (stages r and 2P-1-r), split backward
+  kDualPipeV,      // DualPipeV (DeepSeek-V3): V placement, forward/backward pairs, M >= 2P
+  kImported,       // a per-rank order given in the options (e.g. from PyTorch's CSV)
 };
 
 // TeraPipe's order of units: all forwards then all backwards (the paper), or 1F1B over units.
@@ -58,7 +61,9 @@ struct GenerateOptions {
   // is empty.
   int microbatches = 1;
   int microbatch_size = 1;
-  int virtual_stages = 1;  // model chunks per device; > 1 only with kInterleaved
+  // Model chunks per device: any with kInterleaved, kInterleavedZb, kLoopedBfs; 2 with kZbV
+  // and kDualPipeV (their V placement); 1 otherwise.
+  int virtual_stages = 1;
   // TeraPipe only: explicit micro-batches with their token slices (per replica), or
   // `uniform_slices` > 0 equal slices of each of the `microbatches` micro-batches.
   std::vector<MicrobatchSlicing> slicing;
@@ -91,7 +96,8 @@ struct GenerateOptions {
 };
 
 // The flag names used in messages and by `terasim schedule`.
-// "gpipe", "1f1b", "interleaved", "terapipe", "zb-h1", "zb-h2", "looped-bfs", "imported".
+// "gpipe", "1f1b", "interleaved", "terapipe", "zb-h1", "zb-h2", "looped-bfs",
+// "interleaved-zb", "zb-v", "dualpipe-v", "imported".
 std::string StrategyName(Strategy strategy);
 std::string SliceOrderName(SliceOrder order);  // "flush", "1f1b"
 std::string BoundaryName(Boundary boundary);   // "p2p", "broadcast"

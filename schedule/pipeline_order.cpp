@@ -124,6 +124,175 @@ std::vector<PipelineStep> LoopedBfsOrder(int virtual_stages, int microbatches) {
   return steps;
 }
 
+int InterleavedZeroBubbleWarmup(int pp, int virtual_stages, int rank, int microbatches) {
+  const int group = InterleavedGroup(pp, microbatches);
+  return std::min((virtual_stages - 1) * group + pp - rank - 1, microbatches * virtual_stages);
+}
+
+std::vector<PipelineStep> InterleavedZeroBubbleOrder(int pp, int virtual_stages, int rank,
+                                                     int microbatches) {
+  const int total = microbatches * virtual_stages;
+  const int warmup = InterleavedZeroBubbleWarmup(pp, virtual_stages, rank, microbatches);
+  const int group = InterleavedGroup(pp, microbatches);
+  auto backward = [&](int k, BackwardPart part) {
+    PipelineStep step = InterleavedStep(group, virtual_stages, k, false);
+    step.part = part;
+    return step;
+  };
+  std::vector<PipelineStep> steps;
+  for (int k = 0; k < warmup; ++k) steps.push_back(InterleavedStep(group, virtual_stages, k, true));
+  int next_weight = 0;
+  for (int k = 0; k < total; ++k) {
+    if (warmup + k < total)
+      steps.push_back(InterleavedStep(group, virtual_stages, warmup + k, true));
+    steps.push_back(backward(k, BackwardPart::kInput));
+    if (k >= rank) steps.push_back(backward(next_weight++, BackwardPart::kWeight));
+  }
+  while (next_weight < total) steps.push_back(backward(next_weight++, BackwardPart::kWeight));
+  return steps;
+}
+
+int VShapeRank(int pp, int stage) { return stage < pp ? stage : 2 * pp - 1 - stage; }
+
+namespace {
+
+// Per-chunk counters of a V schedule: each action takes the next micro-batch of its chunk and
+// kind; the split backwards queue their weight gradients.
+class VSteps {
+ public:
+  void Forward(int chunk) { steps_.push_back({true, forwards_[chunk]++, 0, chunk}); }
+  // A whole backward, or its input-gradient half (its W queued).
+  void Backward(int chunk, bool split) {
+    const int mb = backwards_[chunk]++;
+    steps_.push_back({false, mb, 0, chunk, split ? BackwardPart::kInput : BackwardPart::kWhole});
+    if (split) pending_.push_back({false, mb, 0, chunk, BackwardPart::kWeight});
+  }
+  // The oldest queued weight gradient (of any chunk), if any.
+  void OldestWeight() {
+    if (pending_.empty()) return;
+    steps_.push_back(pending_.front());
+    pending_.erase(pending_.begin());
+  }
+  // The oldest queued weight gradient of `chunk`; false when it has none.
+  bool OldestWeight(int chunk) {
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {
+      if (it->chunk == chunk) {
+        steps_.push_back(*it);
+        pending_.erase(it);
+        return true;
+      }
+    }
+    return false;
+  }
+  int Forwards(int chunk) const { return forwards_[chunk]; }
+  std::vector<PipelineStep> Take() { return std::move(steps_); }
+
+ private:
+  int forwards_[2] = {0, 0};
+  int backwards_[2] = {0, 0};
+  std::vector<PipelineStep> pending_;
+  std::vector<PipelineStep> steps_;
+};
+
+}  // namespace
+
+std::vector<PipelineStep> ZbvOrder(int pp, int rank, int microbatches) {
+  const int n = std::max(microbatches, 2 * pp - 1);
+  VSteps v;
+  for (int i = 0; i < 2 * (pp - rank) - 1; ++i) v.Forward(0);
+  for (int i = 0; i < rank; ++i) {
+    v.Forward(1);
+    v.Forward(0);
+  }
+  for (int i = 0; i < pp - rank; ++i) {
+    v.Forward(1);
+    v.Backward(1, true);
+    v.OldestWeight(1);
+  }
+  while (v.Forwards(1) < v.Forwards(0) || v.Forwards(0) < n) {
+    if (v.Forwards(0) < n) v.Forward(0);
+    v.Backward(0, true);
+    v.OldestWeight(0);
+    v.Forward(1);
+    v.Backward(1, true);
+    v.OldestWeight(1);
+  }
+  for (int i = 0; i < rank; ++i) {
+    v.Backward(0, true);
+    v.Backward(1, true);
+  }
+  for (int i = 0; i < pp - rank; ++i) {
+    v.Backward(0, true);
+    v.OldestWeight(0);
+  }
+  while (v.OldestWeight(1)) {
+  }
+  while (v.OldestWeight(0)) {
+  }
+  // The padding micro-batches of n > M.
+  std::vector<PipelineStep> steps = v.Take();
+  std::erase_if(steps, [&](const PipelineStep& s) { return s.microbatch >= microbatches; });
+  return steps;
+}
+
+bool DualPipeVSupports(int pp, int microbatches) { return microbatches >= 2 * pp; }
+
+std::vector<PipelineStep> DualPipeVOrder(int pp, int rank, int microbatches) {
+  VSteps v;
+  const int before = pp - rank - 1;  // ranks after this one
+  for (int i = 0; i < 2 * before; ++i) v.Forward(0);
+  for (int i = 0; i <= rank; ++i) {
+    v.Forward(0);
+    v.Forward(1);
+  }
+  for (int i = 0; i < before; ++i) {
+    v.Backward(1, true);
+    v.OldestWeight();
+    v.Forward(1);
+  }
+  // Main step: each pair (a forward, a whole backward of the other chunk) in that order.
+  for (int i = 0; i < microbatches - 2 * pp + rank + 1; ++i) {
+    v.Forward(0);
+    v.Backward(1, false);
+    v.Forward(1);
+    v.Backward(0, false);
+  }
+  for (int i = 0; i < before; ++i) {
+    v.Backward(1, false);
+    v.Forward(1);
+    v.Backward(0, false);
+  }
+  // From the middle of these on, backwards are split and their Ws deferred; an odd rank
+  // splits its chunk-1 backward of the middle pair too, an even rank only the chunk-0 one.
+  bool split = false;
+  const int middle = (rank + 1) / 2;
+  for (int i = 0; i <= rank; ++i) {
+    if (i == middle && rank % 2 == 1) split = true;
+    v.Backward(1, split);
+    if (i == middle && rank % 2 == 0) split = true;
+    v.Backward(0, split);
+  }
+  for (int i = 0; i < before; ++i) {
+    v.OldestWeight();
+    v.Backward(0, split);
+  }
+  for (int i = 0; i <= rank; ++i) v.OldestWeight();
+  return v.Take();
+}
+
+int PeakChunksInFlight(const std::vector<PipelineStep>& steps) {
+  int now = 0;
+  int peak = 0;
+  for (const PipelineStep& step : steps) {
+    if (step.forward) {
+      peak = std::max(peak, ++now);
+    } else if (step.part != BackwardPart::kInput) {
+      --now;
+    }
+  }
+  return peak;
+}
+
 std::vector<PipelineStep> OneFOneBOrder(int pp, int rank,
                                         const std::vector<int>& slices_per_microbatch) {
   const std::vector<Unit> forward = ForwardUnits(slices_per_microbatch);

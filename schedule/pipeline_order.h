@@ -49,6 +49,38 @@
 //   looped BFS (Lamy-Poirier 2023, PyTorch's ScheduleLoopedBFS): V chunks per rank; every
 //     micro-batch forward through chunk 0, then chunk 1, ...; then the backwards of chunk
 //     V - 1 for every micro-batch in reverse, down to chunk 0.
+//   interleaved zero bubble (PyTorch's ScheduleInterleavedZeroBubble, Qi et al.'s ZB1P over V
+//     chunks): interleaved 1F1B's chunk and micro-batch of forward step k and backward step k
+//     (same rounds of G), each backward split into B (input gradient) and W (weight gradient);
+//     warm-up min((V - 1) G + P - r - 1, M V) forward steps (one, not two, per hop from the
+//     last rank), then per backward step j: the next forward (while any is left), B j, and W
+//     j - r once j >= r (the W lag is r, as in ZB-H1); the remaining Ws at the end. With V = 1
+//     it is ZB-H1. Any M with R dividing M, as for interleaved 1F1B (M < P: one round of M,
+//     PyTorch's formula).
+//   V placement (ZB-V and DualPipeV): 2 P stages, rank r holds stage r (chunk 0) and stage
+//     2 P - 1 - r (chunk 1); the last rank holds stages P - 1 and P, handed over in memory.
+//     f0, f1, b0, b1 below count each chunk's forwards and backwards; each action takes the
+//     next micro-batch of its chunk and kind.
+//   ZB-V (PyTorch's ScheduleZBVZeroBubble, Qi et al. section 6): with n = max(M, 2 P - 1):
+//     2 (P - r) - 1 chunk-0 forwards; r times (chunk-1 F, chunk-0 F); P - r times (chunk-1 F,
+//     B, W); then while f1 < f0 or f0 < n: (chunk-0 F if f0 < n), chunk-0 B and W, chunk-1 F,
+//     B and W; cool-down: r times (chunk-0 B, chunk-1 B); P - r times (chunk-0 B, the oldest
+//     chunk-0 W); every chunk-1 W left, then every chunk-0 W left. Actions of micro-batches
+//     >= M (when M < 2 P - 1) are dropped.
+//   DualPipeV (DeepSeek-V3's DualPipe folded into a V, PyTorch's ScheduleDualPipeV; M >= 2 P):
+//     2 (P - r - 1) chunk-0 forwards; r + 1 times (chunk-0 F, chunk-1 F); P - r - 1 times
+//     (chunk-1 B, the oldest pending W, chunk-1 F); M - 2 P + r + 1 times the main step: a
+//     chunk-0 F paired with a chunk-1 whole backward, then a chunk-1 F paired with a chunk-0
+//     whole backward; P - r - 1 times (chunk-1 whole backward, chunk-1 F paired with a chunk-0
+//     whole backward); r + 1 times (chunk-1 backward, chunk-0 backward), whole in the first
+//     half and split into B with W deferred from the middle on; P - r - 1 times (the oldest
+//     pending W, chunk-0 backward); r + 1 times the oldest pending W. "Pending W" is a queue
+//     of the split backwards' Ws, oldest first (whole backwards leave none). Difference from
+//     PyTorch, by choice: PyTorch marks each pair OVERLAP_F_B (its runtime may overlap the two
+//     micro-batches' compute and communication); terasim has no such op, so a pair is its
+//     forward then its backward, in that order, on the one compute stream, and the simulator
+//     does not credit DualPipe's overlap of one pair's communication with the other's compute.
+//     The per-rank order of F / B / I / W is PyTorch's.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -108,5 +140,24 @@ int ZeroBubbleWarmup(ZeroBubble variant, int pp, int rank, int microbatches);
 int ZeroBubbleLag(ZeroBubble variant, int rank);
 // 2 M V steps.
 std::vector<PipelineStep> LoopedBfsOrder(int virtual_stages, int microbatches);
+
+// 3 M V steps (M V forwards, input- and weight-gradient steps). Precondition:
+// InterleavedSupports(pp, microbatches).
+std::vector<PipelineStep> InterleavedZeroBubbleOrder(int pp, int virtual_stages, int rank,
+                                                     int microbatches);
+int InterleavedZeroBubbleWarmup(int pp, int virtual_stages, int rank, int microbatches);
+
+// The pipeline rank of virtual stage `stage` (0..2 P - 1) in the V placement (see above).
+int VShapeRank(int pp, int stage);
+// ZB-V: 6 M steps over the two chunks (every backward split).
+std::vector<PipelineStep> ZbvOrder(int pp, int rank, int microbatches);
+// DualPipeV: 2 M forwards and 2 M backwards, each whole or split into B and W. Precondition:
+// microbatches >= 2 pp (DualPipeVSupports).
+bool DualPipeVSupports(int pp, int microbatches);
+std::vector<PipelineStep> DualPipeVOrder(int pp, int rank, int microbatches);
+
+// The most (chunk, micro-batch) units of one rank's `steps` in flight at once: forward run, weight
+// gradient (W, or a whole backward) not yet; each holds one chunk's activations.
+int PeakChunksInFlight(const std::vector<PipelineStep>& steps);
 
 }  // namespace terasim

@@ -28,6 +28,18 @@ std::vector<int> Divisors(int n) {
   return low;
 }
 
+// Pipeline rank 0's order under the strategy of `o` (the zero-bubble V families).
+std::vector<PipelineStep> FirstRankOrder(const GenerateOptions& o) {
+  switch (o.strategy) {
+    case Strategy::kZbV:
+      return ZbvOrder(o.pp, 0, o.microbatches);
+    case Strategy::kDualPipeV:
+      return DualPipeVOrder(o.pp, 0, o.microbatches);
+    default:
+      return InterleavedZeroBubbleOrder(o.pp, o.virtual_stages, 0, o.microbatches);
+  }
+}
+
 // Micro-batches of activations the first stage holds at its peak, in units of one
 // micro-batch's activations of the stage's layers (all its chunks together).
 double InFlightMicrobatches(const GenerateOptions& o) {
@@ -47,6 +59,11 @@ double InFlightMicrobatches(const GenerateOptions& o) {
       if (m < p) return m;
       // (P V + P - 1) chunks of 1 / V of the stage's layers, at most all M V chunks.
       return std::min(static_cast<double>(m), p * InterleavedInFlightFactor(p, v));
+    case Strategy::kInterleavedZb:
+    case Strategy::kZbV:
+    case Strategy::kDualPipeV:
+      // Counted on the first rank's own order (chunks of 1 / V of its layers).
+      return static_cast<double>(PeakChunksInFlight(FirstRankOrder(o))) / v;
   }
   return m;
 }
@@ -113,21 +130,30 @@ std::string FamilyName(Family family) {
       return "megatron";
     case Family::kTeraPipe:
       return "terapipe";
+    case Family::kInterleavedZb:
+      return "interleaved-zb";
+    case Family::kZbV:
+      return "zb-v";
+    case Family::kDualPipeV:
+      return "dualpipe-v";
   }
   return "?";
 }
 
 std::vector<Family> AllFamilies() {
-  return {Family::kGpipe,      Family::kOneFOneB, Family::kInterleaved,
-          Family::kZeroBubble, Family::kMegatron, Family::kTeraPipe};
+  return {Family::kGpipe,         Family::kOneFOneB, Family::kInterleaved,
+          Family::kZeroBubble,    Family::kMegatron, Family::kTeraPipe,
+          Family::kInterleavedZb, Family::kZbV,      Family::kDualPipeV};
 }
 
 Family ParseFamily(const std::string& text, const std::string& flag) {
   for (Family f : AllFamilies()) {
     if (FamilyName(f) == text) return f;
   }
-  ThrowInput("{}: '{}' must be one of gpipe, 1f1b, interleaved, zero-bubble, megatron, terapipe",
-             flag, text);
+  ThrowInput(
+      "{}: '{}' must be one of gpipe, 1f1b, interleaved, zero-bubble, megatron, terapipe, "
+      "interleaved-zb, zb-v, dualpipe-v",
+      flag, text);
 }
 
 std::string DegreesText(const GenerateOptions& o) {
@@ -184,6 +210,13 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
   double steps = v == 1 ? (m + p - 1) : (static_cast<double>(m) * v + p - 1) / v;
   if (o.strategy == Strategy::kZbH1 || o.strategy == Strategy::kZbH2) {
     steps = m + (p - 1) / 3.0;
+  }
+  // Zero bubble over V chunks (interleaved zero bubble, ZB-V and DualPipeV, V = 2 for the
+  // last two): the last rank's wait for P - 1 chunk forwards, a third of a chunk's unit each
+  // (tests/sim/zbv_dualpipe_sim_test.cpp); with F = B = W nothing else idles.
+  if (o.strategy == Strategy::kInterleavedZb || o.strategy == Strategy::kZbV ||
+      o.strategy == Strategy::kDualPipeV) {
+    steps = m + (p - 1) / (3.0 * v);
   }
   c.bound_s = steps * (unit_compute + recompute_ns) / 1e9;
   c.estimate_s = steps * (unit_total + recompute_ns) / 1e9;
@@ -305,6 +338,21 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
             // Megatron-LM without a pipeline to interleave runs 1F1B.
             if (family == Family::kMegatron && shapes.empty()) {
               shapes = {{Strategy::kOneFOneB, 1}};
+            }
+            break;
+          case Family::kInterleavedZb:
+            if (p >= 2 && InterleavedSupports(p, m)) {
+              for (int v = 2; v * p <= model_.layers; ++v) {
+                shapes.push_back({Strategy::kInterleavedZb, v});
+              }
+            }
+            break;
+          case Family::kZbV:
+            if (2 * p <= model_.layers) shapes = {{Strategy::kZbV, 2}};
+            break;
+          case Family::kDualPipeV:
+            if (2 * p <= model_.layers && DualPipeVSupports(p, m)) {
+              shapes = {{Strategy::kDualPipeV, 2}};
             }
             break;
           case Family::kTeraPipe:
@@ -452,12 +500,19 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
                                                        : result.pruned_by_bound) = untried;
     if (!result.found) {
       if (candidates.empty()) {
-        result.reason = family == Family::kInterleaved
-                            ? fmt::format(
-                                  "no configuration: interleaving needs every GPU used with "
-                                  "a pipeline degree P >= 2 and at least 2 P layers (batch {})",
-                                  request.batch)
-                            : "no configuration of the degrees uses every GPU";
+        if (family == Family::kInterleaved || family == Family::kInterleavedZb) {
+          result.reason = fmt::format(
+              "no configuration: interleaving needs every GPU used with a pipeline degree "
+              "P >= 2 and at least 2 P layers (batch {})",
+              request.batch);
+        } else if (family == Family::kZbV || family == Family::kDualPipeV) {
+          result.reason = fmt::format(
+              "no configuration: the V needs every GPU used with at least 2 P layers{} (batch "
+              "{})",
+              family == Family::kDualPipeV ? " and M >= 2 P micro-batches" : "", request.batch);
+        } else {
+          result.reason = "no configuration of the degrees uses every GPU";
+        }
       } else {
         result.reason =
             fmt::format("none of {} configurations fits in memory ({})", candidates.size(),

@@ -14,6 +14,10 @@
 //                recomputation (full where selective does not fit); b and V vary
 //   terapipe     token-level pipelining: the slicing planner's micro-batches and token slices
 //                for each (D, P, T), flush order and the broadcast boundary as the paper ran it
+//   interleaved-zb  interleaved zero bubble, V >= 2 chunks per device (P >= 2; M as
+//                interleaved 1F1B takes it)
+//   zb-v         ZB-V: 2 chunks per device in a V (any D, P, T, b; 2 P stages <= layers)
+//   dualpipe-v   DualPipeV: the V placement, M >= 2 P (any D, P, T, b with 2 P <= layers)
 // Today's recipes (SearchRequest::recipes): every micro-batch family but megatron also tries
 // recomputation none / selective / full, sequence parallelism (T >= 2) and ZeRO stages 0-3
 // (D >= 2). Each (family, D, P, T, b, V) is one candidate that carries its recipe variants in
@@ -25,7 +29,9 @@
 // Every candidate gets an analytic estimate from StageCost: for the micro-batch families the
 // compute-only pipeline bound (M + P - 1) x (forward + backward of one micro-batch on the
 // largest stage) (interleaved: (M V + P - 1) chunks of 1/V of that; zero bubble: M units plus
-// (P - 1) thirds of a unit, the bubble of ZB-H1 with F = B = W), a lower bound of any replay;
+// (P - 1) thirds of a unit, the bubble of ZB-H1 with F = B = W; interleaved-zb, zb-v and
+// dualpipe-v: M units plus (P - 1) thirds of a chunk of 1/V of a unit), a lower bound of any
+// replay;
 // recomputation adds one forward per backward (full) or the attention core's forward
 // (selective); ZeRO-3 adds its per-micro-batch parameter all-gathers and gradient
 // reduce-scatters (3 x the stage's fp16 parameters over the data-parallel route) to the
@@ -52,13 +58,24 @@
 
 namespace terasim {
 
-enum class Family { kGpipe, kOneFOneB, kInterleaved, kZeroBubble, kMegatron, kTeraPipe };
+enum class Family {
+  kGpipe,
+  kOneFOneB,
+  kInterleaved,
+  kZeroBubble,
+  kMegatron,
+  kTeraPipe,
+  kInterleavedZb,
+  kZbV,
+  kDualPipeV,
+};
 
-// "gpipe", "1f1b", "interleaved", "zero-bubble", "megatron", "terapipe".
+// "gpipe", "1f1b", "interleaved", "zero-bubble", "megatron", "terapipe", "interleaved-zb",
+// "zb-v", "dualpipe-v".
 std::string FamilyName(Family family);
 // Inverse; throws InputError "FLAG: 'TEXT' must be one of ..." for an unknown name.
 Family ParseFamily(const std::string& text, const std::string& flag = "--strategy");
-// All six, in the order above.
+// All nine, in the order above.
 std::vector<Family> AllFamilies();
 
 struct Candidate {
@@ -83,9 +100,10 @@ std::string RecipeText(const GenerateOptions& options);
 // activations in flight), analytically (FACTS.md "Today's recipes"): the training state of its
 // layers' tp shard with ZeRO; the activations of its in-flight micro-batches (GPipe M; 1F1B and
 // ZB-H1 min(M, P); ZB-H2 min(M, 2 P - 1); interleaved 1F1B min(M, P) (1 + (P - 1) / (P V)),
-// all M for M < P; looped BFS M) of its layers under the recipe's recomputation and sequence
-// parallelism, plus one layer's recomputed activations with full recomputation; ZeRO-3's two
-// gathered layers; two boundary tensors.
+// all M for M < P; looped BFS M; interleaved-zb, zb-v and dualpipe-v: the first rank's
+// PeakChunksInFlight / V, e.g. ZB-V P, DualPipeV P + 1/2) of its layers under the recipe's
+// recomputation and sequence parallelism, plus one layer's recomputed activations with full
+// recomputation; ZeRO-3's two gathered layers; two boundary tensors.
 struct AnalyticMemoryResult {
   Bytes peak = 0;
   std::string largest_term;  // "activations", "optimizer state", ...

@@ -361,7 +361,8 @@ int RunCompare(const Args& args) {
       ("out", po::value<std::string>()->default_value("terasim-out"),
        "folder for the SVG chart and the winner's trace")
       ("strategy", po::value<std::string>()->default_value("all"),
-       "families: all, or one of gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe")
+       "families: all, or one of gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe | "
+       "interleaved-zb | zb-v | dualpipe-v")
       ("microbatch-size", po::value<int>()->default_value(0, "search"),
        "sequences per micro-batch of the micro-batch families (alias --micro-batch-size)")
       ("granularity", po::value<int>()->default_value(8), "token granularity of the slicing DP")
@@ -685,26 +686,26 @@ int RunCompare(const Args& args) {
   std::cout << fmt::format("{} on {}, batch {} ({} network, {})\n", context.model().name,
                            context.cluster().Spec(), request.batch,
                            NetworkModeName(context.network()), context.cost().Name());
-  std::cout << fmt::format("  {:<12} {:<9} {:<12} {:>9} {:>8} {:>8} {:>7} {:>10} {:>5}\n",
+  std::cout << fmt::format("  {:<14} {:<9} {:<12} {:>9} {:>8} {:>8} {:>7} {:>10} {:>5}\n",
                            "strategy", "DxPxT", "units", "time (s)", "speedup", "TFLOP/s", "bubble",
                            "peak mem", "fits");
   for (const CompareRow& row : rows) {
     if (!row.found) {
-      std::cout << fmt::format("  {:<12} {}\n", FamilyName(row.family), row.reason);
+      std::cout << fmt::format("  {:<14} {}\n", FamilyName(row.family), row.reason);
       continue;
     }
     const Candidate& c = row.evaluation.candidate;
     std::cout << fmt::format(
-        "  {:<12} {:<9} {:<12} {:>9.3f} {:>7.2f}x {:>8.2f} {:>6.1f}% {:>10} {:>5}\n",
+        "  {:<14} {:<9} {:<12} {:>9.3f} {:>7.2f}x {:>8.2f} {:>6.1f}% {:>10} {:>5}\n",
         FamilyName(row.family), DegreesText(c.options), UnitsText(c), row.evaluation.iteration_s,
         row.speedup, row.result.tflops_per_gpu, 100 * row.result.bubble_fraction,
         FormatGiB(row.evaluation.memory.peak_bytes), row.evaluation.fits ? "yes" : "no");
-    std::cout << fmt::format("  {:<12} {}; recipe: {}\n", "", StrategyName(c.options.strategy),
+    std::cout << fmt::format("  {:<14} {}; recipe: {}\n", "", StrategyName(c.options.strategy),
                              RecipeText(c.options));
   }
   std::cout << "  search:\n";
   for (const CompareRow& row : rows) {
-    std::cout << fmt::format("    {:<12} {}\n", FamilyName(row.family), SearchText(row));
+    std::cout << fmt::format("    {:<14} {}\n", FamilyName(row.family), SearchText(row));
   }
   if (rows[winner].family == Family::kTeraPipe) {
     std::cout << fmt::format("  terapipe slicing: {}\n", rows[winner].evaluation.candidate.slicing);

@@ -20,7 +20,8 @@ int RunSchedule(const Args& args) {
   options.add_options()
       ("model", po::value<std::string>()->default_value("tiny"), "model card name or path")
       ("strategy", po::value<std::string>()->default_value("1f1b"),
-       "gpipe | 1f1b | interleaved | terapipe | zb-h1 | zb-h2 | looped-bfs")
+       "gpipe | 1f1b | interleaved | terapipe | zb-h1 | zb-h2 | looped-bfs | interleaved-zb | "
+       "zb-v | dualpipe-v")
       ("dp", po::value<int>()->default_value(1), "data-parallel degree D")
       ("pp", po::value<int>()->default_value(1),
        "pipeline-parallel degree P (alias --pipeline-model-parallel-size)")
@@ -34,7 +35,8 @@ int RunSchedule(const Args& args) {
        "global batch (sequences; alias --global-batch-size): sets --microbatches from "
        "--microbatch-size, or the reverse")
       ("virtual-stages", po::value<int>()->default_value(1),
-       "model chunks per device (interleaved, looped-bfs)")
+       "model chunks per device (interleaved, interleaved-zb, looped-bfs; zb-v and dualpipe-v: "
+       "2, their V)")
       ("slicing", po::value<std::string>()->default_value("", "none"),
        "terapipe: micro-batches and token slices, e.g. 1:[704,688,656]x32+2:[1024,1024]")
       ("slices", po::value<int>()->default_value(0),

@@ -86,6 +86,9 @@ GenerateOptions ScheduleOptionsFromFlags(const boost::program_options::variables
   o.microbatches = vm["microbatches"].defaulted() ? o.pp : vm["microbatches"].as<int>();
   o.microbatch_size = vm["microbatch-size"].as<int>();
   o.virtual_stages = vm["virtual-stages"].as<int>();
+  // ZB-V and DualPipeV place exactly two chunks per device (their V): the default.
+  const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
+  if (v_shape && !Given(vm, "virtual-stages")) o.virtual_stages = 2;
   o.order = ParseSliceOrder(vm["order"].as<std::string>());
   o.boundary = ParseBoundary(vm["boundary"].as<std::string>());
   o.optimizer = !vm["no-optimizer"].as<bool>();

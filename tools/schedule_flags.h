@@ -7,7 +7,8 @@
 // The global batch is dp x microbatches x microbatch-size. --batch, when given, sets
 // --microbatches from --microbatch-size (or the reverse when only --microbatches is given).
 // With `gpus` > 0 (a cluster is known) and --dp not given, dp is inferred as
-// gpus / (pp x tp), as Megatron-LM does, and a line on stderr says so.
+// gpus / (pp x tp), as Megatron-LM does, and a line on stderr says so. --virtual-stages
+// defaults to 2 for zb-v and dualpipe-v (their V placement).
 #pragma once
 
 #include <string>

@@ -104,6 +104,10 @@ TEST_CASE("Enumerate uses every GPU with degrees that fit the model", "[schedule
                 : (1.0 * o.microbatches * o.virtual_stages + o.pp - 1) / o.virtual_stages;
         // Zero bubble: M units and a third of each of the P - 1 fill steps.
         if (f == Family::kZeroBubble) steps = o.microbatches + (o.pp - 1) / 3.0;
+        // Zero bubble over V chunks: a third of a chunk for each of the P - 1 fill steps.
+        if (f == Family::kInterleavedZb || f == Family::kZbV || f == Family::kDualPipeV) {
+          steps = o.microbatches + (o.pp - 1) / (3.0 * o.virtual_stages);
+        }
         CHECK(c.bound_s == Approx(steps * unit / 1e9));
         CHECK(c.estimate_s >= c.bound_s);
       }
@@ -161,7 +165,7 @@ TEST_CASE("gpt3-175b with batch 2 on 48 nodes interleaves fewer micro-batches th
   }
   CHECK_THROWS_WITH(ParseFamily("pipedream"),
                     "--strategy: 'pipedream' must be one of gpipe, 1f1b, interleaved, "
-                    "zero-bubble, megatron, terapipe");
+                    "zero-bubble, megatron, terapipe, interleaved-zb, zb-v, dualpipe-v");
 }
 
 TEST_CASE("The search evaluates interleaved candidates with fewer micro-batches than stages",

@@ -35,7 +35,8 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
   REQUIRE(rc == 0);
   const nlohmann::json j = nlohmann::json::parse(out);
   const auto& rows = j.at("strategies");
-  REQUIRE(rows.size() == 6);  // gpipe, 1f1b, interleaved, zero-bubble, megatron, terapipe
+  // gpipe, 1f1b, interleaved, zero-bubble, megatron, terapipe, interleaved-zb, zb-v, dualpipe-v
+  REQUIRE(rows.size() == 9);
   double best = 1e300, best_without = 1e300;
   for (const auto& r : rows) {
     REQUIRE(r.at("found").get<bool>());
@@ -54,24 +55,24 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
   for (const auto& r : rows) {
     if (r.at("family") == j.at("winner")) CHECK(r.at("iteration_time_s").get<double>() == best);
   }
-  // The comparison and its six runs, each with its trace rows (--store-ops all), are in the
+  // The comparison and its nine runs, each with its trace rows (--store-ops all), are in the
   // database.
   std::string runs;
   REQUIRE(RunCommand(std::string(TERASIM_BINARY) + " db query --csv --db " + db +
                          " \"SELECT count(*) FROM comparison_runs WHERE comparison_id = " +
                          std::to_string(j.at("comparison_id").get<int>()) + "\"",
                      &runs) == 0);
-  CHECK(runs.find("\n6") != std::string::npos);
+  CHECK(runs.find("\n9") != std::string::npos);
   std::string ops;
   REQUIRE(RunCommand(std::string(TERASIM_BINARY) + " db query --csv --db " + db +
                          " \"SELECT count(DISTINCT run_id) FROM ops\"",
                      &ops) == 0);
-  CHECK(ops.find("\n6") != std::string::npos);
+  CHECK(ops.find("\n9") != std::string::npos);
   // The chart is an SVG with one bar label per family; the trace is JSON.
   const std::string svg = Slurp(j.at("chart").get<std::string>());
   CHECK(svg.rfind("<svg", 0) == 0);
-  for (const char* family :
-       {"gpipe", "1f1b", "interleaved", "zero-bubble", "megatron", "terapipe"}) {
+  for (const char* family : {"gpipe", "1f1b", "interleaved", "zero-bubble", "megatron", "terapipe",
+                             "interleaved-zb", "zb-v", "dualpipe-v"}) {
     CHECK(svg.find(family) != std::string::npos);
   }
   CHECK_NOTHROW(nlohmann::json::parse(Slurp(j.at("trace").get<std::string>())));

@@ -34,6 +34,7 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
   result.iteration_time_ns = replay.EndNs();
   result.events = replay.Events();
   result.flows = replay.Flows();
+  result.analytic_staggered_fraction = replay.StaggeredFraction();
   const TimeNs t = std::max<TimeNs>(1, result.iteration_time_ns);
 
   const std::vector<ReplayStats::DeviceTimes> times = stats.Devices(result.iteration_time_ns);

@@ -22,7 +22,7 @@ void PhaseCrossings(const CollectivePhase& phase, std::map<int, int>& crossings)
 // The phase's time when link l carries, besides the phase's own crossings, others(l) more.
 template <typename Others>
 TimeNs PhaseNs(const CollectivePhase& phase, const std::map<int, int>& crossings,
-               const std::vector<NetLink>& links, Others others) {
+               const std::vector<NetLink>& links, const Others& others) {
   TimeNs phase_ns = 0;
   for (const RingRun& run : phase.runs) {
     double bw = 0;
@@ -62,8 +62,8 @@ AnalyticNetwork::AnalyticNetwork(Engine& engine, const std::vector<NetLink>& lin
       listener_(listener),
       handler_id_(engine.AddHandler(this)),
       load_(links.size(), 0),
-      last_start_ns_(links.size(), -1),
-      own_(links.size(), 0) {}
+      holders_(links.size()),
+      last_start_ns_(links.size(), -1) {}
 
 int AnalyticNetwork::NewItem() {
   if (!free_items_.empty()) {
@@ -121,10 +121,12 @@ void AnalyticNetwork::Hold(int id) {
   Item& item = items_[id];
   const TimeNs now = engine_.Now();
   item.start_ns = now;
+  item.end_ns = -1;
   bool staggered = false;
   for (const auto& [link, k] : item.crossings) {
     staggered = staggered || (load_[link] > 0 && last_start_ns_[link] != now);
     load_[link] += k;
+    holders_[link].emplace_back(id, k);
     last_start_ns_[link] = now;
   }
   total_bytes_ += item.link_bytes;
@@ -136,32 +138,56 @@ void AnalyticNetwork::Hold(int id) {
   }
 }
 
-TimeNs AnalyticNetwork::DurationNs(const Item& item) {
+template <typename Weight>
+TimeNs AnalyticNetwork::SharedNs(int id, Weight weight) {
+  const Item& item = items_[id];
+  // Per link: the others' weighted crossings.
+  const auto others = [&](int link) {
+    double sum = 0;
+    for (const auto& [h, k] : holders_[link]) {
+      if (h != id) sum += k * weight(items_[h]);
+    }
+    return sum;
+  };
   if (item.route != nullptr) {
     if (item.route->links.empty()) return 0;
     double bw = 0;
     for (int link : item.route->links) {
-      const double share = links_[link].bw_bytes_per_s / load_[link];
+      const double share = links_[link].bw_bytes_per_s / (1 + others(link));
       if (bw == 0 || share < bw) bw = share;
     }
     return item.route->latency_ns + CeilNs(static_cast<double>(item.bytes) / bw * 1e9);
   }
-  // A collective: each phase as AnalyticPlanNs has it, with the other holders of each link.
-  for (const auto& [link, k] : item.crossings) own_[link] = k;
-  const auto others = [&](int link) { return load_[link] - own_[link]; };
+  // A collective: each phase as AnalyticPlanNs has it, with the others on each link.
   const Plan& plan = plans_[item.plan];
   TimeNs total_ns = 0;
   for (size_t ph = 0; ph < plan.plan.phases.size(); ++ph) {
     total_ns += PhaseNs(plan.plan.phases[ph], plan.phase_crossings[ph], links_, others);
   }
-  for (const auto& [link, k] : item.crossings) own_[link] = 0;
   return total_ns;
+}
+
+TimeNs AnalyticNetwork::DurationNs(int id) {
+  const TimeNs now = engine_.Now();
+  // Work-conserving from the newcomer's side: it does not slow what is in flight, so it waits
+  // out, on each link, the part of the others' remaining time that overlaps its own (alone):
+  // each other holder counts min(1, remaining / alone) crossings; one not costed yet (it starts
+  // now) counts whole.
+  const TimeNs alone_ns = SharedNs(id, [](const Item&) { return 0.0; });
+  if (alone_ns <= 0) return alone_ns;
+  return SharedNs(id, [&](const Item& h) {
+    if (h.end_ns < 0) return 1.0;
+    return std::min(1.0, static_cast<double>(h.end_ns - now) / alone_ns);
+  });
 }
 
 void AnalyticNetwork::Settle() {
   settle_pending_ = false;
   const TimeNs now = engine_.Now();
-  for (int id : pending_) engine_.Schedule(now + DurationNs(items_[id]), handler_id_, kDone, id);
+  for (int id : pending_) {
+    items_[id].end_ns = now + DurationNs(id);
+    engine_.Schedule(items_[id].end_ns, handler_id_, kDone, id);
+  }
   pending_.clear();
 }
 
@@ -173,7 +199,11 @@ void AnalyticNetwork::Handle(const Event& event) {
   TERASIM_CHECK(event.kind == kDone, "unknown analytic network event kind {}", event.kind);
   const int id = static_cast<int>(event.a);
   Item& item = items_[id];
-  for (const auto& [link, k] : item.crossings) load_[link] -= k;
+  for (const auto& [link, k] : item.crossings) {
+    load_[link] -= k;
+    std::vector<std::pair<int, int>>& holders = holders_[link];
+    holders.erase(std::find(holders.begin(), holders.end(), std::make_pair(id, k)));
+  }
   const int64_t tag = item.tag;
   free_items_.push_back(id);
   listener_.OnFlowDone(tag);

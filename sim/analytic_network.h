@@ -9,14 +9,17 @@
 // node sharing one NIC in a hierarchical all-reduce). For a flat ring this is the textbook
 // 2(p-1) alpha + 2(p-1)/p n/B.
 //
-// AnalyticNetwork adds the sharing between transfers: it counts, per link (NIC, NVLink, PCIe,
-// host staging), the crossings of the transfers and collectives in flight. Whatever starts at
-// one instant is costed together once that instant's events are done, each link's bandwidth
-// divided by the crossings in flight then (its own included), and keeps that share to its end:
-// it does not slow what is already in flight, nor speed up when others end. So n transfers that
-// start together through one NIC each take n times as long, as max-min sharing has it; where
-// transfers overlap staggered, the flow network's re-sharing is what the analytic mode cannot
-// see (AnalyticNetwork::StaggeredBytes counts the bytes concerned).
+// AnalyticNetwork adds the sharing between transfers: it keeps, per link (NIC, NVLink, PCIe,
+// host staging), the transfers and collectives in flight and when each ends. Whatever starts
+// at one instant is costed together once that instant's events are done: each link's
+// bandwidth is divided by its own crossings plus those of the others in flight, each weighted
+// min(1, its remaining time / the newcomer's time alone) (1 for what starts with it). It keeps
+// that time: it does not slow what is already in flight, nor speed up when others end; the
+// newcomer instead waits out the capacity the others keep (work-conserving for two sharers).
+// So n transfers that start together through one NIC each take n times as long, as max-min
+// sharing has it, and a long transfer that starts beside a short one is slowed by the short
+// one's remaining time only. Where transfers overlap staggered, the flow network's re-sharing is
+// what the analytic mode cannot see (AnalyticNetwork::StaggeredBytes counts the bytes concerned).
 #pragma once
 
 #include <cstdint>
@@ -65,6 +68,7 @@ class AnalyticNetwork : public EventHandler {
     Bytes bytes = 0;
     double link_bytes = 0;  // bytes it moves over links, for StaggeredBytes
     TimeNs start_ns = 0;
+    TimeNs end_ns = -1;  // -1 until costed
     int64_t tag = 0;
   };
   struct Plan {
@@ -77,19 +81,22 @@ class AnalyticNetwork : public EventHandler {
   int NewItem();
   void Hold(int item);
   void Settle();
-  TimeNs DurationNs(const Item& item);
+  TimeNs DurationNs(int item);
+  // The item's time when each other holder h of a link counts weight(h) crossings there.
+  template <typename Weight>
+  TimeNs SharedNs(int item, Weight weight);
 
   Engine& engine_;
   const std::vector<NetLink>& links_;
   FlowListener& listener_;
   int handler_id_;
-  std::vector<int> load_;              // per link: crossings in flight
-  std::vector<TimeNs> last_start_ns_;  // per link: when the last holder started
+  std::vector<int> load_;                                  // per link: crossings in flight
+  std::vector<std::vector<std::pair<int, int>>> holders_;  // per link: (item, crossings)
+  std::vector<TimeNs> last_start_ns_;                      // per link: when the last holder started
   std::vector<Item> items_;
   std::vector<int> free_items_;
   std::vector<int> pending_;  // started this instant, not costed yet
   std::vector<Plan> plans_;   // by plan id
-  std::vector<int> own_;      // scratch: per link, the costed item's own crossings
   bool settle_pending_ = false;
   double staggered_bytes_ = 0;
   double total_bytes_ = 0;

@@ -77,6 +77,14 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   BuildGraph();
 }
 
+Replay::~Replay() = default;
+
+double Replay::StaggeredFraction() const {
+  return analytic_ && analytic_->TotalBytes() > 0
+             ? analytic_->StaggeredBytes() / analytic_->TotalBytes()
+             : 0;
+}
+
 void Replay::SetLinkRateSampler(std::function<void(TimeNs, int, double)> sampler) {
   const int num_links = num_links_;
   network_->SetRateSampler([num_links, sampler = std::move(sampler)](TimeNs t, int c, double r) {

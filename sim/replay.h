@@ -26,7 +26,6 @@
 #include "models/compute_cost.h"
 #include "models/units.h"
 #include "schedule/schedule_ir.h"
-#include "sim/analytic_network.h"
 #include "sim/collective_plan.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
@@ -35,6 +34,8 @@
 #include "sim/route_cache.h"
 
 namespace terasim {
+
+class AnalyticNetwork;  // sim/analytic_network.h
 
 enum class NetworkMode {
   kFlow,      // flows over links, max-min fair sharing, collectives as aggregate ring runs
@@ -64,6 +65,7 @@ class Replay : public EventHandler, public FlowListener {
   // has GPUs, or names an unknown `after` key or group.
   Replay(const Schedule& schedule, const NetworkTopology& topology, const ComputeCostModel& cost,
          ReplayOptions options);
+  ~Replay() override;
 
   // Borrowed; must outlive Run().
   void AddObserver(ReplayObserver* observer) { observers_.push_back(observer); }
@@ -95,11 +97,7 @@ class Replay : public EventHandler, public FlowListener {
   // Analytic mode: the fraction of the bytes moved over links whose transfer shared a link with
   // one started at another instant (contention the analytic mode cannot re-share; see
   // sim/analytic_network.h). 0 in flow mode.
-  double StaggeredFraction() const {
-    return analytic_ && analytic_->TotalBytes() > 0
-               ? analytic_->StaggeredBytes() / analytic_->TotalBytes()
-               : 0;
-  }
+  double StaggeredFraction() const;
 
   void Handle(const Event& event) override;
   void OnFlowDone(int64_t tag) override;

@@ -4,10 +4,37 @@
 #include <cmath>
 #include <map>
 
+#include "models/errors.h"
+
 namespace terasim {
 namespace {
 
 TimeNs CeilNs(double ns) { return static_cast<TimeNs>(std::max(0.0, std::ceil(ns - 1e-6))); }
+
+// Per link: how many of the phase's runs' hops cross it.
+void PhaseCrossings(const CollectivePhase& phase, std::map<int, int>& crossings) {
+  crossings.clear();
+  for (const RingRun& run : phase.runs) {
+    for (int link : run.links) ++crossings[link];
+  }
+}
+
+// The phase's time when link l carries, besides the phase's own crossings, others(l) more.
+template <typename Others>
+TimeNs PhaseNs(const CollectivePhase& phase, const std::map<int, int>& crossings,
+               const std::vector<NetLink>& links, const Others& others) {
+  TimeNs phase_ns = 0;
+  for (const RingRun& run : phase.runs) {
+    double bw = 0;
+    for (int link : run.links) {
+      const double share = links[link].bw_bytes_per_s / (crossings.at(link) + others(link));
+      if (bw == 0 || share < bw) bw = share;
+    }
+    const TimeNs step_ns = run.alpha_ns + (bw > 0 ? CeilNs(run.bytes_per_flow / bw * 1e9) : 0);
+    phase_ns = std::max(phase_ns, run.steps * step_ns);
+  }
+  return phase_ns;
+}
 
 }  // namespace
 
@@ -20,34 +47,166 @@ TimeNs AnalyticTransferNs(int src_gpu, int dst_gpu, Bytes bytes, RouteCache& rou
 TimeNs AnalyticPlanNs(const CollectivePlan& plan, RouteCache& routes) {
   const std::vector<NetLink>& links = routes.Topology().Links();
   TimeNs total_ns = 0;
+  std::map<int, int> crossings;
   for (const CollectivePhase& phase : plan.phases) {
-    // How many of this phase's transfers cross each link when every hop is busy.
-    std::map<int, int> crossings;
-    for (const RingRun& run : phase.runs) {
-      const int p = static_cast<int>(run.gpus.size());
-      for (int i = 0; i + (run.closed ? 0 : 1) < p; ++i) {
-        for (int link : routes.Get(run.gpus[i], run.gpus[(i + 1) % p]).links) ++crossings[link];
-      }
-    }
-    TimeNs phase_ns = 0;
-    for (const RingRun& run : phase.runs) {
-      const int p = static_cast<int>(run.gpus.size());
-      TimeNs alpha_ns = 0;
-      double bw = 0;
-      for (int i = 0; i + (run.closed ? 0 : 1) < p; ++i) {
-        const RouteCache::Entry& hop = routes.Get(run.gpus[i], run.gpus[(i + 1) % p]);
-        alpha_ns = std::max(alpha_ns, hop.latency_ns);
-        for (int link : hop.links) {
-          const double share = links[link].bw_bytes_per_s / crossings[link];
-          if (bw == 0 || share < bw) bw = share;
-        }
-      }
-      const TimeNs step_ns = alpha_ns + (bw > 0 ? CeilNs(run.bytes_per_flow / bw * 1e9) : 0);
-      phase_ns = std::max(phase_ns, run.steps * step_ns);
-    }
-    total_ns += phase_ns;
+    PhaseCrossings(phase, crossings);
+    total_ns += PhaseNs(phase, crossings, links, [](int) { return 0; });
   }
   return total_ns;
+}
+
+AnalyticNetwork::AnalyticNetwork(Engine& engine, const std::vector<NetLink>& links,
+                                 FlowListener& listener)
+    : engine_(engine),
+      links_(links),
+      listener_(listener),
+      handler_id_(engine.AddHandler(this)),
+      load_(links.size(), 0),
+      holders_(links.size()),
+      last_start_ns_(links.size(), -1) {}
+
+int AnalyticNetwork::NewItem() {
+  if (!free_items_.empty()) {
+    const int id = free_items_.back();
+    free_items_.pop_back();
+    return id;
+  }
+  items_.emplace_back();
+  return static_cast<int>(items_.size()) - 1;
+}
+
+void AnalyticNetwork::StartTransfer(const RouteCache::Entry& route, Bytes bytes, int64_t tag) {
+  const int id = NewItem();
+  Item& item = items_[id];
+  item.crossings.clear();
+  for (int link : route.links) item.crossings.emplace_back(link, 1);
+  item.route = &route;
+  item.plan = -1;
+  item.bytes = bytes;
+  item.link_bytes = static_cast<double>(bytes) * static_cast<double>(route.links.size());
+  item.tag = tag;
+  Hold(id);
+}
+
+void AnalyticNetwork::StartPlan(int plan_id, const CollectivePlan& plan, int64_t tag) {
+  TERASIM_CHECK(plan_id >= 0, "plan id {}", plan_id);
+  if (plan_id >= static_cast<int>(plans_.size())) plans_.resize(plan_id + 1);
+  Plan& cached = plans_[plan_id];
+  if (cached.plan.phases.empty() && !plan.phases.empty()) {
+    cached.plan = plan;
+    std::map<int, int> most;
+    for (const CollectivePhase& phase : plan.phases) {
+      cached.phase_crossings.emplace_back();
+      PhaseCrossings(phase, cached.phase_crossings.back());
+      for (const auto& [link, k] : cached.phase_crossings.back())
+        most[link] = std::max(most[link], k);
+      for (const RingRun& run : phase.runs) {
+        cached.link_bytes += run.steps * run.bytes_per_flow * static_cast<double>(run.links.size());
+      }
+    }
+    cached.crossings.assign(most.begin(), most.end());
+  }
+  const int id = NewItem();
+  Item& item = items_[id];
+  item.crossings = cached.crossings;
+  item.route = nullptr;
+  item.plan = plan_id;
+  item.bytes = 0;
+  item.link_bytes = cached.link_bytes;
+  item.tag = tag;
+  Hold(id);
+}
+
+void AnalyticNetwork::Hold(int id) {
+  Item& item = items_[id];
+  const TimeNs now = engine_.Now();
+  item.start_ns = now;
+  item.end_ns = -1;
+  bool staggered = false;
+  for (const auto& [link, k] : item.crossings) {
+    staggered = staggered || (load_[link] > 0 && last_start_ns_[link] != now);
+    load_[link] += k;
+    holders_[link].emplace_back(id, k);
+    last_start_ns_[link] = now;
+  }
+  total_bytes_ += item.link_bytes;
+  if (staggered) staggered_bytes_ += item.link_bytes;
+  pending_.push_back(id);
+  if (!settle_pending_) {
+    settle_pending_ = true;
+    engine_.Schedule(now, handler_id_, kSettle);
+  }
+}
+
+template <typename Weight>
+TimeNs AnalyticNetwork::SharedNs(int id, Weight weight) {
+  const Item& item = items_[id];
+  // Per link: the others' weighted crossings.
+  const auto others = [&](int link) {
+    double sum = 0;
+    for (const auto& [h, k] : holders_[link]) {
+      if (h != id) sum += k * weight(items_[h]);
+    }
+    return sum;
+  };
+  if (item.route != nullptr) {
+    if (item.route->links.empty()) return 0;
+    double bw = 0;
+    for (int link : item.route->links) {
+      const double share = links_[link].bw_bytes_per_s / (1 + others(link));
+      if (bw == 0 || share < bw) bw = share;
+    }
+    return item.route->latency_ns + CeilNs(static_cast<double>(item.bytes) / bw * 1e9);
+  }
+  // A collective: each phase as AnalyticPlanNs has it, with the others on each link.
+  const Plan& plan = plans_[item.plan];
+  TimeNs total_ns = 0;
+  for (size_t ph = 0; ph < plan.plan.phases.size(); ++ph) {
+    total_ns += PhaseNs(plan.plan.phases[ph], plan.phase_crossings[ph], links_, others);
+  }
+  return total_ns;
+}
+
+TimeNs AnalyticNetwork::DurationNs(int id) {
+  const TimeNs now = engine_.Now();
+  // Work-conserving from the newcomer's side: it does not slow what is in flight, so it waits
+  // out, on each link, the part of the others' remaining time that overlaps its own (alone):
+  // each other holder counts min(1, remaining / alone) crossings; one not costed yet (it starts
+  // now) counts whole.
+  const TimeNs alone_ns = SharedNs(id, [](const Item&) { return 0.0; });
+  if (alone_ns <= 0) return alone_ns;
+  return SharedNs(id, [&](const Item& h) {
+    if (h.end_ns < 0) return 1.0;
+    return std::min(1.0, static_cast<double>(h.end_ns - now) / alone_ns);
+  });
+}
+
+void AnalyticNetwork::Settle() {
+  settle_pending_ = false;
+  const TimeNs now = engine_.Now();
+  for (int id : pending_) {
+    items_[id].end_ns = now + DurationNs(id);
+    engine_.Schedule(items_[id].end_ns, handler_id_, kDone, id);
+  }
+  pending_.clear();
+}
+
+void AnalyticNetwork::Handle(const Event& event) {
+  if (event.kind == kSettle) {
+    Settle();
+    return;
+  }
+  TERASIM_CHECK(event.kind == kDone, "unknown analytic network event kind {}", event.kind);
+  const int id = static_cast<int>(event.a);
+  Item& item = items_[id];
+  for (const auto& [link, k] : item.crossings) {
+    load_[link] -= k;
+    std::vector<std::pair<int, int>>& holders = holders_[link];
+    holders.erase(std::find(holders.begin(), holders.end(), std::make_pair(id, k)));
+  }
+  const int64_t tag = item.tag;
+  free_items_.push_back(id);
+  listener_.OnFlowDone(tag);
 }
 
 }  // namespace terasim

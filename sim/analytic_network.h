@@ -1,25 +1,105 @@
-// Alpha-beta communication times, without contention from other transfers: the fast path of
-// `--network analytic` and the cross-check of the flow network.
+// The analytic network (`--network analytic`): alpha-beta communication times with the sharing
+// the analytic mode can see, and the closed forms the flow network is checked against.
 //
-// A transfer costs its route's latency plus bytes over the route's narrowest link. A
+// A transfer costs its route's latency plus bytes over the route's narrowest share. A
 // collective plan (sim/collective_plan.h) costs, phase after phase, the slowest of its runs:
 // steps x (alpha + bytes_per_flow / B), where alpha is the largest route latency of the run's
 // hops and B its narrowest link bandwidth divided by how many of the phase's own transfers
 // cross that link in one step (the contention a collective causes itself, e.g. the 8 GPUs of a
 // node sharing one NIC in a hierarchical all-reduce). For a flat ring this is the textbook
 // 2(p-1) alpha + 2(p-1)/p n/B.
+//
+// AnalyticNetwork adds the sharing between transfers: it keeps, per link (NIC, NVLink, PCIe,
+// host staging), the transfers and collectives in flight and when each ends. Whatever starts
+// at one instant is costed together once that instant's events are done: each link's
+// bandwidth is divided by its own crossings plus those of the others in flight, each weighted
+// min(1, its remaining time / the newcomer's time alone) (1 for what starts with it). It keeps
+// that time: it does not slow what is already in flight, nor speed up when others end; the
+// newcomer instead waits out the capacity the others keep (work-conserving for two sharers).
+// So n transfers that start together through one NIC each take n times as long, as max-min
+// sharing has it, and a long transfer that starts beside a short one is slowed by the short
+// one's remaining time only. Where transfers overlap staggered, the flow network's re-sharing is
+// what the analytic mode cannot see (AnalyticNetwork::StaggeredBytes counts the bytes concerned).
 #pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
 
 #include "models/units.h"
 #include "sim/collective_plan.h"
+#include "sim/engine.h"
+#include "sim/flow_network.h"
 #include "sim/route_cache.h"
 
 namespace terasim {
 
-// Time of one transfer of `bytes` from src_gpu to dst_gpu (0 when they are equal).
+// Time of one transfer of `bytes` from src_gpu to dst_gpu (0 when they are equal), alone.
 TimeNs AnalyticTransferNs(int src_gpu, int dst_gpu, Bytes bytes, RouteCache& routes);
 
-// Time of a whole collective plan.
+// Time of a whole collective plan, alone.
 TimeNs AnalyticPlanNs(const CollectivePlan& plan, RouteCache& routes);
+
+class AnalyticNetwork : public EventHandler {
+ public:
+  // Borrows the engine, links and listener (they must outlive it); the listener hears
+  // OnFlowDone(tag) when a transfer or collective ends.
+  AnalyticNetwork(Engine& engine, const std::vector<NetLink>& links, FlowListener& listener);
+
+  // A transfer of `bytes` over `route`, starting now.
+  void StartTransfer(const RouteCache::Entry& route, Bytes bytes, int64_t tag);
+  // Collective plan number `plan_id` (the same id for the same plan; copied the first time),
+  // starting now.
+  void StartPlan(int plan_id, const CollectivePlan& plan, int64_t tag);
+
+  // Bytes of the transfers and collectives that shared a link with one started at another
+  // instant (where the flow network would have re-shared the link when either began or ended).
+  double StaggeredBytes() const { return staggered_bytes_; }
+  double TotalBytes() const { return total_bytes_; }
+
+  void Handle(const Event& event) override;
+
+ private:
+  enum EventKind { kSettle = 0, kDone = 1 };
+  struct Item {
+    std::vector<std::pair<int, int>> crossings;  // (link, crossings it holds)
+    const RouteCache::Entry* route = nullptr;    // a transfer's route, or
+    int plan = -1;                               // a collective's plan
+    Bytes bytes = 0;
+    double link_bytes = 0;  // bytes it moves over links, for StaggeredBytes
+    TimeNs start_ns = 0;
+    TimeNs end_ns = -1;  // -1 until costed
+    int64_t tag = 0;
+  };
+  struct Plan {
+    CollectivePlan plan;
+    std::vector<std::pair<int, int>> crossings;       // per link: the most crossings of one phase
+    std::vector<std::map<int, int>> phase_crossings;  // per phase: crossings per link
+    double link_bytes = 0;
+  };
+
+  int NewItem();
+  void Hold(int item);
+  void Settle();
+  TimeNs DurationNs(int item);
+  // The item's time when each other holder h of a link counts weight(h) crossings there.
+  template <typename Weight>
+  TimeNs SharedNs(int item, Weight weight);
+
+  Engine& engine_;
+  const std::vector<NetLink>& links_;
+  FlowListener& listener_;
+  int handler_id_;
+  std::vector<int> load_;                                  // per link: crossings in flight
+  std::vector<std::vector<std::pair<int, int>>> holders_;  // per link: (item, crossings)
+  std::vector<TimeNs> last_start_ns_;                      // per link: when the last holder started
+  std::vector<Item> items_;
+  std::vector<int> free_items_;
+  std::vector<int> pending_;  // started this instant, not costed yet
+  std::vector<Plan> plans_;   // by plan id
+  bool settle_pending_ = false;
+  double staggered_bytes_ = 0;
+  double total_bytes_ = 0;
+};
 
 }  // namespace terasim

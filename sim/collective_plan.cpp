@@ -88,17 +88,20 @@ void AddRings(const std::vector<int>& gpus, double bytes, int steps,
 CollectiveOptions LoadCollectiveOptions(const std::string& path) {
   const nlohmann::json json = ParseJson(ReadTextFile(path), path);
   JsonReader reader(json, path);
-  reader.RejectUnknown({"bidirectional_rings", "broadcast_chunk_bytes", "source"});
+  reader.RejectUnknown({"bidirectional_rings", "broadcast_chunk_bytes", "step_by_step", "source"});
   CollectiveOptions options;
   options.bidirectional_rings = reader.RequireBool("bidirectional_rings");
   options.broadcast_chunk_bytes = reader.RequireInt("broadcast_chunk_bytes", 1);
+  if (reader.Has("step_by_step")) options.step_by_step = reader.RequireBool("step_by_step");
   return options;
 }
 
 std::string DefaultCollectiveOptionsPath() { return DataRoot() + "/sim/data/collectives.json"; }
 
-CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
-                              const NetworkTopology& topology, const CollectiveOptions& options) {
+namespace {
+
+CollectivePlan PlanRuns(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
+                        const NetworkTopology& topology, const CollectiveOptions& options) {
   TERASIM_CHECK(IsCollective(kind), "{} is not a collective", OpKindName(kind));
   CollectivePlan plan;
   const int p = static_cast<int>(gpus.size());
@@ -157,6 +160,28 @@ CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int roo
   plan.phases.push_back(std::move(reduce_scatter));
   plan.phases.push_back(std::move(across));
   plan.phases.push_back(std::move(all_gather));
+  return plan;
+}
+
+}  // namespace
+
+CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
+                              const NetworkTopology& topology, const CollectiveOptions& options) {
+  CollectivePlan plan = PlanRuns(kind, gpus, root_gpu, bytes, topology, options);
+  const std::vector<NetLink>& links = topology.Links();
+  for (CollectivePhase& phase : plan.phases) {
+    for (RingRun& run : phase.runs) {
+      const int p = static_cast<int>(run.gpus.size());
+      for (int i = 0; i + (run.closed ? 0 : 1) < p; ++i) {
+        TimeNs latency_ns = 0;
+        for (int link : topology.Route(run.gpus[i], run.gpus[(i + 1) % p])) {
+          run.links.push_back(link);
+          latency_ns += links[link].latency_ns;
+        }
+        run.alpha_ns = std::max(run.alpha_ns, latency_ns);
+      }
+    }
+  }
   return plan;
 }
 

@@ -16,6 +16,15 @@
 //   ALLGATHER / REDUCE_SCATTER  rings as above, p-1 steps of share/p (bytes = the full tensor)
 //   BROADCAST                   a chain from the root in ring order, the data cut into chunks
 //                               of chunk_bytes pipelined down it: C + p - 2 steps of n/C
+//
+// The flow network replays a run as one aggregate flow (docs/collectives.md): a ring advances
+// at the pace of its slowest hop, so the run is one flow over every hop's links (a link that k
+// hops cross, k times) that moves steps x bytes_per_flow after waiting steps x alpha (alpha:
+// the largest hop latency). Where the rates stay constant over the run (its links carry
+// nothing else, or the same load throughout) this ends when the step-by-step replay would, up
+// to one ns of rounding per step; under changing contention it is an approximation (a step's
+// fast hops no longer free their links early, and the latencies are paid up front).
+// CollectiveOptions::step_by_step keeps the step-by-step replay.
 #pragma once
 
 #include <utility>
@@ -32,10 +41,13 @@ namespace terasim {
 struct CollectiveOptions {
   bool bidirectional_rings = true;           // in-node rings also run in reverse
   Bytes broadcast_chunk_bytes = 512 * 1024;  // pipelining unit of a broadcast chain
+  // Flow mode: replay every ring step as its own flows (exact, slow) instead of each run as
+  // one aggregate flow.
+  bool step_by_step = false;
 };
 
 // Loads CollectiveOptions from a JSON file (fields bidirectional_rings, broadcast_chunk_bytes,
-// source). Throws InputError "FILE: FIELD: what" on a bad file.
+// source; optional step_by_step). Throws InputError "FILE: FIELD: what" on a bad file.
 CollectiveOptions LoadCollectiveOptions(const std::string& path);
 // The default file: DataRoot()/sim/data/collectives.json.
 std::string DefaultCollectiveOptionsPath();
@@ -46,6 +58,10 @@ struct RingRun {
   int steps = 0;
   double bytes_per_flow = 0;
   int chunks = 0;  // chain only: how many chunks travel down it
+  // Filled by PlanCollective: every hop's links (a link crossed by k hops listed k times; the
+  // route of the run's aggregate flow) and the largest hop latency (a step's alpha).
+  std::vector<int> links;
+  TimeNs alpha_ns = 0;
 };
 
 struct CollectivePhase {

@@ -18,6 +18,7 @@ namespace {
 constexpr int64_t kTagCompute = 0;
 constexpr int64_t kTagP2p = 1;
 constexpr int64_t kTagCollective = 2;
+constexpr int64_t kTagAnalyticCollective = 3;  // a whole collective in the analytic network
 constexpr int kRunBits = 20;
 
 int64_t CollectiveTag(int instance, int run) {
@@ -70,6 +71,9 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   for (int g = 0; g < topology.NumGpus(); ++g) capacity.push_back(1e9);
   network_ = std::make_unique<FlowNetwork>(engine_, std::move(capacity), *this);
   for (int g = 0; g < topology.NumGpus(); ++g) compute_route_.push_back({num_links_ + g});
+  if (options_.network == NetworkMode::kAnalytic) {
+    analytic_ = std::make_unique<AnalyticNetwork>(engine_, topology.Links(), *this);
+  }
   BuildGraph();
   active_ops_ = static_cast<int>(ops_.size());
   if (options_.fold) ApplyFold();
@@ -102,6 +106,14 @@ void Replay::ReportLinkBytes(int link, double bytes) {
   const int to = fold_.LinkRep(link);
   const double total = bytes * fold_.LinkMultiplicity(link);
   for (ReplayObserver* o : observers_) o->OnLinkBytes(to, total);
+}
+
+Replay::~Replay() = default;
+
+double Replay::StaggeredFraction() const {
+  return analytic_ && analytic_->TotalBytes() > 0
+             ? analytic_->StaggeredBytes() / analytic_->TotalBytes()
+             : 0;
 }
 
 void Replay::SetLinkRateSampler(std::function<void(TimeNs, int, double)> sampler) {
@@ -297,9 +309,8 @@ void Replay::BeginTransfer(int send, int recv) {
   const Bytes bytes = schedule_.ops[send].bytes;
   const RouteCache::Entry& route = routes_.Get(src, dst);
   for (int link : route.links) ReportLinkBytes(link, static_cast<double>(bytes));
-  if (options_.network == NetworkMode::kAnalytic) {
-    engine_.Schedule(now + AnalyticTransferNs(src, dst, bytes, routes_), handler_id_, kTransferDone,
-                     send);
+  if (analytic_) {
+    analytic_->StartTransfer(route, bytes, static_cast<int64_t>(send) * 4 + kTagP2p);
   } else {
     const std::vector<int>* links = &route.links;
     if (fold_.Folded()) {
@@ -319,7 +330,6 @@ int Replay::PlanFor(const Instance& instance) {
   CachedPlan cached;
   cached.plan = PlanCollective(instance.kind, group_gpus_[instance.group], instance.root_gpu,
                                instance.bytes, topology_, options_.collectives);
-  cached.analytic_ns = AnalyticPlanNs(cached.plan, routes_);
   std::map<int, double> link_bytes;
   for (const CollectivePhase& phase : cached.plan.phases) {
     for (const RingRun& run : phase.runs) {
@@ -353,8 +363,13 @@ void Replay::BeginCollective(int id) {
   // With a fold the instance stands for its images outside its group's stabilizer.
   const double images = instance.folded != nullptr ? 1.0 / instance.folded->stabilizer : 1.0;
   for (const auto& [link, bytes] : cached.link_bytes) ReportLinkBytes(link, bytes * images);
-  if (options_.network == NetworkMode::kAnalytic || cached.plan.phases.empty()) {
-    engine_.Schedule(now + cached.analytic_ns, handler_id_, kCollectiveDone, id);
+  if (cached.plan.phases.empty()) {
+    engine_.Schedule(now, handler_id_, kCollectiveDone, id);
+    return;
+  }
+  if (analytic_) {
+    analytic_->StartPlan(instance.plan, cached.plan,
+                         static_cast<int64_t>(id) * 4 + kTagAnalyticCollective);
     return;
   }
   instance.phase = 0;
@@ -393,8 +408,15 @@ void Replay::StartRunStep(int id, int r) {
   const RingRun& run = plans_[instance.plan].plan.phases[instance.phase].runs[r];
   // The transfers of StepTransfers(run, step), without building the list.
   const int p = static_cast<int>(run.gpus.size());
-  const int step = instance.runs[r].step;
   const int64_t tag = CollectiveTag(id, r);
+  if (!options_.collectives.step_by_step) {
+    // The whole run as one aggregate flow (sim/collective_plan.h): its last step, in one go.
+    instance.runs[r].step = run.steps - 1;
+    instance.runs[r].flows_left = 1;
+    network_->StartFlow(run.links, run.steps * run.bytes_per_flow, run.steps * run.alpha_ns, tag);
+    return;
+  }
+  const int step = instance.runs[r].step;
   int flows = 0;
   auto start = [&](int src, int dst) {
     const RouteCache::Entry& route = routes_.Get(src, dst);
@@ -447,6 +469,8 @@ void Replay::OnFlowDone(int64_t tag) {
     const int recv = ops_[send].partner;
     CompleteOp(send);
     CompleteOp(recv);
+  } else if (kind == kTagAnalyticCollective) {
+    FinishCollective(static_cast<int>(payload));
   } else {
     const int id = static_cast<int>(payload >> kRunBits);
     const int r = static_cast<int>(payload & ((1 << kRunBits) - 1));

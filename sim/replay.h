@@ -6,7 +6,8 @@
 // compute: a SEND and its RECV (same tensor, matching peers) move their bytes as one network
 // flow once both have started; a collective starts when every member of its group has reached
 // it (the k-th collective on a group on each member is one instance) and runs as the flows of
-// its CollectivePlan, or, with NetworkMode::kAnalytic, as one alpha-beta delay.
+// its CollectivePlan, or, with NetworkMode::kAnalytic, as one alpha-beta delay
+// (sim/analytic_network.h: links shared by what starts together).
 //
 // Network flows share links max-min fairly (FlowNetwork). The replay records, per op, its
 // start and end and the op whose completion last held it back (CriticalPredecessor), from
@@ -35,9 +36,11 @@
 
 namespace terasim {
 
+class AnalyticNetwork;  // sim/analytic_network.h
+
 enum class NetworkMode {
-  kFlow,      // flows over links, max-min fair sharing, collectives as ring steps
-  kAnalytic,  // alpha-beta per transfer and per collective, no contention between them
+  kFlow,      // flows over links, max-min fair sharing, collectives as aggregate ring runs
+  kAnalytic,  // alpha-beta per transfer and per collective, links shared by what starts together
 };
 
 // "flow" / "analytic"; ParseNetworkMode throws InputError "--network: ..." on anything else.
@@ -67,6 +70,7 @@ class Replay : public EventHandler, public FlowListener {
   // has GPUs, or names an unknown `after` key or group.
   Replay(const Schedule& schedule, const NetworkTopology& topology, const ComputeCostModel& cost,
          ReplayOptions options);
+  ~Replay() override;
 
   // Borrowed; must outlive Run().
   void AddObserver(ReplayObserver* observer) { observers_.push_back(observer); }
@@ -99,6 +103,10 @@ class Replay : public EventHandler, public FlowListener {
   // Time the flow network kept each link busy (flow mode; all zero in analytic mode; with a
   // fold, every link of a class as its representative).
   std::vector<TimeNs> LinkBusyNs() const;
+  // Analytic mode: the fraction of the bytes moved over links whose transfer shared a link with
+  // one started at another instant (contention the analytic mode cannot re-share; see
+  // sim/analytic_network.h). 0 in flow mode.
+  double StaggeredFraction() const;
 
   void Handle(const Event& event) override;
   void OnFlowDone(int64_t tag) override;
@@ -137,7 +145,6 @@ class Replay : public EventHandler, public FlowListener {
   };
   struct CachedPlan {
     CollectivePlan plan;
-    TimeNs analytic_ns = 0;
     std::vector<std::pair<int, double>> link_bytes;  // over the whole plan
   };
 
@@ -165,6 +172,7 @@ class Replay : public EventHandler, public FlowListener {
   int handler_id_;
   RouteCache routes_;
   std::unique_ptr<FlowNetwork> network_;
+  std::unique_ptr<AnalyticNetwork> analytic_;  // kAnalytic only
   int num_links_ = 0;
   std::vector<ReplayObserver*> observers_;
 

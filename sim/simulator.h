@@ -80,6 +80,9 @@ struct SimResult {
   std::string fold_note;  // why a candidate symmetry was refused ("" when none was)
   int64_t events = 0;
   int64_t flows = 0;  // flows started in the flow network (compute ones included)
+  // Analytic mode: the fraction of link bytes that met staggered contention, which the flow
+  // mode models and the analytic mode cannot (Replay::StaggeredFraction).
+  double analytic_staggered_fraction = 0;
   double wall_time_s = 0;
 };
 

@@ -287,6 +287,7 @@ int RunSimulate(const Args& args) {
                {"fold_order", result.fold_order},
                {"events", result.events},
                {"events_per_s", events_per_s},
+               {"analytic_staggered_fraction", result.analytic_staggered_fraction},
                {"wall_time_s", result.wall_time_s},
                {"critical_path", result.critical_path},
                {"jitter", jitter ? nlohmann::json{{"samples", jitter_samples},
@@ -312,6 +313,13 @@ int RunSimulate(const Args& args) {
       100 * result.bubble_fraction, 100 * comm, result.tflops_per_gpu,
       FormatGiB(result.peak_memory_bytes), FormatGiB(memory.capacity_bytes),
       memory.fits ? "fits" : "does not fit", result.events, result.wall_time_s, events_per_s);
+  if (result.analytic_staggered_fraction > 0.05) {
+    // Where the two network modes must differ (docs/collectives.md).
+    std::cout << fmt::format(
+        "  network     {:.0f} % of the link bytes met transfers started at other instants: the "
+        "analytic mode keeps each transfer's share from its start; --network flow re-shares\n",
+        100 * result.analytic_staggered_fraction);
+  }
   if (jitter) {
     std::cout << fmt::format(
         "  jitter      median of {} iterations with per-device speed factors: p10 {:.4f} s, "

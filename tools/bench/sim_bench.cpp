@@ -9,6 +9,8 @@
 // Rows (the measured part in brackets):
 //   175b-terapipe-{flow,analytic}  gpt3-175b TeraPipe dp1 pp48 tp8, 16 slices per sequence,
 //                                  batch 2, p3.16xlarge:48                          [Simulate]
+//   175b-terapipe-flow-steps       the same, collectives replayed ring step by ring step
+//                                  (CollectiveOptions::step_by_step, the replay before issue 12)
 //   1t-{1f1b,interleaved}-dpD-bB   gpt3-1t tp8 pp64 on p4d.24xlarge:384, micro-batch 1: the
 //                                  scaled-down dp1 batch 64 by default; --full adds the issue's
 //                                  target dp6 batch 3072                          [Simulate]
@@ -77,7 +79,7 @@ void Measure(Row& row, F&& body) {
 }
 
 Row SimRow(const std::string& name, const GenerateOptions& gen, const std::string& cluster_spec,
-           NetworkMode network, bool fold = true) {
+           NetworkMode network, bool fold = true, bool step_by_step = false) {
   Row row;
   row.name = name;
   const double p0 = WallNow();
@@ -88,6 +90,7 @@ Row SimRow(const std::string& name, const GenerateOptions& gen, const std::strin
   SimOptions options;
   options.network = network;
   options.collectives = LoadCollectiveOptions(DefaultCollectiveOptionsPath());
+  options.collectives.step_by_step = step_by_step;
   options.model = &gen.model;
   options.fold = fold;
   const Schedule schedule = Generate(gen);
@@ -240,6 +243,10 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::function<Row()>>> rows;
   rows.emplace_back("175b-terapipe-flow", [] {
     return SimRow("175b-terapipe-flow", TeraPipe175b(), "p3.16xlarge:48", NetworkMode::kFlow);
+  });
+  rows.emplace_back("175b-terapipe-flow-steps", [] {
+    return SimRow("175b-terapipe-flow-steps", TeraPipe175b(), "p3.16xlarge:48", NetworkMode::kFlow,
+                  /*fold=*/true, /*step_by_step=*/true);
   });
   rows.emplace_back("175b-terapipe-analytic", [] {
     return SimRow("175b-terapipe-analytic", TeraPipe175b(), "p3.16xlarge:48",

@@ -409,11 +409,27 @@ void Replay::StartRunStep(int id, int r) {
   // The transfers of StepTransfers(run, step), without building the list.
   const int p = static_cast<int>(run.gpus.size());
   const int64_t tag = CollectiveTag(id, r);
+  const FoldedRun* folded_run = nullptr;
+  if (instance.folded != nullptr) {
+    const std::vector<FoldedRun>& runs = instance.folded->phases[instance.phase];
+    folded_run =
+        &*std::find_if(runs.begin(), runs.end(), [r](const FoldedRun& f) { return f.run == r; });
+  }
   if (!options_.collectives.step_by_step) {
     // The whole run as one aggregate flow (sim/collective_plan.h): its last step, in one go.
     instance.runs[r].step = run.steps - 1;
     instance.runs[r].flows_left = 1;
-    network_->StartFlow(run.links, run.steps * run.bytes_per_flow, run.steps * run.alpha_ns, tag);
+    const std::vector<int>* links = &run.links;
+    if (folded_run != nullptr) {
+      // Folded: the run stands for its images, so its route is its folded hops' routes (one
+      // per orbit of hops, representatives repeated by multiplicity: sim/symmetry_fold.h).
+      fold_route_.clear();
+      for (const FoldedFlow& flow : folded_run->flows) {
+        fold_route_.insert(fold_route_.end(), flow.route.begin(), flow.route.end());
+      }
+      links = &fold_route_;
+    }
+    network_->StartFlow(*links, run.steps * run.bytes_per_flow, run.steps * run.alpha_ns, tag);
     return;
   }
   const int step = instance.runs[r].step;
@@ -425,10 +441,8 @@ void Replay::StartRunStep(int id, int r) {
     network_->StartFlow(route.links, run.bytes_per_flow, route.latency_ns, tag);
   };
   instance.runs[r].flows_left = 0;
-  if (instance.folded != nullptr) {
-    const std::vector<FoldedRun>& runs = instance.folded->phases[instance.phase];
-    const FoldedRun& folded =
-        *std::find_if(runs.begin(), runs.end(), [r](const FoldedRun& f) { return f.run == r; });
+  if (folded_run != nullptr) {
+    const FoldedRun& folded = *folded_run;
     auto start_folded = [&](const FoldedFlow& flow) {
       ++flows;
       ++instance.runs[r].flows_left;

@@ -127,6 +127,19 @@ TEST_CASE("folded replay equals the full replay on every generator, both network
   }
 }
 
+TEST_CASE("folded replay equals the full replay with collectives replayed step by step") {
+  // The flow network's two collective replays (sim/collective_plan.h): one aggregate flow per
+  // ring run (the default, above) and one flow per ring step; the fold must be exact in both.
+  const FakeTopology topology = TwoNodes();
+  for (Strategy strategy : {Strategy::kOneFOneB, Strategy::kTeraPipe, Strategy::kZbH1}) {
+    SimOptions sim;
+    sim.network = NetworkMode::kFlow;
+    sim.collectives.step_by_step = true;
+    const SimResult folded = RequireFoldExact(Generate(Options(strategy, 2, 2, 2)), topology, sim);
+    CHECK(folded.fold_order == 4);  // dp 2 x tp 2, as with aggregate flows
+  }
+}
+
 TEST_CASE("megatron recipes and data-parallel only fold exactly") {
   const FakeTopology topology = TwoNodes();
   GenerateOptions megatron = Options(Strategy::kOneFOneB, 2, 2, 2);

@@ -93,7 +93,8 @@ int RunSimulate(const Args& args) {
        "also store the run (configuration, metrics, trace) in this results store")
       ("json", po::bool_switch(), "print JSON")
       ("strategy", po::value<std::string>()->default_value(""),
-       "generate the schedule: gpipe | 1f1b | interleaved | terapipe")
+       "generate the schedule: gpipe | 1f1b | interleaved | terapipe | zb-h1 | zb-h2 | "
+       "looped-bfs | interleaved-zb | zb-v | dualpipe-v")
       ("dp", po::value<int>()->default_value(1, "GPUs / (P x T)"),
        "data-parallel degree D (with --strategy)")
       ("pp", po::value<int>()->default_value(1),

@@ -807,26 +807,24 @@ void TransformerBackend::ForEachSet(Range layers, Fn&& fn) {
 }
 
 void TransformerBackend::ReleaseParameters(Range layers, ElementRange keep) {
-  device_->Enter();
-  ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t) {
-    if (ps.released) return;
-    ps.kept = {keep.begin - start, keep.end == INT64_MAX ? INT64_MAX : keep.end - start};
-    ps.kept_values = CopyKept(ps, &ParamSet::weight, ps.kept);
-    // The frees are queued after the copies.
-    for (auto& w : ps.weight) w = DeviceArray();
-    ps.released = true;
-  });
-  device_->Synchronize();
+  Release(layers, keep, &ParamSet::weight);
 }
 
 void TransformerBackend::ReleaseGradients(Range layers, ElementRange keep) {
+  Release(layers, keep, &ParamSet::grad);
+}
+
+void TransformerBackend::Release(Range layers, ElementRange keep, Arrays arrays) {
   device_->Enter();
+  const bool grad = arrays == &ParamSet::grad;
   ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t) {
-    if (ps.grad_released) return;
-    ps.grad_kept = {keep.begin - start, keep.end == INT64_MAX ? INT64_MAX : keep.end - start};
-    ps.grad_kept_values = CopyKept(ps, &ParamSet::grad, ps.grad_kept);
-    for (auto& g : ps.grad) g = DeviceArray();  // queued after the copies
-    ps.grad_released = true;
+    bool& released = grad ? ps.grad_released : ps.released;
+    if (released) return;
+    ElementRange& kept = grad ? ps.grad_kept : ps.kept;
+    kept = {keep.begin - start, keep.end == INT64_MAX ? INT64_MAX : keep.end - start};
+    (grad ? ps.grad_kept_values : ps.kept_values) = CopyKept(ps, arrays, kept);
+    for (auto& a : ps.*arrays) a = DeviceArray();  // the frees are queued after the copies
+    released = true;
   });
   device_->Synchronize();
 }

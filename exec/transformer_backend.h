@@ -160,6 +160,8 @@ class TransformerBackend : public ComputeBackend {
   // The elements `keep` (set-local, clamped to the set) of `arrays` of `ps`, copied into one
   // new array (ReleaseParameters, ReleaseGradients); `keep` is clamped in place.
   DeviceArray CopyKept(const ParamSet& ps, Arrays arrays, ElementRange& keep);
+  // ReleaseParameters (`arrays` weight) and ReleaseGradients (grad).
+  void Release(Range layers, ElementRange keep, Arrays arrays);
   // fn(set, its first element in the flattened order, its element count) for each held set.
   template <typename Fn>
   void ForEachSet(Range layers, Fn&& fn);

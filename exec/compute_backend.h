@@ -71,6 +71,16 @@ struct ShardSpec {
   int tp = 1;
 };
 
+// Model state resident on one device (bytes): parameters, their gradients, Adam's two moments.
+// ZeRO shards them over the data-parallel group (Rajbhandari et al. 2020): stage 1 the moments,
+// 2 the gradients too, 3 the parameters too (outside a layer's use). The executor keeps no
+// separate fp32 master weights: its parameters are fp32 already.
+struct StateBytes {
+  int64_t parameters = 0;
+  int64_t gradients = 0;
+  int64_t moments = 0;
+};
+
 struct AdamOptions {
   float lr = 1e-3f;
   float beta1 = 0.9f;
@@ -140,6 +150,24 @@ class ComputeBackend {
   // the same values). It reads the key/value buffer as the forward left it (this slice's and
   // earlier slices' keys and values) and writes nothing there; no output is produced.
   virtual void RecomputeForward(int layer, const SliceRef& slice) = 0;
+  // The RECOMPUTE of one block of a layer split over a tp group (part kAttention or kMlp), in
+  // the block protocol of Forward, from what the recompute=full forward kept: RecomputeBlock
+  // (kAttention) returns the partial sum of the attention output projection (from the kept
+  // layer input, or with sequence parallelism from `input`, the all-gathered ln1 of the kept
+  // shards), FinishRecompute(kAttention) takes its tp sum (bias, residual); RecomputeBlock
+  // (kMlp) continues (with sequence parallelism from `input`, the gathered ln2) and returns
+  // the fc2 partial sum, whose tp sum (the layer output, which the backward does not read)
+  // FinishRecompute(kMlp) ignores. As RecomputeForward: the forward's kernels in its order,
+  // key/value buffer read, not written. `input` is empty without sequence parallelism.
+  virtual void RecomputeBlock(int layer, LayerPart part, const SliceRef& slice,
+                              std::span<const float> input, std::span<float> partial) = 0;
+  virtual void FinishRecompute(int layer, LayerPart part, const SliceRef& slice,
+                               std::span<const float> summed) = 0;
+  // Sequence parallelism: this rank's contribution to the all-gather before a recomputed
+  // block, as SequenceShard's forward: ln1 of the kept shard of the layer input (kAttention),
+  // ln2 of the recomputed residual's shard (kMlp).
+  virtual void RecomputeShard(int layer, LayerPart part, const SliceRef& shard,
+                              std::span<float> output) = 0;
 
   // The loss of a slice from the last layer's output, and its gradient into `grad_output`.
   // With an LM head: cross-entropy of the synthetic next tokens; without: the sum of all
@@ -182,6 +210,14 @@ class ComputeBackend {
   // of the elements `shard` of their flattened order (ZeRO: the device's shard; the rest keep
   // their values and moments).
   virtual void OptimizerStep(Range layers, const AdamOptions& adam, ElementRange shard = {}) = 0;
+
+  // ZeRO-2 / 3: after the reduce-scatter of their gradients, frees the gradients of the held
+  // layers in `layers` but for the elements `keep` of their flattened order (the device's
+  // shard, the rest taken as zero: Gradients gives zeros there, SetGradients and the
+  // optimizer step use only `keep`), until BeginIteration makes them whole again.
+  virtual void ReleaseGradients(Range layers, ElementRange keep) = 0;
+  // The model state this device holds now, measured from its arrays (bytes).
+  virtual StateBytes ResidentState() const = 0;
 
   // Model FLOPs of a forward (or backward: twice) of one part of one layer for a slice on
   // this shard, for traces.

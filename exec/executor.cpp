@@ -127,6 +127,11 @@ std::vector<char> EncodeRankResult(const ExecResult& r) {
     w.Put(row.bytes);
     w.Put(row.flops);
   }
+  w.Put<uint64_t>(r.resident_state.size());
+  for (const auto& [device, bytes] : r.resident_state) {
+    w.Put(device);
+    w.Put(bytes);
+  }
   return w.Data();
 }
 
@@ -155,6 +160,11 @@ ExecResult DecodeRankResult(const std::vector<char>& bytes) {
     row.flops = in.Get<Flops>();
     r.trace.rows.push_back(std::move(row));
   }
+  const uint64_t devices = in.Get<uint64_t>();
+  for (uint64_t i = 0; i < devices; ++i) {
+    const int device = in.Get<int>();
+    r.resident_state[device] = in.Get<StateBytes>();
+  }
   return r;
 }
 
@@ -175,6 +185,7 @@ ExecResult CombineRankResults(const std::vector<std::vector<char>>& ranks, ExecR
       out.iteration_times_s[i] = std::max(out.iteration_times_s[i], r.iteration_times_s[i]);
     }
     MergeGathered(out.gradients, r.gradients);
+    out.resident_state.merge(r.resident_state);
     for (TraceRow& row : r.trace.rows) out.trace.rows.push_back(std::move(row));
   }
   out.grad_norm = GradNorm(out.gradients);

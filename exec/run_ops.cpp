@@ -90,9 +90,12 @@ void Runner::RunCompute(DeviceState& dev, const Op& op) {
   const int64_t values = slice.Values(card_.hidden);
   const bool split = !op.group.empty();  // partial sums go to the tp all-reduce
   ComputeBackend& backend = *dev.backend;
+  if (op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole) {
+    return RunRecomputeBlock(dev, op, slice);
+  }
   if (op.kind == OpKind::kRecompute) {
-    // Whole layers (Prepare): each layer's forward again from the input its FWD kept. It
-    // reads nothing from the store and writes nothing there.
+    // Whole layers: each layer's forward again from the input its FWD kept. It reads nothing
+    // from the store and writes nothing there.
     std::lock_guard<std::mutex> lock(dev.backend_mutex);
     for (int l = op.layers.begin; l < op.layers.end; ++l) backend.RecomputeForward(l, slice);
     return;
@@ -221,9 +224,38 @@ void Runner::RunCompute(DeviceState& dev, const Op& op) {
   }
 }
 
+void Runner::RunRecomputeBlock(DeviceState& dev, const Op& op, const SliceRef& slice) {
+  // One block of a tp-split layer's forward again, as the forward's block: with sequence
+  // parallelism from the all-gather before it (tprg), its partial output to the
+  // reduce-scatter after it (tprs); else from the kept input to the all-reduce (tpr).
+  const int layer = op.layers.begin;
+  std::vector<float> in;
+  if (op.sequence_parallel) {
+    in = dev.store->Get(RecomputeKey("g", layer, op.part, op.microbatch, op.tokens));
+  }
+  std::vector<float> partial(static_cast<size_t>(slice.Values(card_.hidden)));
+  std::lock_guard<std::mutex> lock(dev.backend_mutex);
+  dev.backend->RecomputeBlock(layer, op.part, slice, in, partial);
+  if (op.group.empty()) {  // tp degree 1: the partial sum is whole
+    dev.backend->FinishRecompute(layer, op.part, slice, partial);
+    return;
+  }
+  dev.store->Put(
+      RecomputeKey(op.sequence_parallel ? "s" : "", layer, op.part, op.microbatch, op.tokens),
+      std::move(partial));
+}
+
 void Runner::RunAllReduce(DeviceState& dev, const Op& op) {
   const TensorId id = ParseTensorId(op.tensor);
   const CollectiveCall call = Call(dev, op);
+  if (id.recompute) {
+    // A recomputed block's tp sum: its finish rebuilds what the backward reads.
+    std::vector<float> data = dev.store->Get(id.store_key);
+    transport_.AllReduce(call, data);
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    dev.backend->FinishRecompute(id.layer, id.part, Slice(id.microbatch, id.tokens), data);
+    return;
+  }
   if (id.kind == TensorKind::kTpForward || id.kind == TensorKind::kTpBackward) {
     std::vector<float> data = dev.store->Get(id.store_key);
     transport_.AllReduce(call, data);
@@ -348,9 +380,10 @@ SliceRef Runner::Shard(const DeviceState& dev, int microbatch, Range tokens) con
 void Runner::RunSpGather(DeviceState& dev, const Op& op, const TensorId& id) {
   const SliceRef shard = Shard(dev, id.microbatch, id.tokens);
   // The pass's first block takes this rank's shard of the layer input (forward) or of the
-  // layer output gradient (backward); the second one continues inside the back end.
+  // layer output gradient (backward); the second one continues inside the back end, and so
+  // does a recomputation (from the kept shard).
   std::vector<float> input;
-  if (id.part == (id.backward ? LayerPart::kMlp : LayerPart::kAttention)) {
+  if (!id.recompute && id.part == (id.backward ? LayerPart::kMlp : LayerPart::kAttention)) {
     if (!id.backward && id.layer == 0) {
       input.resize(static_cast<size_t>(shard.Values(card_.hidden)));
       std::lock_guard<std::mutex> lock(dev.backend_mutex);
@@ -363,7 +396,11 @@ void Runner::RunSpGather(DeviceState& dev, const Op& op, const TensorId& id) {
   std::vector<float> mine(static_cast<size_t>(shard.Values(card_.hidden)));
   {
     std::lock_guard<std::mutex> lock(dev.backend_mutex);
-    dev.backend->SequenceShard(id.layer, id.part, id.backward, shard, input, mine);
+    if (id.recompute) {
+      dev.backend->RecomputeShard(id.layer, id.part, shard, mine);
+    } else {
+      dev.backend->SequenceShard(id.layer, id.part, id.backward, shard, input, mine);
+    }
   }
   dev.store->Put(id.store_key, transport_.AllGather(Call(dev, op), mine));
 }
@@ -371,15 +408,21 @@ void Runner::RunSpGather(DeviceState& dev, const Op& op, const TensorId& id) {
 void Runner::RunSpScatter(DeviceState& dev, const Op& op, const TensorId& id) {
   const std::vector<float> partial = dev.store->Get(id.store_key);
   const std::vector<float> summed = transport_.ReduceScatter(Call(dev, op), partial);
+  if (id.recompute) {
+    std::lock_guard<std::mutex> lock(dev.backend_mutex);
+    dev.backend->FinishRecompute(id.layer, id.part, Shard(dev, id.microbatch, id.tokens), summed);
+    return;
+  }
   FinishBlock(dev, id.backward, id.layer, id.part, Shard(dev, id.microbatch, id.tokens), summed);
 }
 
 // ZeRO in the executor. A flattened vector (the parameters or gradients of a stage, or with
 // ZeRO-3 of one layer, in Gradients() order) is cut into n equal chunks over the dp group's
-// n members, the last padded with zeros; the member at position i owns chunk i. Each device
-// keeps whole weights and moments (the executor checks the numbers, not the memory): the
-// optimizer steps only the owned chunk, and the all-gather of the owners' chunks makes the
-// weights whole again before they are used.
+// n members, the last padded with zeros; the member at position i owns chunk i. The optimizer
+// steps only the owned chunk, so the back end holds Adam moments of that chunk alone (stage
+// 1); with stage 2 the gradients outside it are freed after their reduce-scatter, with stage 3
+// also after each layer's shards are summed, and the parameters outside it after each use.
+// The all-gather of the owners' chunks makes the weights whole again before they are used.
 namespace {
 
 struct Chunk {
@@ -422,6 +465,11 @@ void Runner::RunZeroScatter(DeviceState& dev, const Op& op, const TensorId& id) 
     dev.zero_shard[id.stage] = chunk.owned;
     std::lock_guard<std::mutex> lock(dev.backend_mutex);
     dev.backend->SetGradients(layers, grads);
+    // ZeRO-2: only the shard's gradients stay (4 bytes x params / D).
+    auto stage = dev.zero_stage.find(id.stage);
+    if (stage != dev.zero_stage.end() && stage->second >= 2) {
+      dev.backend->ReleaseGradients(layers, chunk.owned);
+    }
     return;
   }
   // ZeRO-3: this unit's sum joins the shard's (the dp stream's own state).
@@ -441,6 +489,7 @@ void Runner::ZeroGradientsBack(DeviceState& dev, Range layers) {
     std::vector<float> grads(dev.backend->Gradients(layer).size(), 0.0f);
     std::copy(z.sum.begin(), z.sum.end(), grads.begin() + z.owned.begin);
     dev.backend->SetGradients(layer, grads);
+    dev.backend->ReleaseGradients(layer, z.owned);  // only the shard's stay
     z.in_backend = true;
   }
 }

@@ -52,7 +52,7 @@ bool Executable(OpKind kind) {
     case OpKind::kReduceScatter:
     case OpKind::kBroadcast:
     case OpKind::kOptimizer:
-    case OpKind::kRecompute:  // whole layers only: see Runner::Prepare
+    case OpKind::kRecompute:
       return true;
   }
   return false;
@@ -81,12 +81,11 @@ void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>&
           "SEND, RECV, ALLREDUCE, ALLGATHER, REDUCE_SCATTER, BROADCAST, OPTIMIZER)",
           OpWhere(schedule_, op), OpKindName(op.kind));
     }
-    // Of today's recipes (schedule/op.h) the executor runs activation recomputation,
-    // sequence parallelism and ZeRO 1-3; a RECOMPUTE of a block split over a tp group
-    // (part=attn / part=mlp) not yet.
-    if (op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole) {
-      ThrowInput("{}: the executor runs RECOMPUTE of whole layers only (tp degree 1), not part={}",
-                 OpWhere(schedule_, op), LayerPartName(op.part));
+    // Of today's recipes (schedule/op.h) the executor runs activation recomputation (of
+    // whole layers and of blocks split over a tp group), sequence parallelism and ZeRO 1-3.
+    if (op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole && op.layers.Length() != 1) {
+      ThrowInput("{}: a RECOMPUTE of part={} spans layers {}-{}; a block is one layer's",
+                 OpWhere(schedule_, op), LayerPartName(op.part), op.layers.begin, op.layers.end);
     }
     if (op.sequence_parallel && op.part == LayerPart::kWhole) {
       ThrowInput(
@@ -133,6 +132,7 @@ void Runner::Prepare(const BackendFactory& make_backend, const std::vector<int>&
         stream = dev->streams.end() - 1;
       }
       stream->second.push_back(static_cast<int>(i));
+      if (op.kind == OpKind::kOptimizer && op.zero > 0) dev->zero_stage[op.stage] = op.zero;
       if (!IsLayerCompute(op.kind)) continue;
       for (int l = op.layers.begin; l < op.layers.end; ++l) layers.insert(l);
       if (op.stage >= 0) {
@@ -241,7 +241,10 @@ std::string Runner::InputKey(int index) const {
   const Op& op = schedule_.ops[index];
   if (op.sequence_parallel && IsLayerCompute(op.kind)) {
     // The all-gather before it (a BWD_WEIGHT reads nothing).
-    if (op.kind == OpKind::kBwdWeight || op.kind == OpKind::kRecompute) return "";
+    if (op.kind == OpKind::kBwdWeight) return "";
+    if (op.kind == OpKind::kRecompute) {
+      return RecomputeKey("g", op.layers.begin, op.part, op.microbatch, op.tokens);
+    }
     return SpKey(true, op.kind != OpKind::kFwd, op.layers.begin, op.part, op.microbatch, op.tokens);
   }
   switch (op.kind) {

@@ -246,7 +246,10 @@ ExecResult Runner::Run(const BackendFactory& make_backend, const std::vector<int
               return std::tie(a.iteration, a.start_ns, a.device, a.key) <
                      std::tie(b.iteration, b.start_ns, b.device, b.key);
             });
-  for (auto& dev : devices_) dev->backend->GatherSnapshot(result.gradients);
+  for (auto& dev : devices_) {
+    dev->backend->GatherSnapshot(result.gradients);
+    result.resident_state[dev->device] = dev->backend->ResidentState();
+  }
   result.grad_norm = GradNorm(result.gradients);
   result.trace.metadata["model"] = card_.name;
   result.trace.metadata["iterations"] = std::to_string(options_.iterations);

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,9 @@ struct ExecResult {
   // device holding it; and their global L2 norm (each parameter counted once).
   FullTensors gradients;
   double grad_norm = 0;
+  // Per device run here, after the last iteration: the model state its back end holds
+  // (ComputeBackend::ResidentState; ZeRO shards it over the data-parallel group).
+  std::map<int, StateBytes> resident_state;
   StreamThreads threads = StreamThreads::kStream;  // what ran: kStream or kDevice
   Trace trace;                                     // metadata["threads"] says it too
 };

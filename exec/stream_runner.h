@@ -59,6 +59,7 @@ struct DeviceState {
     bool in_backend = false;
   };
   std::map<int, ElementRange> zero_shard;
+  std::map<int, int> zero_stage;  // stage -> the zero= of its OPTIMIZER on this device
   std::map<int, ZeroLayer> zero_layers;
   // ZeRO-3: layer -> the passes (a unit's forward or backward) using its gathered parameters,
   // and the device's shard of them, kept when the last use ends (guarded by backend_mutex).
@@ -116,6 +117,8 @@ class Runner {
   TimeNs Now() const;
   void RunOp(DeviceState& dev, const Op& op, int iteration);
   void RunCompute(DeviceState& dev, const Op& op);
+  // A RECOMPUTE of one block of a tp-split layer (its tp collectives finish it).
+  void RunRecomputeBlock(DeviceState& dev, const Op& op, const SliceRef& slice);
   void RunAllReduce(DeviceState& dev, const Op& op);
   // Sequence parallelism: the all-gather before a block (this rank's shard from the back end)
   // and the reduce-scatter after it (then the block's finish on the shard).

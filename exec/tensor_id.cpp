@@ -46,12 +46,13 @@ TensorId ParseTensorId(const std::string& text) {
                            : GradientKey(parsed.layer, parsed.microbatch, parsed.tokens);
     return parsed;
   }
-  const bool sp_gather = f[0] == "tpfg" || f[0] == "tpbg";
-  const bool sp_scatter = f[0] == "tpfs" || f[0] == "tpbs";
-  if (f[0] == "tpf" || f[0] == "tpb" || sp_gather || sp_scatter) {
+  const bool sp_gather = f[0] == "tpfg" || f[0] == "tpbg" || f[0] == "tprg";
+  const bool sp_scatter = f[0] == "tpfs" || f[0] == "tpbs" || f[0] == "tprs";
+  if (f[0] == "tpf" || f[0] == "tpb" || f[0] == "tpr" || sp_gather || sp_scatter) {
     if (f.size() != 5) return id;
     TensorId parsed;
     parsed.backward = f[0][2] == 'b';
+    parsed.recompute = f[0][2] == 'r';
     parsed.kind = sp_gather         ? TensorKind::kSpGather
                   : sp_scatter      ? TensorKind::kSpScatter
                   : parsed.backward ? TensorKind::kTpBackward
@@ -112,6 +113,12 @@ std::string SpKey(bool gather, bool backward, int layer, LayerPart part, int mic
                   Range tokens) {
   return fmt::format("tp{}{}.l{}.{}.m{}.t{}-{}", backward ? 'b' : 'f', gather ? 'g' : 's', layer,
                      PartName(part), microbatch, tokens.begin, tokens.end);
+}
+
+std::string RecomputeKey(std::string_view sp, int layer, LayerPart part, int microbatch,
+                         Range tokens) {
+  return fmt::format("tpr{}.l{}.{}.m{}.t{}-{}", sp, layer, PartName(part), microbatch, tokens.begin,
+                     tokens.end);
 }
 
 std::string TpSumKey(bool backward, int layer, LayerPart part, int microbatch, Range tokens) {

@@ -1,6 +1,7 @@
 // TensorId: the parsed form of the tensor identities the executor moves (schedule/README.md,
 // "Tensor identities"): act.l{L}.m{mb}.t{t0}-{t1}, grad.l{L}..., tpf.l{L}.{attn|mlp}.m.t,
 // tpb..., wgrad.s{stage}.r{tp}; act and grad may carry a per-tp-rank copy suffix .r{tp}.
+// A RECOMPUTE split over a tp group: tpr.* (its all-reduce), tprg / tprs (sp), as tpf.
 // Today's recipes (schedule/generator.cpp names them): sequence parallelism's gathers
 // tpfg / tpbg and scatters tpfs / tpbs (as tpf), and spgrad.s{stage}.d{replica} (the tp sum
 // of the replicated parameters' gradients); ZeRO's wgrad.l{L}.u{unit}.t{t0}-{t1}.r{tp} (one
@@ -9,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "schedule/op.h"
 
@@ -35,10 +37,11 @@ struct TensorId {
   LayerPart part = LayerPart::kWhole;
   int microbatch = -1;
   Range tokens;
-  int stage = -1;         // wgrad.s, spgrad, step
-  bool backward = false;  // tpb, tpbg, tpbs
-  int tp_copy = -1;       // the .r{tp} suffix, -1 without one
-  std::string store_key;  // the identity in a device's tensor store (act/grad copies stripped)
+  int stage = -1;          // wgrad.s, spgrad, step
+  bool backward = false;   // tpb, tpbg, tpbs
+  bool recompute = false;  // tpr, tprg, tprs: the recomputed forward (kind as tpf's)
+  int tp_copy = -1;        // the .r{tp} suffix, -1 without one
+  std::string store_key;   // the identity in a device's tensor store (act/grad copies stripped)
 };
 
 // Parses an identity; never throws (an unrecognized one is kOther with store_key = text).
@@ -53,5 +56,8 @@ std::string TpSumKey(bool backward, int layer, LayerPart part, int microbatch, R
 // partial output), backward "tpbg..." / "tpbs...".
 std::string SpKey(bool gather, bool backward, int layer, LayerPart part, int microbatch,
                   Range tokens);
+// A split RECOMPUTE's: "tpr..." (`sp` empty), "tprg..." (`sp` "g"), "tprs..." (`sp` "s").
+std::string RecomputeKey(std::string_view sp, int layer, LayerPart part, int microbatch,
+                         Range tokens);
 
 }  // namespace terasim

@@ -43,8 +43,7 @@ TransformerBackend::ParamSet TransformerBackend::MakeSet(int set, std::vector<Pa
     ps.weight.push_back(device_->FromHost(init));
     const int64_t n = static_cast<int64_t>(init.size());
     ps.grad.push_back(Zeros(n));
-    ps.adam_m.push_back(Zeros(n));
-    ps.adam_v.push_back(Zeros(n));
+    ps.sizes.push_back(n);
     device_->Synchronize();  // `init` dies at the end of this iteration
   }
   return ps;
@@ -95,6 +94,12 @@ void TransformerBackend::BeginIteration() {
   slices_.clear();
   loss_sum_ = 0;
   auto zero = [this](ParamSet& ps) {
+    if (ps.grad_released) {  // whole again for this iteration's backward
+      for (size_t i = 0; i < ps.grad.size(); ++i) ps.grad[i] = Zeros(ps.sizes[i]);
+      ps.grad_released = false;
+      ps.grad_kept_values = DeviceArray();
+      return;
+    }
     for (auto& g : ps.grad) device_->Fill(g.size(), 0.0f, g.data());
   };
   for (auto& [layer, ps] : layers_) zero(ps);
@@ -254,9 +259,11 @@ void TransformerBackend::FinishMlp(int layer, const SliceRef& slice, const float
     // The layer's output is produced: keep only its input (RecomputeForward rebuilds the
     // rest). The frees are queued after the kernels above that read these arrays.
     DeviceArray x = std::move(s.x);
+    const bool sequence_parallel = s.sequence_parallel;
     s = SliceState();
     s.x = std::move(x);
     s.mode = Recompute::kFull;
+    s.sequence_parallel = sequence_parallel;  // x is this rank's shard
   }
 }
 
@@ -280,6 +287,68 @@ void TransformerBackend::RecomputeForward(int layer, const SliceRef& slice) {
   FinishAttention(layer, slice, partial.data());
   MlpForward(layer, slice, partial.data());
   device_->Synchronize();
+}
+
+TransformerBackend::SliceState& TransformerBackend::Kept(int layer, LayerPart part,
+                                                         const SliceRef& slice) {
+  SliceState& s = State(layer, slice);
+  TERASIM_CHECK(s.mode == Recompute::kFull && !s.x.empty(),
+                "layer {} micro-batch {} tokens {}-{}: RECOMPUTE of a slice whose forward did "
+                "not keep its input for recomputation (recompute=full)",
+                layer, slice.microbatch, slice.t0, slice.t1);
+  const bool mlp = part == LayerPart::kMlp;
+  // The attention block starts from the kept input alone; the mlp block needs the recomputed
+  // residual and not yet its own activations.
+  TERASIM_CHECK(mlp ? (!s.y.empty() && s.g.empty()) : s.y.empty(),
+                "layer {} micro-batch {} tokens {}-{}: RECOMPUTE of the {} block out of order "
+                "or twice",
+                layer, slice.microbatch, slice.t0, slice.t1, LayerPartName(part));
+  return s;
+}
+
+void TransformerBackend::RecomputeBlock(int layer, LayerPart part, const SliceRef& slice,
+                                        std::span<const float> input, std::span<float> partial) {
+  device_->Enter();
+  TERASIM_CHECK(part != LayerPart::kWhole, "RecomputeBlock of a whole layer");
+  SliceState& s = Kept(layer, part, slice);
+  DeviceArray out = Zeros(slice.Values(hidden_));
+  if (part == LayerPart::kAttention) {
+    if (s.sequence_parallel) s.a = device_->FromHost(input);
+    AttentionForward(layer, slice, out.data(), /*write_kv=*/false);
+  } else {
+    if (s.sequence_parallel) s.b = device_->FromHost(input);
+    MlpForward(layer, slice, out.data());
+  }
+  Download(out, partial);
+}
+
+void TransformerBackend::FinishRecompute(int layer, LayerPart part, const SliceRef& slice,
+                                         std::span<const float> summed) {
+  device_->Enter();
+  SliceState& s = State(layer, slice);
+  if (part == LayerPart::kMlp) {
+    TERASIM_CHECK(!s.g.empty(), "layer {} mlp recomputation finished before it ran", layer);
+    return;  // the layer output: its backward does not read it
+  }
+  TERASIM_CHECK(s.mode == Recompute::kFull && !s.ctx.empty() && s.y.empty(),
+                "layer {} attention recomputation finished out of order", layer);
+  DeviceArray in = device_->FromHost(summed);
+  FinishAttention(layer, slice, in.data());
+  device_->Synchronize();  // `summed` is the caller's
+}
+
+void TransformerBackend::RecomputeShard(int layer, LayerPart part, const SliceRef& shard,
+                                        std::span<float> output) {
+  device_->Enter();
+  TERASIM_CHECK(part != LayerPart::kWhole, "sequence parallelism of a whole layer");
+  SliceState& s = Kept(layer, part, shard);
+  TERASIM_CHECK(s.sequence_parallel,
+                "layer {}: a sequence-parallel RECOMPUTE of a forward "
+                "that was not sequence parallel",
+                layer);
+  DeviceArray out = Uninitialized(shard.Values(hidden_));
+  NormIn(layer, part == LayerPart::kMlp, shard.TokenRows(), s, out.data());
+  Download(out, output);
 }
 
 void TransformerBackend::NormIn(int layer, bool mlp, int rows, SliceState& s, float* out) {
@@ -605,7 +674,7 @@ void TransformerBackend::ForEachTensor(Range layers, ParamSubset subset, Fn&& fn
       if (subset == ParamSubset::kReplicated && ps->specs[i].shard != ShardKind::kReplicated) {
         continue;
       }
-      const int64_t n = ps->grad[i].size();  // weight may be released
+      const int64_t n = ps->sizes[i];
       // The caller's constness decides what it changes (Unflatten, OptimizerStep are not const).
       fn(*const_cast<ParamSet*>(ps), i, at, n);
       at += n;
@@ -618,10 +687,53 @@ std::vector<float> TransformerBackend::Flatten(Range layers, Arrays arrays,
   device_->Enter();
   std::vector<float> out;
   ForEachTensor(layers, subset, [&](ParamSet& ps, size_t i, int64_t at, int64_t n) {
-    out.resize(static_cast<size_t>(at + n));
-    device_->Download((ps.*arrays)[i].data(), std::span<float>(out).subspan(at));
+    out.resize(static_cast<size_t>(at + n), 0.0f);
+    int64_t local = 0;  // the tensor's first element in the set's flattened order
+    for (size_t j = 0; j < i; ++j) local += ps.sizes[j];
+    DownloadTensor(ps, arrays, i, local, std::span<float>(out).subspan(at, n));
   });
   return out;
+}
+
+void TransformerBackend::DownloadTensor(const ParamSet& ps, Arrays arrays, size_t i, int64_t local,
+                                        std::span<float> out) const {
+  const bool grad = arrays == &ParamSet::grad;
+  if (!(grad ? ps.grad_released : ps.released)) {
+    device_->Download((ps.*arrays)[i].data(), out);
+    return;
+  }
+  const ElementRange& kept = grad ? ps.grad_kept : ps.kept;
+  const DeviceArray& values = grad ? ps.grad_kept_values : ps.kept_values;
+  std::fill(out.begin(), out.end(), 0.0f);
+  const int64_t n = ps.sizes[i];
+  const int64_t lo = std::max(kept.begin, local);
+  const int64_t hi = std::min(kept.end, local + n);
+  if (lo >= hi) return;
+  device_->Download(values.data() + (lo - kept.begin), out.subspan(lo - local, hi - lo));
+}
+
+DeviceArray TransformerBackend::CopyKept(const ParamSet& ps, Arrays arrays, ElementRange& keep) {
+  const int64_t size = ps.Size();
+  keep = {std::clamp<int64_t>(keep.begin, 0, size), std::clamp<int64_t>(keep.end, 0, size)};
+  DeviceArray kept = Uninitialized(keep.end - keep.begin);
+  int64_t local = 0;
+  for (size_t i = 0; i < ps.sizes.size(); ++i) {
+    const int64_t n = ps.sizes[i];
+    const int64_t lo = std::max(keep.begin, local);
+    const int64_t hi = std::min(keep.end, local + n);
+    if (lo < hi) {
+      device_->Copy2D(kept.data() + (lo - keep.begin), hi - lo,
+                      (ps.*arrays)[i].data() + (lo - local), hi - lo, hi - lo, 1);
+    }
+    local += n;
+  }
+  return kept;
+}
+
+int64_t TransformerBackend::ParamSet::Size() const {
+  int64_t size = 0;
+  for (int64_t n : sizes) size += n;
+  return size;
 }
 
 void TransformerBackend::Unflatten(Range layers, Arrays arrays, ParamSubset subset,
@@ -631,8 +743,20 @@ void TransformerBackend::Unflatten(Range layers, Arrays arrays, ParamSubset subs
   ForEachTensor(layers, subset, [&](ParamSet& ps, size_t i, int64_t at, int64_t n) {
     TERASIM_CHECK(at + n <= static_cast<int64_t>(values.size()), "buffer too small: {}",
                   values.size());
-    device_->Upload(values.subspan(at, n), (ps.*arrays)[i].data());
     total = at + n;
+    if (arrays == &ParamSet::grad && ps.grad_released) {
+      // Only the kept elements are held (the rest are zero by ReleaseGradients' contract).
+      int64_t local = 0;
+      for (size_t j = 0; j < i; ++j) local += ps.sizes[j];
+      const int64_t lo = std::max(ps.grad_kept.begin, local);
+      const int64_t hi = std::min(ps.grad_kept.end, local + n);
+      if (lo < hi) {
+        device_->Upload(values.subspan(at + lo - local, hi - lo),
+                        ps.grad_kept_values.data() + (lo - ps.grad_kept.begin));
+      }
+      return;
+    }
+    device_->Upload(values.subspan(at, n), (ps.*arrays)[i].data());
   });
   TERASIM_CHECK(total == static_cast<int64_t>(values.size()), "buffer size {} != {}", values.size(),
                 total);
@@ -653,18 +777,10 @@ std::vector<float> TransformerBackend::Parameters(Range layers) const {
   std::vector<float> out;
   ForEachTensor(layers, ParamSubset::kAll, [&](ParamSet& ps, size_t i, int64_t at, int64_t n) {
     out.resize(static_cast<size_t>(at + n), 0.0f);
-    if (!ps.released) {
-      device_->Download(ps.weight[i].data(), std::span<float>(out).subspan(at));
-      return;
-    }
-    // Released: only the kept elements of this tensor (set-local offset `local`).
-    int64_t local = 0;
-    for (size_t j = 0; j < i; ++j) local += ps.grad[j].size();
-    const int64_t lo = std::max(ps.kept.begin, local);
-    const int64_t hi = std::min(ps.kept.end, local + n);
-    if (lo >= hi) return;
-    device_->Download(ps.kept_values.data() + (lo - ps.kept.begin),
-                      std::span<float>(out).subspan(at + lo - local, hi - lo));
+    int64_t local = 0;  // the tensor's first element in the set's flattened order
+    for (size_t j = 0; j < i; ++j) local += ps.sizes[j];
+    // Released: only the kept elements of this tensor.
+    DownloadTensor(ps, &ParamSet::weight, i, local, std::span<float>(out).subspan(at, n));
   });
   return out;
 }
@@ -673,8 +789,7 @@ void TransformerBackend::SetParameters(Range layers, std::span<const float> valu
   device_->Enter();
   for (ParamSet* ps : SetsIn(layers)) {
     if (!ps->released) continue;
-    for (size_t i = 0; i < ps->weight.size(); ++i)
-      ps->weight[i] = Uninitialized(ps->grad[i].size());
+    for (size_t i = 0; i < ps->weight.size(); ++i) ps->weight[i] = Uninitialized(ps->sizes[i]);
     ps->released = false;
     ps->kept_values = DeviceArray();
   }
@@ -685,36 +800,46 @@ template <typename Fn>
 void TransformerBackend::ForEachSet(Range layers, Fn&& fn) {
   int64_t start = 0;  // the set's first element in the flattened order
   for (ParamSet* ps : SetsIn(layers)) {
-    int64_t size = 0;
-    for (const auto& g : ps->grad) size += g.size();
+    const int64_t size = ps->Size();
     fn(*ps, start, size);
     start += size;
   }
 }
 
 void TransformerBackend::ReleaseParameters(Range layers, ElementRange keep) {
+  Release(layers, keep, &ParamSet::weight);
+}
+
+void TransformerBackend::ReleaseGradients(Range layers, ElementRange keep) {
+  Release(layers, keep, &ParamSet::grad);
+}
+
+void TransformerBackend::Release(Range layers, ElementRange keep, Arrays arrays) {
   device_->Enter();
-  ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t size) {
-    if (ps.released) return;
-    ps.kept = {std::clamp<int64_t>(keep.begin - start, 0, size),
-               std::clamp<int64_t>(keep.end - start, 0, size)};
-    ps.kept_values = Uninitialized(ps.kept.end - ps.kept.begin);
-    int64_t local = 0;
-    for (size_t i = 0; i < ps.weight.size(); ++i) {
-      const int64_t n = ps.weight[i].size();
-      const int64_t lo = std::max(ps.kept.begin, local);
-      const int64_t hi = std::min(ps.kept.end, local + n);
-      if (lo < hi) {
-        device_->Copy2D(ps.kept_values.data() + (lo - ps.kept.begin), hi - lo,
-                        ps.weight[i].data() + (lo - local), hi - lo, hi - lo, 1);
-      }
-      local += n;
-    }
-    // The frees are queued after the copies.
-    for (auto& w : ps.weight) w = DeviceArray();
-    ps.released = true;
+  const bool grad = arrays == &ParamSet::grad;
+  ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t) {
+    bool& released = grad ? ps.grad_released : ps.released;
+    if (released) return;
+    ElementRange& kept = grad ? ps.grad_kept : ps.kept;
+    kept = {keep.begin - start, keep.end == INT64_MAX ? INT64_MAX : keep.end - start};
+    (grad ? ps.grad_kept_values : ps.kept_values) = CopyKept(ps, arrays, kept);
+    for (auto& a : ps.*arrays) a = DeviceArray();  // the frees are queued after the copies
+    released = true;
   });
   device_->Synchronize();
+}
+
+StateBytes TransformerBackend::ResidentState() const {
+  StateBytes bytes;
+  constexpr int64_t kFloat = sizeof(float);
+  for (const ParamSet* ps : SetsIn(Range{0, card_.layers})) {
+    for (const auto& w : ps->weight) bytes.parameters += kFloat * w.size();
+    for (const auto& g : ps->grad) bytes.gradients += kFloat * g.size();
+    bytes.parameters += kFloat * ps->kept_values.size();
+    bytes.gradients += kFloat * ps->grad_kept_values.size();
+    bytes.moments += kFloat * (ps->adam_m.size() + ps->adam_v.size());
+  }
+  return bytes;
 }
 
 void TransformerBackend::SnapshotGradients(Range layers, ElementRange valid) {
@@ -722,9 +847,11 @@ void TransformerBackend::SnapshotGradients(Range layers, ElementRange valid) {
   ForEachSet(layers, [&](ParamSet& ps, int64_t start, int64_t) {
     if (ps.snapped) return;
     ps.snapshot.clear();
-    for (const auto& g : ps.grad) {
-      std::vector<float> host(static_cast<size_t>(g.size()));
-      device_->Download(g.data(), host);
+    int64_t local = 0;
+    for (size_t i = 0; i < ps.sizes.size(); ++i) {
+      std::vector<float> host(static_cast<size_t>(ps.sizes[i]));
+      DownloadTensor(ps, &ParamSet::grad, i, local, host);
+      local += ps.sizes[i];
       ps.snapshot.push_back(std::move(host));
     }
     ps.snapshot_valid = {valid.begin - start, valid.end - start};
@@ -773,20 +900,41 @@ void TransformerBackend::OptimizerStep(Range layers, const AdamOptions& adam, El
     const double bc1 = 1.0 - std::pow(static_cast<double>(adam.beta1), ps->adam_step);
     const double bc2 = 1.0 - std::pow(static_cast<double>(adam.beta2), ps->adam_step);
     const float step = static_cast<float>(adam.lr * std::sqrt(bc2) / bc1);
-    for (size_t i = 0; i < ps->weight.size(); ++i) {
-      const int64_t n = ps->grad[i].size();
+    // The set's elements this step covers; its moments are those of the first step's (the
+    // shard of a ZeRO device: 2 x 4 bytes x params / D).
+    const int64_t size = ps->Size();
+    const ElementRange mine{std::clamp<int64_t>(shard.begin - set_start, 0, size),
+                            std::clamp<int64_t>(shard.end - set_start, 0, size)};
+    if (ps->adam_m.empty() && ps->moments.begin == ps->moments.end) {
+      ps->moments = mine;
+      ps->adam_m = Zeros(mine.end - mine.begin);
+      ps->adam_v = Zeros(mine.end - mine.begin);
+    }
+    TERASIM_CHECK(
+        mine.begin >= mine.end || (mine.begin >= ps->moments.begin && mine.end <= ps->moments.end),
+        "optimizer step of elements {}-{} of a set whose moments hold {}-{}", mine.begin, mine.end,
+        ps->moments.begin, ps->moments.end);
+    for (size_t i = 0; i < ps->sizes.size(); ++i) {
+      const int64_t n = ps->sizes[i];
       const int64_t lo = std::max<int64_t>(shard.begin - at, 0);
       const int64_t hi = std::min<int64_t>(shard.end - at, n);
       if (lo < hi) {
+        const int64_t local = at - set_start + lo;  // in the set's flattened order
         float* w = ps->weight[i].data() + lo;
         if (ps->released) {  // only the kept elements are there
-          const int64_t local = at - set_start + lo;
           TERASIM_CHECK(local >= ps->kept.begin && local + (hi - lo) <= ps->kept.end,
                         "optimizer step of released parameters outside the kept shard");
           w = ps->kept_values.data() + (local - ps->kept.begin);
         }
-        device_->AdamStep(hi - lo, adam.beta1, adam.beta2, adam.eps, step, ps->grad[i].data() + lo,
-                          ps->adam_m[i].data() + lo, ps->adam_v[i].data() + lo, w);
+        const float* g = ps->grad[i].data() + lo;
+        if (ps->grad_released) {
+          TERASIM_CHECK(local >= ps->grad_kept.begin && local + (hi - lo) <= ps->grad_kept.end,
+                        "optimizer step of released gradients outside the kept shard");
+          g = ps->grad_kept_values.data() + (local - ps->grad_kept.begin);
+        }
+        const int64_t m = local - ps->moments.begin;
+        device_->AdamStep(hi - lo, adam.beta1, adam.beta2, adam.eps, step, g, ps->adam_m.data() + m,
+                          ps->adam_v.data() + m, w);
       }
       at += n;
     }

@@ -63,6 +63,12 @@ class TransformerBackend : public ComputeBackend {
                      std::span<const float> input, std::span<float> output) override;
   void KeepActivations(int layer, const SliceRef& slice, Recompute mode) override;
   void RecomputeForward(int layer, const SliceRef& slice) override;
+  void RecomputeBlock(int layer, LayerPart part, const SliceRef& slice,
+                      std::span<const float> input, std::span<float> partial) override;
+  void FinishRecompute(int layer, LayerPart part, const SliceRef& slice,
+                       std::span<const float> summed) override;
+  void RecomputeShard(int layer, LayerPart part, const SliceRef& shard,
+                      std::span<float> output) override;
   std::vector<float> Gradients(Range layers, ParamSubset subset = ParamSubset::kAll) const override;
   void SetGradients(Range layers, std::span<const float> values,
                     ParamSubset subset = ParamSubset::kAll) override;
@@ -71,7 +77,9 @@ class TransformerBackend : public ComputeBackend {
   void ReleaseParameters(Range layers, ElementRange keep) override;
   void SnapshotGradients(Range layers, ElementRange valid = {}) override;
   void GatherSnapshot(FullTensors& full) const override;
+  void ReleaseGradients(Range layers, ElementRange keep) override;
   void OptimizerStep(Range layers, const AdamOptions& adam, ElementRange shard = {}) override;
+  StateBytes ResidentState() const override;
   double LayerFlops(LayerPart part, const SliceRef& slice, bool backward) const override;
 
   // For tests: the value of element (full_row, full_col) of parameter `name` (ParamName), or
@@ -86,7 +94,8 @@ class TransformerBackend : public ComputeBackend {
   struct ParamSet {
     int set = 0;  // layer index, kEmbedSet or kHeadSet
     std::vector<ParamSpec> specs;
-    std::vector<DeviceArray> weight, grad, adam_m, adam_v;
+    std::vector<DeviceArray> weight, grad;
+    std::vector<int64_t> sizes;  // each tensor's elements (weight or grad may be released)
     std::vector<std::vector<float>> snapshot;  // host copies
     ElementRange snapshot_valid;               // in this set's flattened order
     bool snapped = false;
@@ -95,7 +104,17 @@ class TransformerBackend : public ComputeBackend {
     bool released = false;
     ElementRange kept;
     DeviceArray kept_values;
+    // ReleaseGradients (ZeRO-2 / 3): `grad` freed but the elements `grad_kept` (zero
+    // elsewhere), held in `grad_kept_values`, until BeginIteration makes them whole again.
+    bool grad_released = false;
+    ElementRange grad_kept;
+    DeviceArray grad_kept_values;
+    // Adam moments of the elements `moments` of this set's flattened order: those its first
+    // OptimizerStep steps (ZeRO: the device's shard), allocated then.
+    ElementRange moments{0, 0};
+    DeviceArray adam_m, adam_v;
     int adam_step = 0;
+    int64_t Size() const;
   };
   struct KvBuffer {
     DeviceArray k, v, dk, dv;  // [rows, sequence, hidden / tp] each
@@ -114,6 +133,9 @@ class TransformerBackend : public ComputeBackend {
   ParamSet MakeSet(int set, std::vector<ParamSpec> specs);
   ParamSet& Layer(int layer);
   SliceState& State(int layer, const SliceRef& slice);
+  // The state of a slice whose recompute=full forward kept its input, checked ready for the
+  // recomputation of `part` (InternalError naming the slice when not).
+  SliceState& Kept(int layer, LayerPart part, const SliceRef& slice);
   KvBuffer& Kv(int layer, const SliceRef& slice);
   // The sets in Gradients() order for a layer range.
   std::vector<const ParamSet*> SetsIn(Range layers) const;
@@ -131,6 +153,15 @@ class TransformerBackend : public ComputeBackend {
   template <typename Fn>
   void ForEachTensor(Range layers, ParamSubset subset, Fn&& fn) const;
   std::vector<float> Flatten(Range layers, Arrays arrays, ParamSubset subset) const;
+  // Tensor i of `arrays` (weight or grad) of `ps` into `out`; when released, its kept
+  // elements (zeros elsewhere). `local`: its first element in the set's flattened order.
+  void DownloadTensor(const ParamSet& ps, Arrays arrays, size_t i, int64_t local,
+                      std::span<float> out) const;
+  // The elements `keep` (set-local, clamped to the set) of `arrays` of `ps`, copied into one
+  // new array (ReleaseParameters, ReleaseGradients); `keep` is clamped in place.
+  DeviceArray CopyKept(const ParamSet& ps, Arrays arrays, ElementRange& keep);
+  // ReleaseParameters (`arrays` weight) and ReleaseGradients (grad).
+  void Release(Range layers, ElementRange keep, Arrays arrays);
   // fn(set, its first element in the flattened order, its element count) for each held set.
   template <typename Fn>
   void ForEachSet(Range layers, Fn&& fn);

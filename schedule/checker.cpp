@@ -248,15 +248,9 @@ std::vector<Diagnostic> CheckSchedule(const CompactSchedule& schedule) {
     if (CheckDependencyCycles(schedule, index, out) != 1) CheckDryRun(schedule, index, out);
     // The data flow only once everything else holds: it asks what a working order puts first,
     // and a coverage or slice-order mistake would only repeat itself as missing data.
-    // The data-flow rule states what the executor reads and writes. Of today's recipes it
-    // runs recomputation of whole layers, sequence parallelism and ZeRO 1-3; it refuses a
-    // RECOMPUTE split over a tp group by name, so that data flow is not checked here
-    // (docs/execution_rules.md).
-    const bool recipes =
-        std::any_of(schedule.ops.begin(), schedule.ops.end(), [](const CompactOp& op) {
-          return op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole;
-        });
-    if (out.empty() && !recipes) CheckDataFlow(schedule, index, out);
+    // The data-flow rule states what the executor reads and writes (docs/execution_rules.md),
+    // today's recipes included.
+    if (out.empty()) CheckDataFlow(schedule, index, out);
   }
   return InFileOrder(std::move(out));
 }

@@ -31,6 +31,9 @@ enum class Res : uint8_t {
   kCtxF,    // keys and values of layer `layer`, micro-batch mb, for the slice ending at a
   kCtxB,    // their gradients, for the slice starting at a
   kKept,    // the input of layer `layer` for (mb, [a, b)) kept by a recompute=full forward
+  kFinR,    // layer `layer` part `part` forward of (mb, [a, b)) rebuilt by its RECOMPUTE
+  kTpSumR,  // tpr.l.part.m.t: a split RECOMPUTE's partial output (sp: tprs)
+  kSpInR,   // tprg...: a sequence-parallel RECOMPUTE's gathered input
   kSpInF,   // tpfg.l.part.m.t: a sequence-parallel block's gathered forward input
   kSpInB,   // tpbg...: its gathered output gradient
   kParams,  // ZeRO-3: layer `layer`'s parameters gathered for (mb, [a, b)), part 0 forward, 1
@@ -47,7 +50,7 @@ struct Key {
   int mb = -1;
   int a = 0;
   int b = 0;
-  bool sp = false;  // kTpSumF / kTpSumB: sequence parallelism's tpfs / tpbs (reduce-scattered)
+  bool sp = false;  // kTpSumF / B / R: sequence parallelism's tpfs / tpbs / tprs (scattered)
   bool operator==(const Key&) const = default;
 };
 
@@ -99,15 +102,16 @@ class Tensors {
         t.key = k;
         return t;
       }
-    } else if ((f[0] == "tpf" || f[0] == "tpb" || f[0] == "tpfs" || f[0] == "tpbs" ||
-                f[0] == "tpfg" || f[0] == "tpbg") &&
+    } else if ((f[0] == "tpf" || f[0] == "tpb" || f[0] == "tpr" || f[0] == "tpfs" ||
+                f[0] == "tpbs" || f[0] == "tprs" || f[0] == "tpfg" || f[0] == "tpbg" ||
+                f[0] == "tprg") &&
                f.size() == 5 && (f[2] == "attn" || f[2] == "mlp")) {
       Key k;
-      const bool backward = f[0][2] == 'b';
+      const char pass = f[0][2];  // 'f', 'b' or 'r' (the recomputed forward)
       if (f[0].size() == 4 && f[0][3] == 'g') {
-        k.kind = backward ? Res::kSpInB : Res::kSpInF;
+        k.kind = pass == 'b' ? Res::kSpInB : pass == 'r' ? Res::kSpInR : Res::kSpInF;
       } else {
-        k.kind = backward ? Res::kTpSumB : Res::kTpSumF;
+        k.kind = pass == 'b' ? Res::kTpSumB : pass == 'r' ? Res::kTpSumR : Res::kTpSumF;
         k.sp = f[0].size() == 4;
       }
       k.part = f[2] == "attn" ? kAttn : kMlp;
@@ -161,11 +165,14 @@ std::string Describe(const Key& k, const Tensors& tensors) {
       return fmt::format("grad.l{}.m{}.t{}-{}", k.layer, k.mb, k.a, k.b);
     case Res::kTpSumF:
     case Res::kTpSumB:
+    case Res::kTpSumR:
     case Res::kSpInF:
-    case Res::kSpInB: {
+    case Res::kSpInB:
+    case Res::kSpInR: {
       const bool backward = k.kind == Res::kTpSumB || k.kind == Res::kSpInB;
-      const bool gathered = k.kind == Res::kSpInF || k.kind == Res::kSpInB;
-      return fmt::format("tp{}{}.l{}.{}.m{}.t{}-{}", backward ? 'b' : 'f',
+      const bool recompute = k.kind == Res::kTpSumR || k.kind == Res::kSpInR;
+      const bool gathered = k.kind == Res::kSpInF || k.kind == Res::kSpInB || k.kind == Res::kSpInR;
+      return fmt::format("tp{}{}.l{}.{}.m{}.t{}-{}", backward ? 'b' : (recompute ? 'r' : 'f'),
                          gathered ? "g" : (k.sp ? "s" : ""), k.layer, PartWord(k.part), k.mb, k.a,
                          k.b);
     }
@@ -187,6 +194,11 @@ std::string Describe(const Key& k, const Tensors& tensors) {
     case Res::kCtxB:
       return fmt::format("the key/value gradients of layer {}, micro-batch {}, from token {}",
                          k.layer, k.mb, k.a);
+    case Res::kFinR:
+      return fmt::format(
+          "the finished forward of layer {} {} rebuilt by its RECOMPUTE (micro-batch {}, "
+          "tokens {}-{})",
+          k.layer, PartWord(k.part), k.mb, k.a, k.b);
     case Res::kKept:
       return fmt::format(
           "the input of layer {} kept for recomputation (micro-batch {}, tokens {}-{})", k.layer,
@@ -377,6 +389,33 @@ class DataFlow {
         Read(reads, op, Make(Res::kParams, l, pass, op));
       }
     }
+    // What a backward reads of its forward: with recompute=full what its RECOMPUTE rebuilt.
+    const Res saved = op.recompute == Recompute::kFull ? Res::kFinR : Res::kFinF;
+    if (op.kind == OpKind::kRecompute && op.part != LayerPart::kWhole) {
+      // One block of a split layer's forward again (exec's RunRecomputeBlock): the attention
+      // block from the kept input (with sequence parallelism its gathered ln1) against the
+      // keys and values its forward left, the mlp block after the attention block's rebuilt
+      // finish (with sequence parallelism its gathered ln2); its partial output goes to the tp
+      // collective that finishes it (tpr / tprs), or without a group it finishes here.
+      const int l = op.layers.begin;
+      const int part = static_cast<int>(op.part);
+      if (op.sequence_parallel) {
+        Read(reads, op, Make(Res::kSpInR, l, part, op));
+      } else if (op.part == LayerPart::kAttention) {
+        Read(reads, op, Make(Res::kKept, l, 0, op));
+      } else {
+        Read(reads, op, Make(Res::kFinR, l, kAttn, op));
+      }
+      if (op.part == LayerPart::kAttention) Read(reads, op, Ctx(Res::kCtxF, l, mb, b));
+      if (split) {
+        Key sum = Make(Res::kTpSumR, l, part, op);
+        sum.sp = op.sequence_parallel;
+        Write(i, sum);
+      } else {
+        Write(i, Make(Res::kFinR, l, part, op));
+      }
+      return;
+    }
     if (op.sequence_parallel && op.kind != OpKind::kBwdWeight) {
       // A block on every token row (exec's RunCompute): its gathered input in, its partial
       // output (reduce-scattered next) out; the backward reads the forward's saved state.
@@ -384,7 +423,7 @@ class DataFlow {
       const int part = static_cast<int>(op.part);
       const bool backward = op.kind != OpKind::kFwd;
       Read(reads, op, Make(backward ? Res::kSpInB : Res::kSpInF, l, part, op));
-      if (backward) Read(reads, op, Make(Res::kFinF, l, part, op));
+      if (backward) Read(reads, op, Make(saved, l, part, op));
       if (op.part == LayerPart::kAttention) {
         if (!backward && a > 0) Read(reads, op, Ctx(Res::kCtxF, l, mb, a));
         if (!backward) Write(i, Ctx(Res::kCtxF, l, mb, b));
@@ -422,7 +461,10 @@ class DataFlow {
           Write(i, Make(Res::kTpSumF, first, static_cast<int>(op.part), op));
         } else {
           Write(i, Make(Res::kFinF, first, static_cast<int>(op.part), op));
-          if (op.part == LayerPart::kMlp) Write(i, Output(first + 1, mb, a, b));
+          if (op.part == LayerPart::kMlp) {
+            Write(i, Output(first + 1, mb, a, b));
+            Write(i, Make(Res::kKept, first, 0, op));  // what a RECOMPUTE would start from
+          }
         }
         return;
       }
@@ -436,9 +478,9 @@ class DataFlow {
         }
         for (int l = op.layers.begin; l < op.layers.end; ++l) {
           if (op.part == LayerPart::kWhole) {
-            Read(reads, op, Make(Res::kFinF, l, kMlp, op));
+            Read(reads, op, Make(saved, l, kMlp, op));
           } else {
-            Read(reads, op, Make(Res::kFinF, l, static_cast<int>(op.part), op));
+            Read(reads, op, Make(saved, l, static_cast<int>(op.part), op));
           }
           if (op.part != LayerPart::kMlp) {
             if (b < s_.sequence) Read(reads, op, Ctx(Res::kCtxB, l, mb, b));
@@ -481,6 +523,12 @@ class DataFlow {
         return;
       case OpKind::kAllReduce:
       case OpKind::kReduceScatter:
+        if (t.key.kind == Res::kTpSumR) {
+          // A recomputed block's tp sum (or reduce-scatter) and its finish.
+          Read(reads, op, t.key);
+          Write(i, Make(Res::kFinR, t.key.layer, t.key.part, op));
+          return;
+        }
         if (t.key.kind == Res::kTpSumF || t.key.kind == Res::kTpSumB) {
           // The tp sum (or with sequence parallelism its reduce-scatter) and the block's finish.
           const bool backward = t.key.kind == Res::kTpSumB;
@@ -490,7 +538,16 @@ class DataFlow {
           fin.kind = backward ? Res::kFinB : Res::kFinF;
           fin.sp = false;
           Write(i, fin);
-          if (!backward && k.part == kMlp) Write(i, Output(k.layer + 1, k.mb, k.a, k.b));
+          if (!backward && k.part == kMlp) {
+            Write(i, Output(k.layer + 1, k.mb, k.a, k.b));
+            // The forward's end: a recompute=full forward keeps only the layer input now, for
+            // its RECOMPUTE (which alone reads this).
+            Key kept = k;
+            kept.kind = Res::kKept;
+            kept.part = 0;
+            kept.sp = false;
+            Write(i, kept);
+          }
           if (backward && k.part == kAttn && k.layer > 0) {
             Key g = k;
             g.kind = Res::kGrad;
@@ -510,6 +567,19 @@ class DataFlow {
         Write(i, t.key);
         return;
       case OpKind::kAllGather:
+        if (t.key.kind == Res::kSpInR) {
+          // A recomputed block's gathered LayerNorm output: this rank's shard of the kept input
+          // (attention) or of the rebuilt residual (mlp); the backward's parameters (ZeRO-3).
+          const Key& k = t.key;
+          if (k.part == kAttn) {
+            Read(reads, op, Make(Res::kKept, k.layer, 0, op));
+          } else {
+            Read(reads, op, Make(Res::kFinR, k.layer, kAttn, op));
+          }
+          if (zero3_) Read(reads, op, Make(Res::kParams, k.layer, 1, op));
+          Write(i, k);
+          return;
+        }
         if (t.key.kind == Res::kSpInF || t.key.kind == Res::kSpInB) {
           // This rank's shard (exec's SequenceShard): the first block of the pass reads the
           // layer input or output gradient, the second the first one's finish; the forward's
@@ -547,14 +617,14 @@ class DataFlow {
         return;  // the gradients it reads: in Run
       }
       case OpKind::kRecompute:
-        // Whole layers (the checker skips the data flow of split ones): each layer's forward
-        // again from its kept input, against the keys and values its forward left in the
-        // buffer (this slice's included), rebuilding the finished forward its backward reads.
+        // Whole layers (split ones above): each layer's forward again from its kept input,
+        // against the keys and values its forward left in the buffer (this slice's included),
+        // rebuilding the finished forward its backward reads.
         for (int l = op.layers.begin; l < op.layers.end; ++l) {
           Read(reads, op, Make(Res::kKept, l, 0, op));
           Read(reads, op, Ctx(Res::kCtxF, l, mb, b));
-          Write(i, Make(Res::kFinF, l, kAttn, op));
-          Write(i, Make(Res::kFinF, l, kMlp, op));
+          Write(i, Make(Res::kFinR, l, kAttn, op));
+          Write(i, Make(Res::kFinR, l, kMlp, op));
         }
         return;
     }

@@ -8,7 +8,9 @@
 // a RECV writes it, a tp ALLREDUCE reads its block's partial sum and finishes the block, the
 // next token slice reads the previous one's keys and values, the dp ALLREDUCE of wgrad.s{S}
 // reads every backward op of stage S, OPTIMIZER the backward ops before it and its stage's dp
-// ALLREDUCE. The executor waits for such inputs (or finds them in its back end); the
+// ALLREDUCE; a RECOMPUTE reads the layer input its recompute=full forward kept (and its tp
+// collectives, as the forward's) and rebuilds what a recompute=full backward reads of its
+// forward. The executor waits for such inputs (or finds them in its back end); the
 // simulator does not see them at all. So a read is only allowed when the order already implies
 // it ("happens before": stream order, `after`, a SEND with its RECV and the members of a
 // collective starting and finishing together): then the executor never waits on data that the

@@ -139,6 +139,17 @@ TEST_CASE("mpirun -np 4 runs pp 2 x tp 2 with sequence parallelism for two itera
   CheckMpiMatchesInProcess(o, 2, "1f1b-pp2-tp2-sp");
 }
 
+TEST_CASE("mpirun -np 4 runs pp 2 x tp 2 with full recomputation for two iterations",
+          "[exec][mpi][recompute]") {
+  // Each recomputed block's tp collectives cross processes: all-reduces, and with sequence
+  // parallelism all-gathers and reduce-scatters.
+  GenerateOptions o = Options("tiny-lm", Strategy::kOneFOneB, 1, 2, 2, 2);
+  o.recompute = Recompute::kFull;
+  CheckMpiMatchesInProcess(o, 2, "1f1b-pp2-tp2-recompute");
+  o.sequence_parallel = true;
+  CheckMpiMatchesInProcess(o, 2, "1f1b-pp2-tp2-sp-recompute");
+}
+
 TEST_CASE("mpirun -np 4 runs dp 2 x pp 2 with ZeRO-3 for two iterations", "[exec][mpi][zero]") {
   GenerateOptions o = Options("tiny-lm", Strategy::kOneFOneB, 2, 2, 1, 2);
   o.zero = 3;

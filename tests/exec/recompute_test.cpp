@@ -17,6 +17,7 @@
 #include "schedule/checker.h"
 #include "schedule/generator.h"
 #include "schedule/slicing_spec.h"
+#include "tests/exec/exec_cases.h"
 
 using namespace terasim;
 
@@ -45,6 +46,13 @@ ExecResult Run(const Schedule& s, const ModelCard& card, int iterations) {
 int Count(const Schedule& s, OpKind kind) {
   return static_cast<int>(
       std::count_if(s.ops.begin(), s.ops.end(), [&](const Op& op) { return op.kind == kind; }));
+}
+
+// Ops of `kind` whose tensor identity starts with `prefix` and a dot.
+int Count(const Schedule& s, OpKind kind, const std::string& prefix) {
+  return static_cast<int>(std::count_if(s.ops.begin(), s.ops.end(), [&](const Op& op) {
+    return op.kind == kind && op.tensor.starts_with(prefix + ".");
+  }));
 }
 
 // `o` with `mode` against `o` without recomputation, two iterations (the second after an
@@ -141,6 +149,53 @@ TEST_CASE("A recompute=full forward keeps only the layer input until its RECOMPU
   CHECK_THROWS_AS(backend.RecomputeForward(0, other), InternalError);
 }
 
+TEST_CASE("A split RECOMPUTE rebuilds the blocks in order, each once, as the forward did",
+          "[exec][recompute][tp]") {
+  // One tp rank of degree 1 running the block protocol (the partial sums are whole): the
+  // layer's backward after RecomputeBlock / FinishRecompute of both blocks gives the input
+  // gradient bit for bit of the backward after a forward that kept everything.
+  const ModelCard card = LoadModelCard("tiny");
+  SliceRef slice;
+  slice.rows = 1;
+  slice.t1 = card.sequence;
+  const size_t values = static_cast<size_t>(slice.Values(card.hidden));
+  auto layer = [&](CpuBackend& backend, Recompute mode) {
+    backend.BeginIteration();
+    std::vector<float> x(values);
+    std::vector<float> partial(values);
+    std::vector<float> y(values);
+    backend.Input(slice, x);
+    backend.KeepActivations(0, slice, mode);
+    backend.Forward(0, LayerPart::kAttention, slice, x, partial);
+    backend.FinishForward(0, LayerPart::kAttention, slice, partial, {});
+    backend.Forward(0, LayerPart::kMlp, slice, {}, partial);
+    backend.FinishForward(0, LayerPart::kMlp, slice, partial, y);
+    if (mode == Recompute::kFull) {
+      // The mlp block needs the attention block's rebuilt finish first.
+      CHECK_THROWS_AS(backend.RecomputeBlock(0, LayerPart::kMlp, slice, {}, partial),
+                      InternalError);
+      backend.RecomputeBlock(0, LayerPart::kAttention, slice, {}, partial);
+      backend.FinishRecompute(0, LayerPart::kAttention, slice, partial);
+      CHECK_THROWS_AS(backend.RecomputeBlock(0, LayerPart::kAttention, slice, {}, partial),
+                      InternalError);  // rebuilt already
+      backend.RecomputeBlock(0, LayerPart::kMlp, slice, {}, partial);
+      backend.FinishRecompute(0, LayerPart::kMlp, slice, partial);
+    }
+    std::vector<float> grad(values, 1.0f);
+    std::vector<float> grad_in(values);
+    backend.Backward(0, LayerPart::kMlp, slice, grad, partial);
+    backend.FinishBackward(0, LayerPart::kMlp, slice, partial, {});
+    backend.Backward(0, LayerPart::kAttention, slice, {}, partial);
+    backend.FinishBackward(0, LayerPart::kAttention, slice, partial, grad_in);
+    return grad_in;
+  };
+  CpuBackend kept(card, ShardSpec{{0}, 0, 1}, 3);
+  CpuBackend recomputed(card, ShardSpec{{0}, 0, 1}, 3);
+  const std::vector<float> want = layer(kept, Recompute::kNone);
+  CHECK(layer(recomputed, Recompute::kFull) == want);
+  CHECK(recomputed.Gradients(Range{0, 1}) == kept.Gradients(Range{0, 1}));
+}
+
 TEST_CASE("The checker follows a full-recomputation schedule's data flow", "[exec][recompute]") {
   GenerateOptions o = Options("tiny", Strategy::kOneFOneB, 2, 2);
   o.recompute = Recompute::kFull;
@@ -159,33 +214,89 @@ TEST_CASE("The checker follows a full-recomputation schedule's data flow", "[exe
   CHECK(text.find("the finished forward") != std::string::npos);
 }
 
-TEST_CASE("A RECOMPUTE split over a tp group is refused by name", "[exec][recompute]") {
-  auto refusal = [](const GenerateOptions& o) {
-    const Schedule s = Generate(o);
-    try {
-      Run(s, o.model, 1);
-    } catch (const InputError& e) {
-      return std::string(e.what());
+TEST_CASE("Recomputation split over a tp group gives the loss and gradients of one device",
+          "[exec][recompute][tp]") {
+  // The reference: one device, the whole batch in one micro-batch, no recomputation.
+  const GenerateOptions one = exec_cases::Options("tiny", Strategy::kGpipe, 1, 1, 1, 1);
+  const ExecResult ref = Run(Generate(one), one.model, 2);
+  REQUIRE(ref.losses.size() == 2);
+  for (bool sp : {false, true}) {
+    for (Recompute mode : {Recompute::kNone, Recompute::kSelective, Recompute::kFull}) {
+      INFO("sp=" << sp << " recompute=" << RecomputeName(mode));
+      // 1F1B, pp 2 x tp 2, 2 micro-batches.
+      GenerateOptions o = exec_cases::Options("tiny", Strategy::kOneFOneB, 1, 2, 2, 2);
+      o.sequence_parallel = sp;
+      o.recompute = mode;
+      const Schedule s = Generate(o);
+      RequireValidSchedule(s);  // the data-flow rule included
+      // Full: a RECOMPUTE per layer, block, micro-batch and tp rank: 4 x 2 x 2 x 2 = 32, each
+      // with its tp collectives (an all-reduce, or with sp an all-gather and a reduce-scatter).
+      const int recomputes = mode == Recompute::kFull ? 32 : 0;
+      CHECK(Count(s, OpKind::kRecompute) == recomputes);
+      CHECK(Count(s, sp ? OpKind::kReduceScatter : OpKind::kAllReduce, sp ? "tprs" : "tpr") ==
+            recomputes);
+      CHECK(Count(s, OpKind::kAllGather, "tprg") == (sp ? recomputes : 0));
+      const ExecResult got = Run(s, o.model, 2);
+      REQUIRE(got.losses.size() == 2);
+      for (int i = 0; i < 2; ++i) {
+        INFO("iteration " << i);
+        // The same model on the same data: equal up to fp32 rounding.
+        CHECK(got.losses[i] == Approx(ref.losses[i]).epsilon(1e-5));
+      }
+      CHECK(got.grad_norm == Approx(ref.grad_norm).epsilon(1e-5));
+      exec_cases::CheckSameGradients(got, ref);
     }
-    return std::string("no error");
-  };
-  // A RECOMPUTE split over a tp group.
-  GenerateOptions tp = Options("tiny", Strategy::kOneFOneB, 1, 2);
+  }
+  // And bit for bit the numbers of the same schedule without recomputation (the recomputed
+  // blocks run the forward's kernels on the forward's inputs, tp sums included).
+  GenerateOptions tp = Options("tiny-lm", Strategy::kOneFOneB, 2, 2);
   tp.tp = 2;
-  tp.recompute = Recompute::kFull;
-  const std::string split = refusal(tp);
-  INFO(split);
-  CHECK(split.find("RECOMPUTE of whole layers only (tp degree 1), not part=") != std::string::npos);
-  // Sequence parallelism and ZeRO run now (tests/exec/sp_zero_test.cpp), also together with
-  // recomputation.
-  GenerateOptions sp = tp;
-  sp.recompute = Recompute::kSelective;
-  sp.sequence_parallel = true;
-  CHECK(refusal(sp) == "no error");
-  GenerateOptions zero = Options("tiny", Strategy::kGpipe, 1, 1);
-  zero.dp = 2;
-  zero.microbatch_size = kBatch / 2;
-  zero.zero = 1;
-  zero.recompute = Recompute::kFull;
-  CHECK(refusal(zero) == "no error");
+  CheckSameAsWithout(tp, Recompute::kFull);
+  tp.sequence_parallel = true;
+  CheckSameAsWithout(tp, Recompute::kFull);
+}
+
+TEST_CASE("Full recomputation with tp, sequence parallelism and ZeRO-3 together",
+          "[exec][recompute][tp][zero]") {
+  // ZeRO-3 gathers a layer's parameters once for its recomputation and backward, and the
+  // recomputed LayerNorm (before the all-gather) reads them: dp 2 x tp 2, the loss of one
+  // device.
+  const GenerateOptions one = exec_cases::Options("tiny", Strategy::kGpipe, 1, 1, 1, 1);
+  const ExecResult ref = Run(Generate(one), one.model, 2);
+  GenerateOptions o = exec_cases::Options("tiny", Strategy::kOneFOneB, 2, 1, 2, 2);
+  o.sequence_parallel = true;
+  o.zero = 3;
+  o.recompute = Recompute::kFull;
+  const Schedule s = Generate(o);
+  RequireValidSchedule(s);
+  const ExecResult got = Run(s, o.model, 2);
+  REQUIRE(got.losses.size() == 2);
+  CHECK(got.losses[0] == Approx(ref.losses[0]).epsilon(1e-5));
+  CHECK(got.losses[1] == Approx(ref.losses[1]).epsilon(1e-5));
+  CHECK(got.grad_norm == Approx(ref.grad_norm).epsilon(1e-5));
+}
+
+TEST_CASE("The checker follows a split recomputation's data flow", "[exec][recompute][tp]") {
+  for (bool sp : {false, true}) {
+    INFO("sp=" << sp);
+    GenerateOptions o = Options("tiny", Strategy::kOneFOneB, 2, 2);
+    o.tp = 2;
+    o.sequence_parallel = sp;
+    o.recompute = Recompute::kFull;
+    Schedule s = Generate(o);
+    CHECK(CheckSchedule(s).empty());
+    // Without the recomputation of layer 1's attention block of micro-batch 0 (on both tp
+    // ranks, its tp collectives too), the recomputed mlp block reads a finish nobody rebuilt.
+    std::erase_if(s.ops, [](const Op& op) {
+      const bool block = op.kind == OpKind::kRecompute && op.part == LayerPart::kAttention &&
+                         op.layers.begin == 1 && op.microbatch == 0;
+      return block || op.tensor.starts_with("tpr.l1.attn.m0.") ||
+             op.tensor.starts_with("tprs.l1.attn.m0.") || op.tensor.starts_with("tprg.l1.attn.m0.");
+    });
+    const std::vector<Diagnostic> d = CheckSchedule(s);
+    REQUIRE(!d.empty());
+    const std::string text = FormatDiagnostic(s, d.front());
+    INFO(text);
+    CHECK(text.find("rebuilt by its RECOMPUTE") != std::string::npos);
+  }
 }

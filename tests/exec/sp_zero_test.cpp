@@ -222,3 +222,35 @@ TEST_CASE("Released parameters keep only the device's shard until gathered again
   backend.Forward(0, LayerPart::kWhole, slice, x, y);
   CHECK(backend.Parameters(layer) == gathered);
 }
+
+TEST_CASE("ZeRO shards the model state each device holds by the stage's factor", "[exec][zero]") {
+  // dp 2 x pp 1 x tp 1 on "tiny" (no embedding or head in the stack): each device holds the
+  // 4 layers, P = 4 x ParamsPerLayer fp32 parameters, and after the run (the optimizer's step
+  // done, ZeRO-3's parameters released after their last use) the state its back end measures
+  // from its arrays shrinks over the D = 2 devices of the dp group (Rajbhandari et al. 2020):
+  //   stage 0: parameters 4P, gradients 4P, Adam moments 2 x 4P bytes;
+  //   stage 1: moments 2 x 4 x P / D; stage 2: gradients 4 x P / D too; stage 3: parameters
+  //   4 x P / D too.
+  // P / D is exact here (each layer's and the stage's element counts are even), so each
+  // device's shard is exactly half.
+  constexpr int64_t kFloat = 4;
+  constexpr int64_t kD = 2;
+  for (int zero : {0, 1, 2, 3}) {
+    INFO("zero=" << zero);
+    GenerateOptions o = Options("tiny", Strategy::kOneFOneB, kD, 1, 1, 2);
+    o.zero = zero;
+    const int64_t p = o.model.layers * o.model.ParamsPerLayer();
+    REQUIRE(o.model.ParamsPerLayer() % kD == 0);
+    const Schedule s = Generate(o);
+    const ExecResult got = Run(s, o.model);
+    // Still the loss of one device.
+    CHECK(got.losses[1] == Approx(Reference("tiny").losses[1]).epsilon(1e-5));
+    REQUIRE(got.resident_state.size() == static_cast<size_t>(kD));
+    for (const auto& [device, bytes] : got.resident_state) {
+      INFO("device " << device);
+      CHECK(bytes.parameters == kFloat * p / (zero >= 3 ? kD : 1));
+      CHECK(bytes.gradients == kFloat * p / (zero >= 2 ? kD : 1));
+      CHECK(bytes.moments == 2 * kFloat * p / (zero >= 1 ? kD : 1));
+    }
+  }
+}

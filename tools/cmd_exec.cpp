@@ -6,6 +6,7 @@
 #include <optional>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "exec/executor.h"
 #include "exec/profiler.h"
@@ -107,6 +108,14 @@ int RunExec(const Args& args) {
     WriteChromeTraceFile(trace_path, result.trace, {}, &schedule);
   }
   if (vm["json"].as<bool>()) {
+    // Per device run here: the model state its back end holds (ZeRO shards it over dp).
+    nlohmann::json resident = nlohmann::json::array();
+    for (const auto& [device, bytes] : result.resident_state) {
+      resident.push_back({{"device", device},
+                          {"parameters", bytes.parameters},
+                          {"gradients", bytes.gradients},
+                          {"moments", bytes.moments}});
+    }
     PrintJson({{"schedule", path},
                {"model", card.name},
                {"backend", backend},
@@ -115,7 +124,8 @@ int RunExec(const Args& args) {
                {"loss", result.losses.front()},
                {"losses", result.losses},
                {"grad_norm", result.grad_norm},
-               {"iteration_times_s", result.iteration_times_s}});
+               {"iteration_times_s", result.iteration_times_s},
+               {"resident_state", resident}});
     return 0;
   }
   for (size_t i = 0; i < result.losses.size(); ++i) {

@@ -1,8 +1,10 @@
 #include "schedule/slicing_candidates.h"
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <limits>
+#include <utility>
 
 #include "models/errors.h"
 
@@ -12,7 +14,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // With at least kSampleFrom unit positions, only every kSampleRows-th row is evaluated
 // before the bounds have pruned the edges (below that, every row: the search is cheap).
-constexpr int kSampleRows = 8;
+constexpr int kSampleRows = 64;
 constexpr int kSampleFrom = 64;
 // An interval of t narrower than this fraction of its top is not split further.
 constexpr double kLeafWidth = 0.01;
@@ -164,6 +166,65 @@ std::vector<double> RestBounds(const SlicingProblem& p, const std::vector<double
   return rest;
 }
 
+// The cheapest per-token rate of a slice costing at most t, over slices without context
+// (a slice with context costs at least the same slice without: its rate is no lower, and
+// it costs no less, so it is among these when it costs at most t).
+class RateCurve {
+ public:
+  RateCurve() = default;
+  // points: (cost, rate) of each slice without context.
+  explicit RateCurve(std::vector<std::pair<double, double>> points) {
+    std::sort(points.begin(), points.end());
+    for (const auto& [cost, rate] : points) {
+      cost_.push_back(cost);
+      rate_.push_back(rate_.empty() ? rate : std::min(rate_.back(), rate));
+    }
+  }
+  // kInf when no slice costs at most t.
+  double Rate(double t) const {
+    const size_t n = std::upper_bound(cost_.begin(), cost_.end(), t) - cost_.begin();
+    return n == 0 ? kInf : rate_[n - 1];
+  }
+  double Cheapest() const { return cost_.empty() ? kInf : cost_.front(); }
+
+ private:
+  std::vector<double> cost_;  // ascending
+  std::vector<double> rate_;  // the cheapest rate among cost_[0..i]
+};
+
+// For each size, a cost above which no slice of that size is in a plan within `limit` (0:
+// none is). A plan whose largest unit costs t in [t_j, t_j+1] takes at least
+//     (K - 1) t_j + b L rate_b(t_j+1) + rest_b(t_j+1)
+// (every slice of it costs at most t_j+1, so runs at no better than that rate, and so do
+// the other micro-batches); a slice of cost x is only in plans with t >= x. The levels t_j
+// are a geometric grid from the cheapest slice to limit / K (where K t reaches the limit).
+std::vector<double> CostCaps(const SlicingProblem& p, const std::vector<RateCurve>& curves,
+                             double limit) {
+  const SlicingRequest& req = *p.request;
+  const size_t n = p.sizes.size();
+  std::vector<double> cap(n, kInf);
+  if (!(limit < kInf)) return cap;
+  double t = kInf;
+  for (const RateCurve& c : curves) t = std::min(t, c.Cheapest());
+  const double top = limit / req.stages;
+  if (!(t < top)) return std::vector<double>(n, 0);
+  std::fill(cap.begin(), cap.end(), 0);
+  constexpr double kStep = 1.0 + 1.0 / 256;
+  std::vector<double> totals(n);
+  while (t < top) {
+    const double next = std::min(t * kStep, top);
+    for (size_t s = 0; s < n; ++s) {
+      totals[s] = curves[s].Rate(next) * p.sizes[s] * req.sequence;
+    }
+    const std::vector<double> rest = RestBounds(p, totals);
+    for (size_t s = 0; s < n; ++s) {
+      if ((req.stages - 1) * t + totals[s] + rest[s] < limit) cap[s] = next;
+    }
+    t = next;
+  }
+  return cap;
+}
+
 // Step 1: every edge that passes the cheap bounds, with lower-bound costs from sampled rows.
 // A plan holding edge (b, i, k) of cost c has latency at least
 //     (K - 1) c + prefix_b(i) + c + rate_b * b * (tokens after the slice) + rest_b,
@@ -185,20 +246,26 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
   // lengths are whole units or reach the (ragged) end of the sequence.
   std::vector<double> rate(n, kInf);
   std::vector<std::vector<double>> row0(n);
+  std::vector<RateCurve> curves(n);
   ForEachSize(n, [&](size_t s) {
     const double b = p.sizes[s];
+    std::vector<std::pair<double, double>> points;  // (cost, per-token rate)
     for (int u = 1; u <= positions; ++u) {
       row0[s].push_back(checked(p.sizes[s], p.TokenAt(u), 0));
-      rate[s] = std::min(rate[s], row0[s].back() / (b * p.TokenAt(u)));
+      points.emplace_back(row0[s].back(), row0[s].back() / (b * p.TokenAt(u)));
       if (req.sequence % g != 0 && u > 1) {
         const int to_end = req.sequence - p.TokenAt(u - 1);  // a last slice from unit u - 1
-        rate[s] = std::min(rate[s], checked(p.sizes[s], to_end, 0) / (b * to_end));
+        const double x = checked(p.sizes[s], to_end, 0);
+        points.emplace_back(x, x / (b * to_end));
       }
     }
+    curves[s] = RateCurve(std::move(points));
+    rate[s] = curves[s].Rate(kInf);
   });
   std::vector<double> rate_totals(n);
   for (size_t s = 0; s < n; ++s) rate_totals[s] = rate[s] * p.sizes[s] * req.sequence;
   const std::vector<double> rest_by_rate = RestBounds(p, rate_totals);
+  const std::vector<double> cap = CostCaps(p, curves, limit);
   const int stride = positions >= kSampleFrom ? kSampleRows : 1;
 
   std::vector<Work> work(n);
@@ -209,7 +276,7 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
     const double rest = rest_by_rate[s];
     c.prefix.assign(positions + 1, kInf);
     c.prefix[0] = 0;
-    if (!(rest < kInf)) return;
+    if (!(rest < kInf) || !(cap[s] > 0)) return;
     // The lowest row floor any row can have (every prefix costs at least its tokens' rate).
     const double global_floor = per_token * req.sequence + rest;
     std::vector<double> sampled;  // exact costs of the sampled row, by length - 1
@@ -231,7 +298,7 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
           if (tokens != k * g) break;  // a ragged last slice: evaluated where it is used
           const double x = block == 0 ? row0[s][k - 1] : checked(rows, tokens, p.TokenAt(block));
           sampled.push_back(x);
-          if (k_minus_1 * x + floor >= limit || req.stages * x >= limit) break;
+          if (k_minus_1 * x + floor >= limit || req.stages * x >= limit || x > cap[s]) break;
         }
       }
       for (int k = 1; i + k <= positions; ++k) {
@@ -247,7 +314,7 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
           x = sampled.empty() ? 0 : sampled[std::min<size_t>(k, sampled.size()) - 1];
           exact = false;
         }
-        if (k_minus_1 * x + row_floor >= limit || req.stages * x >= limit) break;
+        if (k_minus_1 * x + row_floor >= limit || req.stages * x >= limit || x > cap[s]) break;
         const double bound =
             k_minus_1 * x + here + x + per_token * (req.sequence - p.TokenAt(i + k)) + rest;
         if (bound >= limit) continue;

@@ -12,9 +12,10 @@ namespace terasim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// With at least kSampleFrom unit positions, only every kSampleRows-th row is evaluated
-// before the bounds have pruned the edges (below that, every row: the search is cheap).
-constexpr int kSampleRows = 64;
+// With at least kSampleFrom unit positions, only the rows every kSampleTokens tokens (at
+// least every unit) are evaluated before the bounds have pruned the edges (below that,
+// every row: the search is cheap). Costs grow little over that much context.
+constexpr int kSampleTokens = 64;
 constexpr int kSampleFrom = 64;
 // An interval of t narrower than this fraction of its top is not split further.
 constexpr double kLeafWidth = 0.01;
@@ -23,6 +24,11 @@ constexpr double kLeafWidth = 0.01;
 constexpr int kMaxPasses = 96;
 
 // One size's edges during the search: costs are lower bounds until `exact` says otherwise.
+// Two forms. Listed: the edges one by one (edges, exact, row_begin, keep). Sampled (the
+// first branch and bound, before any pruning): row i's edges are the whole-unit slices
+// k = 1..row_len[i], costing block_cost[i / stride][k - 1] (the block's sampled row; past
+// its end, its last entry), and, when ragged_cost[i] > 0, the ragged slice to the end; the
+// edges kept are collected in `kept` as Id(i, k).
 struct Work {
   SizeCandidates edges;
   std::vector<char> exact;
@@ -30,28 +36,173 @@ struct Work {
   std::vector<char> keep;           // set by the branch and bound
   std::vector<uint32_t> parent;     // the last edge (in units) of edges.prefix's best path
 
+  bool sampled = false;
+  int stride = 1;
+  std::vector<std::vector<double>> block_cost;  // exact in row block * stride
+  std::vector<uint32_t> row_len;
+  std::vector<double> ragged_cost;  // by row; 0: no ragged slice
+  std::vector<uint64_t> kept;
+  bool keep_all = false;
+  uint32_t max_len = 0;          // the longest row_len
+  std::vector<uint32_t> within;  // SolveLevel's scratch
+
+  // The slice lengths (in units) of edges.prefix's best path at `level`, last to first, as
+  // the last SolveLevel left it: the same path in both forms (of the edges into a position
+  // that reach its best value, the one from the lowest row).
+  std::vector<int> PathUnits(int positions, double level) const {
+    std::vector<int> units;
+    for (int pos = positions; pos > 0;) {
+      int step = 0;
+      if (!sampled) {
+        step = static_cast<int>(parent[pos]);
+      } else {
+        const bool ragged_end = pos == positions;
+        for (int i = ragged_end ? 0 : std::max(0, pos - static_cast<int>(max_len)); i < pos; ++i) {
+          const double x = SampledCost(i, pos - i);
+          if (x >= 0 && x <= level && edges.prefix[i] + x == edges.prefix[pos]) {
+            step = pos - i;
+            break;
+          }
+        }
+      }
+      TERASIM_CHECK(step > 0, "no best path into unit {}", pos);
+      units.push_back(step);
+      pos -= step;
+    }
+    return units;
+  }
+
+  // The cost of sampled edge (i, i + k); -1 when there is none.
+  double SampledCost(int i, int k) const {
+    if (static_cast<uint32_t>(k) <= row_len[i]) {
+      const std::vector<double>& costs = block_cost[i / stride];
+      return costs.empty() ? 0 : costs[std::min<size_t>(k, costs.size()) - 1];
+    }
+    if (ragged_cost[i] > 0 && i + k == static_cast<int>(row_len.size())) return ragged_cost[i];
+    return -1;
+  }
+
+  static uint64_t Id(uint32_t from, uint32_t units) {
+    return (static_cast<uint64_t>(from) << 32) | units;
+  }
+
+  // Calls fn(cost, units, id) for row i's edges costing at most `level`, in order, until fn
+  // returns false. Ids are edge indices (listed) or Id(i, k) (sampled).
+  template <typename Fn>
+  void ForRow(int i, double level, const Fn& fn) const {
+    if (!sampled) {
+      for (uint32_t e = row_begin[i]; e < row_begin[i + 1] && edges.cost[e] <= level; ++e) {
+        if (!fn(edges.cost[e], edges.units[e], uint64_t{e})) return;
+      }
+      return;
+    }
+    const std::vector<double>& costs = block_cost[i / stride];
+    const uint32_t len = row_len[i];
+    const uint32_t listed = std::min<uint32_t>(len, static_cast<uint32_t>(costs.size()));
+    uint32_t k = 1;
+    for (; k <= listed; ++k) {
+      const double x = costs[k - 1];
+      if (x > level) return;
+      if (!fn(x, k, Id(i, k))) return;
+    }
+    const double tail = costs.empty() ? 0 : costs.back();
+    for (; k <= len; ++k) {
+      if (tail > level) return;
+      if (!fn(tail, k, Id(i, k))) return;
+    }
+    const double r = ragged_cost[i];
+    if (r > 0 && r <= level) {
+      const uint32_t units = static_cast<uint32_t>(row_len.size()) - i;
+      fn(r, units, Id(i, units));
+    }
+  }
+
+  void Keep(uint64_t id) {
+    if (sampled) {
+      kept.push_back(id);
+    } else {
+      keep[id] = 1;
+    }
+  }
+
+  double MaxCost() const {
+    double top = 0;
+    for (double x : edges.cost) top = std::max(top, x);
+    for (const auto& costs : block_cost) {
+      if (!costs.empty()) top = std::max(top, costs.back());
+    }
+    for (double x : ragged_cost) top = std::max(top, x);
+    return top;
+  }
+
   void IndexRows(int positions) {
     row_begin.assign(positions + 2, 0);
     for (uint32_t from : edges.from) ++row_begin[from + 1];
     for (int i = 0; i <= positions; ++i) row_begin[i + 1] += row_begin[i];
   }
 
-  // Keeps the edges with keep[e] set (all of them when keep is empty).
+  // Keeps the edges with keep[e] set (all of them when keep is empty). A sampled Work
+  // becomes a listed one holding its kept edges (every edge with keep_all).
   void Compact() {
-    size_t kept = 0;
+    if (sampled) {
+      ListKept();
+      return;
+    }
+    size_t kept_edges = 0;
     for (size_t e = 0; e < edges.cost.size(); ++e) {
       if (!keep.empty() && !keep[e]) continue;
-      edges.cost[kept] = edges.cost[e];
-      edges.from[kept] = edges.from[e];
-      edges.units[kept] = edges.units[e];
-      exact[kept] = exact[e];
-      ++kept;
+      edges.cost[kept_edges] = edges.cost[e];
+      edges.from[kept_edges] = edges.from[e];
+      edges.units[kept_edges] = edges.units[e];
+      exact[kept_edges] = exact[e];
+      ++kept_edges;
     }
-    edges.cost.resize(kept);
-    edges.from.resize(kept);
-    edges.units.resize(kept);
-    exact.resize(kept);
+    edges.cost.resize(kept_edges);
+    edges.from.resize(kept_edges);
+    edges.units.resize(kept_edges);
+    exact.resize(kept_edges);
     keep.clear();
+  }
+
+ private:
+  void ListKept() {
+    const int positions = static_cast<int>(row_len.size());
+    if (keep_all) {
+      kept.clear();
+      for (int i = 0; i < positions; ++i) {
+        ForRow(i, kInf, [&](double, uint32_t, uint64_t id) {
+          kept.push_back(id);
+          return true;
+        });
+      }
+    }
+    std::sort(kept.begin(), kept.end());
+    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+    edges.cost.clear();
+    edges.from.clear();
+    edges.units.clear();
+    exact.clear();
+    for (uint64_t id : kept) {
+      const uint32_t from = static_cast<uint32_t>(id >> 32), units = static_cast<uint32_t>(id);
+      const bool ragged = ragged_cost[from] > 0 && from + units == row_len.size();
+      const std::vector<double>& costs = block_cost[from / stride];
+      const bool first_row = from % stride == 0;
+      double x = ragged          ? ragged_cost[from]
+                 : costs.empty() ? 0
+                                 : costs[std::min<size_t>(units, costs.size()) - 1];
+      edges.cost.push_back(x);
+      edges.from.push_back(from);
+      edges.units.push_back(units);
+      exact.push_back(ragged || (first_row && units <= costs.size()));
+    }
+    sampled = false;
+    keep_all = false;
+    kept = {};
+    block_cost = {};
+    row_len = {};
+    ragged_cost = {};
+    keep.clear();
+    IndexRows(positions);
   }
 };
 
@@ -71,30 +222,84 @@ void ForEachSize(size_t n, const Fn& fn) {
 // Fills prefix (and suffix when asked) of w->edges over the edges costing at most `level`.
 // Rows are in order (a topological order of the DAG) and costs within a row do not decrease,
 // so each row stops at its first edge over the level.
+// SolveLevel of a sampled Work (prefix already reset). Row i relaxes its first m whole-unit
+// edges, m from the block's count of costs within the level (costs do not decrease along a
+// row): plain loops over contiguous costs, with no parent (Work::PathUnits recovers it).
+void SolveSampledLevel(int positions, double level, bool with_suffix, Work* w) {
+  SizeCandidates& c = w->edges;
+  // within[b]: how many whole-unit edges of block b's rows (at most) cost <= level.
+  std::vector<uint32_t>& within = w->within;
+  within.resize(w->block_cost.size());
+  for (size_t b = 0; b < w->block_cost.size(); ++b) {
+    const std::vector<double>& costs = w->block_cost[b];
+    const size_t n = std::upper_bound(costs.begin(), costs.end(), level) - costs.begin();
+    within[b] = n == costs.size() ? std::numeric_limits<uint32_t>::max() : n;
+  }
+  double* prefix = c.prefix.data();
+  for (int i = 0; i < positions; ++i) {
+    const double here = prefix[i];
+    if (!(here < kInf)) continue;
+    const std::vector<double>& costs = w->block_cost[i / w->stride];
+    const uint32_t m = std::min(w->row_len[i], within[i / w->stride]);
+    const uint32_t listed = std::min<uint32_t>(m, static_cast<uint32_t>(costs.size()));
+    double* out = prefix + i + 1;
+    const double* x = costs.data();
+    for (uint32_t k = 0; k < listed; ++k) out[k] = std::min(out[k], here + x[k]);
+    const double tail = here + (costs.empty() ? 0 : costs.back());
+    for (uint32_t k = listed; k < m; ++k) out[k] = std::min(out[k], tail);
+    const double r = w->ragged_cost[i];
+    if (r > 0 && r <= level) prefix[positions] = std::min(prefix[positions], here + r);
+  }
+  if (!with_suffix) return;
+  c.suffix.assign(positions + 1, kInf);
+  double* suffix = c.suffix.data();
+  suffix[positions] = 0;
+  for (int i = positions - 1; i >= 0; --i) {
+    const std::vector<double>& costs = w->block_cost[i / w->stride];
+    const uint32_t m = std::min(w->row_len[i], within[i / w->stride]);
+    const uint32_t listed = std::min<uint32_t>(m, static_cast<uint32_t>(costs.size()));
+    const double* after = suffix + i + 1;
+    const double* x = costs.data();
+    double best = kInf;
+    for (uint32_t k = 0; k < listed; ++k) best = std::min(best, x[k] + after[k]);
+    const double tail = costs.empty() ? 0 : costs.back();
+    for (uint32_t k = listed; k < m; ++k) best = std::min(best, tail + after[k]);
+    const double r = w->ragged_cost[i];
+    if (r > 0 && r <= level) best = std::min(best, r + suffix[positions]);
+    suffix[i] = best;
+  }
+}
+
 void SolveLevel(int positions, double level, bool with_suffix, Work* w) {
   SizeCandidates& c = w->edges;
   c.prefix.assign(positions + 1, kInf);
   c.prefix[0] = 0;
+  if (w->sampled) {
+    SolveSampledLevel(positions, level, with_suffix, w);
+    return;
+  }
   w->parent.assign(positions + 1, 0);
   for (int i = 0; i < positions; ++i) {
     const double here = c.prefix[i];
     if (!(here < kInf)) continue;
-    for (uint32_t e = w->row_begin[i]; e < w->row_begin[i + 1] && c.cost[e] <= level; ++e) {
-      const uint32_t to = i + c.units[e];
-      if (here + c.cost[e] < c.prefix[to]) {
-        c.prefix[to] = here + c.cost[e];
-        w->parent[to] = c.units[e];
+    w->ForRow(i, level, [&](double x, uint32_t units, uint64_t) {
+      const uint32_t to = i + units;
+      if (here + x < c.prefix[to]) {
+        c.prefix[to] = here + x;
+        w->parent[to] = units;
       }
-    }
+      return true;
+    });
   }
   if (!with_suffix) return;
   c.suffix.assign(positions + 1, kInf);
   c.suffix[positions] = 0;
   for (int i = positions - 1; i >= 0; --i) {
     double best = kInf;
-    for (uint32_t e = w->row_begin[i]; e < w->row_begin[i + 1] && c.cost[e] <= level; ++e) {
-      best = std::min(best, c.cost[e] + c.suffix[i + c.units[e]]);
-    }
+    w->ForRow(i, level, [&](double x, uint32_t units, uint64_t) {
+      best = std::min(best, x + c.suffix[i + units]);
+      return true;
+    });
     c.suffix[i] = best;
   }
 }
@@ -110,7 +315,7 @@ double Limit(const Incumbent& incumbent) { return incumbent.latency * (1 + kSlac
 
 // The plan of the level DPs just solved (each size's best path, combined as BatchSum does),
 // costed exactly: it replaces the incumbent when faster.
-void TryPlan(const SlicingProblem& p, const std::vector<Work>& work,
+void TryPlan(const SlicingProblem& p, const std::vector<Work>& work, double level,
              const std::vector<double>& totals, Incumbent* incumbent) {
   if (!p.improve_incumbent) return;
   std::vector<int> chosen;
@@ -126,10 +331,7 @@ void TryPlan(const SlicingProblem& p, const std::vector<Work>& work,
       continue;
     }
     MicrobatchPlan mb{p.sizes[s], {}};
-    std::vector<int> units;
-    for (int pos = p.positions; pos > 0; pos -= static_cast<int>(work[s].parent[pos])) {
-      units.push_back(static_cast<int>(work[s].parent[pos]));
-    }
+    const std::vector<int> units = work[s].PathUnits(p.positions, level);
     size_sum = 0;
     for (int unit = 0, k = static_cast<int>(units.size()) - 1; k >= 0; unit += units[k--]) {
       const int context = p.TokenAt(unit);
@@ -266,20 +468,25 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
   for (size_t s = 0; s < n; ++s) rate_totals[s] = rate[s] * p.sizes[s] * req.sequence;
   const std::vector<double> rest_by_rate = RestBounds(p, rate_totals);
   const std::vector<double> cap = CostCaps(p, curves, limit);
-  const int stride = positions >= kSampleFrom ? kSampleRows : 1;
+  const int stride = positions >= kSampleFrom ? std::max(1, kSampleTokens / g) : 1;
 
   std::vector<Work> work(n);
   ForEachSize(n, [&](size_t s) {
-    SizeCandidates& c = work[s].edges;
+    Work& w = work[s];
+    SizeCandidates& c = w.edges;
     const int rows = p.sizes[s];
     const double per_token = rate[s] * rows;
     const double rest = rest_by_rate[s];
+    w.sampled = true;
+    w.stride = stride;
+    w.block_cost.resize((positions + stride - 1) / stride);
+    w.row_len.assign(positions, 0);
+    w.ragged_cost.assign(positions, 0);
     c.prefix.assign(positions + 1, kInf);
     c.prefix[0] = 0;
     if (!(rest < kInf) || !(cap[s] > 0)) return;
     // The lowest row floor any row can have (every prefix costs at least its tokens' rate).
     const double global_floor = per_token * req.sequence + rest;
-    std::vector<double> sampled;  // exact costs of the sampled row, by length - 1
     int sampled_row = -1;
     for (int i = 0; i < positions; ++i) {
       const double here = c.prefix[i];
@@ -287,11 +494,11 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
       const double row_floor = here + per_token * (req.sequence - p.TokenAt(i)) + rest;
       if (row_floor >= limit) continue;
       const int block = i - i % stride;
+      std::vector<double>& sampled = w.block_cost[block / stride];
       if (sampled_row != block) {
         // Sample the block's first row (whole-unit slices) as far as any row of the block
         // may need.
         const double floor = stride == 1 ? row_floor : global_floor;
-        sampled.clear();
         sampled_row = block;
         for (int k = 1; block + k <= positions; ++k) {
           const int tokens = p.TokenAt(block + k) - p.TokenAt(block);
@@ -301,32 +508,37 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
           if (k_minus_1 * x + floor >= limit || req.stages * x >= limit || x > cap[s]) break;
         }
       }
-      for (int k = 1; i + k <= positions; ++k) {
-        const int tokens = p.TokenAt(i + k) - p.TokenAt(i);
-        double x;
-        bool exact = true;
-        if (tokens != k * g) {
-          x = checked(rows, tokens, p.TokenAt(i));
-        } else if (i == sampled_row && k <= static_cast<int>(sampled.size())) {
-          x = sampled[k - 1];
-        } else {
-          // Less context (and, past the sampled lengths, a shorter slice) costs no more.
-          x = sampled.empty() ? 0 : sampled[std::min<size_t>(k, sampled.size()) - 1];
-          exact = false;
+      auto fails = [&](double x) {
+        return k_minus_1 * x + row_floor >= limit || req.stages * x >= limit || x > cap[s];
+      };
+      // Whole-unit slices; less context (and, past the sampled lengths, a shorter slice)
+      // costs no more than the sampled row's.
+      // fails() rises with x, and x with k: the row is the whole-unit slices before the
+      // first that fails (found by bisection over the sampled lengths).
+      const bool ragged = req.sequence % g != 0;
+      const uint32_t whole = positions - i - (ragged ? 1 : 0);
+      const uint32_t listed = std::min<uint32_t>(whole, static_cast<uint32_t>(sampled.size()));
+      const uint32_t pass = std::partition_point(sampled.begin(), sampled.begin() + listed,
+                                                 [&](double x) { return !fails(x); }) -
+                            sampled.begin();
+      const double tail = sampled.empty() ? 0 : sampled.back();
+      const uint32_t len = pass < listed || fails(tail) ? pass : whole;
+      w.row_len[i] = len;
+      w.max_len = std::max(w.max_len, len);
+      double* out = c.prefix.data() + i + 1;
+      for (uint32_t k = 0; k < std::min(len, listed); ++k) {
+        out[k] = std::min(out[k], here + sampled[k]);
+      }
+      for (uint32_t k = listed; k < len; ++k) out[k] = std::min(out[k], here + tail);
+      if (ragged && len == whole) {  // the ragged slice to the end
+        const double x = checked(rows, req.sequence - p.TokenAt(i), p.TokenAt(i));
+        if (!fails(x)) {
+          w.ragged_cost[i] = x;
+          c.prefix[positions] = std::min(c.prefix[positions], here + x);
         }
-        if (k_minus_1 * x + row_floor >= limit || req.stages * x >= limit || x > cap[s]) break;
-        const double bound =
-            k_minus_1 * x + here + x + per_token * (req.sequence - p.TokenAt(i + k)) + rest;
-        if (bound >= limit) continue;
-        c.cost.push_back(x);
-        c.from.push_back(static_cast<uint32_t>(i));
-        c.units.push_back(static_cast<uint32_t>(k));
-        work[s].exact.push_back(exact);
-        c.prefix[i + k] = std::min(c.prefix[i + k], here + x);
       }
     }
   });
-  for (auto& w : work) w.IndexRows(positions);
   return work;
 }
 
@@ -339,7 +551,8 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
   double top = 0;
   for (auto& w : *work) {
     w.keep.assign(w.edges.cost.size(), 0);
-    for (double x : w.edges.cost) top = std::max(top, x);
+    w.kept.clear();
+    top = std::max(top, w.MaxCost());
   }
   int passes = 0;
   std::vector<double> totals(n);
@@ -350,13 +563,16 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
       SolveLevel(p.positions, level, false, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
     });
-    TryPlan(p, *work, totals, incumbent);
+    TryPlan(p, *work, level, totals, incumbent);
     return BatchSum(p, totals, nullptr);
   };
   const double sum_top = sum_at(top);
   double limit = Limit(*incumbent);
   if (!(limit < kInf)) {
-    for (auto& w : *work) w.keep.assign(w.edges.cost.size(), 1);
+    for (auto& w : *work) {
+      w.keep.assign(w.edges.cost.size(), 1);
+      w.keep_all = true;
+    }
     return;
   }
   // An interval [lo, hi] of t where every plan takes at least (K - 1) lo + sum_hi.
@@ -369,7 +585,7 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
       SolveLevel(p.positions, iv.hi, true, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
     });
-    TryPlan(p, *work, totals, incumbent);
+    TryPlan(p, *work, iv.hi, totals, incumbent);
     limit = Limit(*incumbent);
     const std::vector<double> rest = RestBounds(p, totals);
     ForEachSize(n, [&](size_t s) {
@@ -381,13 +597,13 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
         // Every path through row i costs at least prefix(i) + suffix(i).
         const double row_floor = c.prefix[i] + c.suffix[i] + rest[s];
         if (!(base + row_floor < limit)) continue;
-        for (uint32_t e = w.row_begin[i]; e < w.row_begin[i + 1] && c.cost[e] <= iv.hi; ++e) {
-          const double x = c.cost[e];
-          if (k_minus_1 * x + row_floor >= limit) break;  // rises with x
+        w.ForRow(i, iv.hi, [&](double x, uint32_t units, uint64_t id) {
+          if (k_minus_1 * x + row_floor >= limit) return false;  // rises with x
           const double bound =
-              k_minus_1 * std::max(x, iv.lo) + c.prefix[i] + x + c.suffix[i + c.units[e]] + rest[s];
-          if (bound < limit) w.keep[e] = 1;
-        }
+              k_minus_1 * std::max(x, iv.lo) + c.prefix[i] + x + c.suffix[i + units] + rest[s];
+          if (bound < limit) w.Keep(id);
+          return true;
+        });
       }
     });
   };

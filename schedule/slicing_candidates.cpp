@@ -16,6 +16,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // least every unit) are evaluated before the bounds have pruned the edges (below that,
 // every row: the search is cheap). Costs grow little over that much context.
 constexpr int kSampleTokens = 64;
+// After the first pruning, the surviving edges of coarsely sampled rows are bounded again
+// from the rows every kRefineTokens tokens (at least every unit) before exact costs.
+constexpr int kRefineTokens = 8;
 constexpr int kSampleFrom = 64;
 // An interval of t narrower than this fraction of its top is not split further.
 constexpr double kLeafWidth = 0.01;
@@ -176,7 +179,7 @@ struct Work {
         });
       }
     }
-    std::sort(kept.begin(), kept.end());
+    if (!std::is_sorted(kept.begin(), kept.end())) std::sort(kept.begin(), kept.end());
     kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
     edges.cost.clear();
     edges.from.clear();
@@ -542,6 +545,34 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
   return work;
 }
 
+// The costs of a listed Work's inexact edges bounded from the rows every `refine` units:
+// edge (i, k) takes the cost of k units after the context of row i - i % refine (exact when
+// that is row i). Each (row, length) pair is evaluated once.
+void RefineCosts(const SlicingProblem& p, int rows, int refine, Work* w) {
+  SizeCandidates& c = w->edges;
+  std::vector<double> memo;  // by length, for the current block
+  std::vector<uint32_t> filled;
+  int block = -1;
+  for (size_t e = 0; e < c.cost.size(); ++e) {
+    if (w->exact[e]) continue;
+    const int from = static_cast<int>(c.from[e]);
+    if (from - from % refine != block) {
+      for (uint32_t k : filled) memo[k] = 0;
+      filled.clear();
+      block = from - from % refine;
+    }
+    const uint32_t k = c.units[e];
+    if (memo.size() <= k) memo.resize(k + 1, 0);
+    if (memo[k] == 0) {
+      const int context = p.TokenAt(block);
+      memo[k] = CheckedCost(p, rows, p.TokenAt(block + static_cast<int>(k)) - context, context);
+      filled.push_back(k);
+    }
+    c.cost[e] = memo[k];
+    w->exact[e] = from == block;
+  }
+}
+
 // Step 2: branch and bound over t (see the header); marks in each Work::keep the edges that
 // survive some interval.
 void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<Work>* work) {
@@ -593,6 +624,7 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
       const SizeCandidates& c = w.edges;
       const double base = k_minus_1 * iv.lo;
       if (!(base + totals[s] + rest[s] < limit)) return;
+      const size_t kept_before = w.kept.size();
       for (int i = 0; i < p.positions; ++i) {
         // Every path through row i costs at least prefix(i) + suffix(i).
         const double row_floor = c.prefix[i] + c.suffix[i] + rest[s];
@@ -605,6 +637,9 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
           return true;
         });
       }
+      // Ids come in order within a leaf: merge them with the earlier leaves' once.
+      std::inplace_merge(w.kept.begin(), w.kept.begin() + kept_before, w.kept.end());
+      w.kept.erase(std::unique(w.kept.begin(), w.kept.end()), w.kept.end());
     });
   };
   std::vector<Interval> stack = {{0, top, sum_top}};
@@ -689,6 +724,15 @@ Candidates FindCandidates(const SlicingProblem& p, Incumbent* incumbent) {
   std::vector<Work> work = GenerateEdges(p, Limit(*incumbent));
   BranchAndBound(p, incumbent, &work);
   for (auto& w : work) w.Compact();
+  // Step 2b: when the rows were sampled coarsely, tighter bounds from the rows every
+  // kRefineTokens tokens, evaluated only for the lengths that survived, then prune again.
+  const int refine = std::max(1, kRefineTokens / p.request->granularity);
+  if (!work.empty() && work.front().stride > refine) {
+    ForEachSize(work.size(), [&](size_t s) { RefineCosts(p, p.sizes[s], refine, &work[s]); });
+    for (auto& w : work) w.IndexRows(p.positions);
+    BranchAndBound(p, incumbent, &work);
+    for (auto& w : work) w.Compact();
+  }
   // Step 3: exact costs for the survivors, then the same pruning on them.
   ForEachSize(work.size(), [&](size_t s) {
     Work& w = work[s];

@@ -727,7 +727,7 @@ Candidates FindCandidates(const SlicingProblem& p, Incumbent* incumbent) {
   // Step 2b: when the rows were sampled coarsely, tighter bounds from the rows every
   // kRefineTokens tokens, evaluated only for the lengths that survived, then prune again.
   const int refine = std::max(1, kRefineTokens / p.request->granularity);
-  if (!work.empty() && work.front().stride > refine) {
+  if (!work.empty() && refine > 1 && work.front().stride > refine) {
     ForEachSize(work.size(), [&](size_t s) { RefineCosts(p, p.sizes[s], refine, &work[s]); });
     for (auto& w : work) w.IndexRows(p.positions);
     BranchAndBound(p, incumbent, &work);

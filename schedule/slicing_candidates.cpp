@@ -21,7 +21,7 @@ constexpr int kSampleTokens = 64;
 constexpr int kRefineTokens = 8;
 constexpr int kSampleFrom = 64;
 // An interval of t narrower than this fraction of its top is not split further.
-constexpr double kLeafWidth = 0.01;
+constexpr double kLeafWidth = 0.002;
 // At most this many level DP passes per branch and bound; the intervals left are taken
 // whole (coarser bounds, never wrong).
 constexpr int kMaxPasses = 96;

@@ -128,6 +128,15 @@ SliceCostFn RandomGpuCost(std::mt19937& rng, double quantum) {
   };
 }
 
+// PlanSlicing(req, cost), checked to be the reference optimum at its granularity and to
+// report its own T = sum + (K - 1) max.
+SlicingPlan CheckExact(const SlicingRequest& req, const SliceCostFn& cost) {
+  SlicingPlan plan = PlanSlicing(req, cost);
+  CHECK(plan.latency == Approx(ReferenceLatency(req, cost)).epsilon(1e-12));
+  CHECK(plan.latency == Approx(PlanLatency(plan.microbatches, req.stages, cost)).epsilon(1e-12));
+  return plan;
+}
+
 // The micro-batch sizes a plan uses.
 std::vector<int> SizesUsed(const SlicingPlan& plan) {
   std::vector<int> rows;
@@ -175,13 +184,8 @@ TEST_CASE("PlanSlicing stays exact on long sequences where rows are sampled",
     const int L = g * (64 + static_cast<int>(rng() % 36)) + (g > 1 ? 1 : 0);  // ragged with g 2
     const int K = 2 + static_cast<int>(rng() % 24);
     const int B = 1 + static_cast<int>(rng() % 3);
-    SlicingRequest req{L, K, B, g, {}, false};
-    SlicingPlan plan = PlanSlicing(req, cost);
     INFO("trial " << trial << " L=" << L << " g=" << g << " K=" << K << " B=" << B);
-    // Exact optimum at this granularity.
-    CHECK(plan.latency == Approx(ReferenceLatency(req, cost)).epsilon(1e-12));
-    // Its own T = sum + (K - 1) max.
-    CHECK(plan.latency == Approx(PlanLatency(plan.microbatches, K, cost)).epsilon(1e-12));
+    CheckExact({L, K, B, g, {}, false}, cost);
   }
 }
 
@@ -198,13 +202,9 @@ TEST_CASE("PlanSlicing stays exact over several sampled blocks, sizes and ragged
     const int L = 130 + static_cast<int>(rng() % 61);
     const int K = 2 + static_cast<int>(rng() % 30);
     const int B = 1 + static_cast<int>(rng() % 4);
-    SlicingRequest req{L, K, B, g, {}, false};
-    SlicingPlan plan = PlanSlicing(req, cost);
     INFO("trial " << trial << " L=" << L << " g=" << g << " K=" << K << " B=" << B);
-    // Exact optimum at this granularity.
-    CHECK(plan.latency == Approx(ReferenceLatency(req, cost)).epsilon(1e-12));
-    // Its own T = sum + (K - 1) max, over slices of whole units (the last may be ragged).
-    CHECK(plan.latency == Approx(PlanLatency(plan.microbatches, K, cost)).epsilon(1e-12));
+    const SlicingPlan plan = CheckExact({L, K, B, g, {}, false}, cost);
+    // Slices of whole units (the last may be ragged).
     for (const auto& mb : plan.microbatches) {
       for (size_t i = 0; i + 1 < mb.slices.size(); ++i) CHECK(mb.slices[i] % g == 0);
     }

@@ -1,8 +1,10 @@
 #include "schedule/slicing_candidates.h"
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <limits>
+#include <utility>
 
 #include "models/errors.h"
 
@@ -10,17 +12,26 @@ namespace terasim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// With at least kSampleFrom unit positions, only every kSampleRows-th row is evaluated
-// before the bounds have pruned the edges (below that, every row: the search is cheap).
-constexpr int kSampleRows = 8;
+// With at least kSampleFrom unit positions, only the rows every kSampleTokens tokens (at
+// least every unit) are evaluated before the bounds have pruned the edges (below that,
+// every row: the search is cheap). Costs grow little over that much context.
+constexpr int kSampleTokens = 64;
+// After the first pruning, the surviving edges of coarsely sampled rows are bounded again
+// from the rows every kRefineTokens tokens (at least every unit) before exact costs.
+constexpr int kRefineTokens = 8;
 constexpr int kSampleFrom = 64;
 // An interval of t narrower than this fraction of its top is not split further.
-constexpr double kLeafWidth = 0.01;
+constexpr double kLeafWidth = 0.002;
 // At most this many level DP passes per branch and bound; the intervals left are taken
 // whole (coarser bounds, never wrong).
 constexpr int kMaxPasses = 96;
 
 // One size's edges during the search: costs are lower bounds until `exact` says otherwise.
+// Two forms. Listed: the edges one by one (edges, exact, row_begin, keep). Sampled (the
+// first branch and bound, before any pruning): row i's edges are the whole-unit slices
+// k = 1..row_len[i], costing block_cost[i / stride][k - 1] (the block's sampled row; past
+// its end, its last entry), and, when ragged_cost[i] > 0, the ragged slice to the end; the
+// edges kept are collected in `kept` as Id(i, k).
 struct Work {
   SizeCandidates edges;
   std::vector<char> exact;
@@ -28,28 +39,173 @@ struct Work {
   std::vector<char> keep;           // set by the branch and bound
   std::vector<uint32_t> parent;     // the last edge (in units) of edges.prefix's best path
 
+  bool sampled = false;
+  int stride = 1;
+  std::vector<std::vector<double>> block_cost;  // exact in row block * stride
+  std::vector<uint32_t> row_len;
+  std::vector<double> ragged_cost;  // by row; 0: no ragged slice
+  std::vector<uint64_t> kept;
+  bool keep_all = false;
+  uint32_t max_len = 0;          // the longest row_len
+  std::vector<uint32_t> within;  // SolveLevel's scratch
+
+  // The slice lengths (in units) of edges.prefix's best path at `level`, last to first, as
+  // the last SolveLevel left it: the same path in both forms (of the edges into a position
+  // that reach its best value, the one from the lowest row).
+  std::vector<int> PathUnits(int positions, double level) const {
+    std::vector<int> units;
+    for (int pos = positions; pos > 0;) {
+      int step = 0;
+      if (!sampled) {
+        step = static_cast<int>(parent[pos]);
+      } else {
+        const bool ragged_end = pos == positions;
+        for (int i = ragged_end ? 0 : std::max(0, pos - static_cast<int>(max_len)); i < pos; ++i) {
+          const double x = SampledCost(i, pos - i);
+          if (x >= 0 && x <= level && edges.prefix[i] + x == edges.prefix[pos]) {
+            step = pos - i;
+            break;
+          }
+        }
+      }
+      TERASIM_CHECK(step > 0, "no best path into unit {}", pos);
+      units.push_back(step);
+      pos -= step;
+    }
+    return units;
+  }
+
+  // The cost of sampled edge (i, i + k); -1 when there is none.
+  double SampledCost(int i, int k) const {
+    if (static_cast<uint32_t>(k) <= row_len[i]) {
+      const std::vector<double>& costs = block_cost[i / stride];
+      return costs.empty() ? 0 : costs[std::min<size_t>(k, costs.size()) - 1];
+    }
+    if (ragged_cost[i] > 0 && i + k == static_cast<int>(row_len.size())) return ragged_cost[i];
+    return -1;
+  }
+
+  static uint64_t Id(uint32_t from, uint32_t units) {
+    return (static_cast<uint64_t>(from) << 32) | units;
+  }
+
+  // Calls fn(cost, units, id) for row i's edges costing at most `level`, in order, until fn
+  // returns false. Ids are edge indices (listed) or Id(i, k) (sampled).
+  template <typename Fn>
+  void ForRow(int i, double level, const Fn& fn) const {
+    if (!sampled) {
+      for (uint32_t e = row_begin[i]; e < row_begin[i + 1] && edges.cost[e] <= level; ++e) {
+        if (!fn(edges.cost[e], edges.units[e], uint64_t{e})) return;
+      }
+      return;
+    }
+    const std::vector<double>& costs = block_cost[i / stride];
+    const uint32_t len = row_len[i];
+    const uint32_t listed = std::min<uint32_t>(len, static_cast<uint32_t>(costs.size()));
+    uint32_t k = 1;
+    for (; k <= listed; ++k) {
+      const double x = costs[k - 1];
+      if (x > level) return;
+      if (!fn(x, k, Id(i, k))) return;
+    }
+    const double tail = costs.empty() ? 0 : costs.back();
+    for (; k <= len; ++k) {
+      if (tail > level) return;
+      if (!fn(tail, k, Id(i, k))) return;
+    }
+    const double r = ragged_cost[i];
+    if (r > 0 && r <= level) {
+      const uint32_t units = static_cast<uint32_t>(row_len.size()) - i;
+      fn(r, units, Id(i, units));
+    }
+  }
+
+  void Keep(uint64_t id) {
+    if (sampled) {
+      kept.push_back(id);
+    } else {
+      keep[id] = 1;
+    }
+  }
+
+  double MaxCost() const {
+    double top = 0;
+    for (double x : edges.cost) top = std::max(top, x);
+    for (const auto& costs : block_cost) {
+      if (!costs.empty()) top = std::max(top, costs.back());
+    }
+    for (double x : ragged_cost) top = std::max(top, x);
+    return top;
+  }
+
   void IndexRows(int positions) {
     row_begin.assign(positions + 2, 0);
     for (uint32_t from : edges.from) ++row_begin[from + 1];
     for (int i = 0; i <= positions; ++i) row_begin[i + 1] += row_begin[i];
   }
 
-  // Keeps the edges with keep[e] set (all of them when keep is empty).
+  // Keeps the edges with keep[e] set (all of them when keep is empty). A sampled Work
+  // becomes a listed one holding its kept edges (every edge with keep_all).
   void Compact() {
-    size_t kept = 0;
+    if (sampled) {
+      ListKept();
+      return;
+    }
+    size_t kept_edges = 0;
     for (size_t e = 0; e < edges.cost.size(); ++e) {
       if (!keep.empty() && !keep[e]) continue;
-      edges.cost[kept] = edges.cost[e];
-      edges.from[kept] = edges.from[e];
-      edges.units[kept] = edges.units[e];
-      exact[kept] = exact[e];
-      ++kept;
+      edges.cost[kept_edges] = edges.cost[e];
+      edges.from[kept_edges] = edges.from[e];
+      edges.units[kept_edges] = edges.units[e];
+      exact[kept_edges] = exact[e];
+      ++kept_edges;
     }
-    edges.cost.resize(kept);
-    edges.from.resize(kept);
-    edges.units.resize(kept);
-    exact.resize(kept);
+    edges.cost.resize(kept_edges);
+    edges.from.resize(kept_edges);
+    edges.units.resize(kept_edges);
+    exact.resize(kept_edges);
     keep.clear();
+  }
+
+ private:
+  void ListKept() {
+    const int positions = static_cast<int>(row_len.size());
+    if (keep_all) {
+      kept.clear();
+      for (int i = 0; i < positions; ++i) {
+        ForRow(i, kInf, [&](double, uint32_t, uint64_t id) {
+          kept.push_back(id);
+          return true;
+        });
+      }
+    }
+    if (!std::is_sorted(kept.begin(), kept.end())) std::sort(kept.begin(), kept.end());
+    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+    edges.cost.clear();
+    edges.from.clear();
+    edges.units.clear();
+    exact.clear();
+    for (uint64_t id : kept) {
+      const uint32_t from = static_cast<uint32_t>(id >> 32), units = static_cast<uint32_t>(id);
+      const bool ragged = ragged_cost[from] > 0 && from + units == row_len.size();
+      const std::vector<double>& costs = block_cost[from / stride];
+      const bool first_row = from % stride == 0;
+      double x = ragged          ? ragged_cost[from]
+                 : costs.empty() ? 0
+                                 : costs[std::min<size_t>(units, costs.size()) - 1];
+      edges.cost.push_back(x);
+      edges.from.push_back(from);
+      edges.units.push_back(units);
+      exact.push_back(ragged || (first_row && units <= costs.size()));
+    }
+    sampled = false;
+    keep_all = false;
+    kept = {};
+    block_cost = {};
+    row_len = {};
+    ragged_cost = {};
+    keep.clear();
+    IndexRows(positions);
   }
 };
 
@@ -69,30 +225,84 @@ void ForEachSize(size_t n, const Fn& fn) {
 // Fills prefix (and suffix when asked) of w->edges over the edges costing at most `level`.
 // Rows are in order (a topological order of the DAG) and costs within a row do not decrease,
 // so each row stops at its first edge over the level.
+// SolveLevel of a sampled Work (prefix already reset). Row i relaxes its first m whole-unit
+// edges, m from the block's count of costs within the level (costs do not decrease along a
+// row): plain loops over contiguous costs, with no parent (Work::PathUnits recovers it).
+void SolveSampledLevel(int positions, double level, bool with_suffix, Work* w) {
+  SizeCandidates& c = w->edges;
+  // within[b]: how many whole-unit edges of block b's rows (at most) cost <= level.
+  std::vector<uint32_t>& within = w->within;
+  within.resize(w->block_cost.size());
+  for (size_t b = 0; b < w->block_cost.size(); ++b) {
+    const std::vector<double>& costs = w->block_cost[b];
+    const size_t n = std::upper_bound(costs.begin(), costs.end(), level) - costs.begin();
+    within[b] = n == costs.size() ? std::numeric_limits<uint32_t>::max() : n;
+  }
+  double* prefix = c.prefix.data();
+  for (int i = 0; i < positions; ++i) {
+    const double here = prefix[i];
+    if (!(here < kInf)) continue;
+    const std::vector<double>& costs = w->block_cost[i / w->stride];
+    const uint32_t m = std::min(w->row_len[i], within[i / w->stride]);
+    const uint32_t listed = std::min<uint32_t>(m, static_cast<uint32_t>(costs.size()));
+    double* out = prefix + i + 1;
+    const double* x = costs.data();
+    for (uint32_t k = 0; k < listed; ++k) out[k] = std::min(out[k], here + x[k]);
+    const double tail = here + (costs.empty() ? 0 : costs.back());
+    for (uint32_t k = listed; k < m; ++k) out[k] = std::min(out[k], tail);
+    const double r = w->ragged_cost[i];
+    if (r > 0 && r <= level) prefix[positions] = std::min(prefix[positions], here + r);
+  }
+  if (!with_suffix) return;
+  c.suffix.assign(positions + 1, kInf);
+  double* suffix = c.suffix.data();
+  suffix[positions] = 0;
+  for (int i = positions - 1; i >= 0; --i) {
+    const std::vector<double>& costs = w->block_cost[i / w->stride];
+    const uint32_t m = std::min(w->row_len[i], within[i / w->stride]);
+    const uint32_t listed = std::min<uint32_t>(m, static_cast<uint32_t>(costs.size()));
+    const double* after = suffix + i + 1;
+    const double* x = costs.data();
+    double best = kInf;
+    for (uint32_t k = 0; k < listed; ++k) best = std::min(best, x[k] + after[k]);
+    const double tail = costs.empty() ? 0 : costs.back();
+    for (uint32_t k = listed; k < m; ++k) best = std::min(best, tail + after[k]);
+    const double r = w->ragged_cost[i];
+    if (r > 0 && r <= level) best = std::min(best, r + suffix[positions]);
+    suffix[i] = best;
+  }
+}
+
 void SolveLevel(int positions, double level, bool with_suffix, Work* w) {
   SizeCandidates& c = w->edges;
   c.prefix.assign(positions + 1, kInf);
   c.prefix[0] = 0;
+  if (w->sampled) {
+    SolveSampledLevel(positions, level, with_suffix, w);
+    return;
+  }
   w->parent.assign(positions + 1, 0);
   for (int i = 0; i < positions; ++i) {
     const double here = c.prefix[i];
     if (!(here < kInf)) continue;
-    for (uint32_t e = w->row_begin[i]; e < w->row_begin[i + 1] && c.cost[e] <= level; ++e) {
-      const uint32_t to = i + c.units[e];
-      if (here + c.cost[e] < c.prefix[to]) {
-        c.prefix[to] = here + c.cost[e];
-        w->parent[to] = c.units[e];
+    w->ForRow(i, level, [&](double x, uint32_t units, uint64_t) {
+      const uint32_t to = i + units;
+      if (here + x < c.prefix[to]) {
+        c.prefix[to] = here + x;
+        w->parent[to] = units;
       }
-    }
+      return true;
+    });
   }
   if (!with_suffix) return;
   c.suffix.assign(positions + 1, kInf);
   c.suffix[positions] = 0;
   for (int i = positions - 1; i >= 0; --i) {
     double best = kInf;
-    for (uint32_t e = w->row_begin[i]; e < w->row_begin[i + 1] && c.cost[e] <= level; ++e) {
-      best = std::min(best, c.cost[e] + c.suffix[i + c.units[e]]);
-    }
+    w->ForRow(i, level, [&](double x, uint32_t units, uint64_t) {
+      best = std::min(best, x + c.suffix[i + units]);
+      return true;
+    });
     c.suffix[i] = best;
   }
 }
@@ -108,7 +318,7 @@ double Limit(const Incumbent& incumbent) { return incumbent.latency * (1 + kSlac
 
 // The plan of the level DPs just solved (each size's best path, combined as BatchSum does),
 // costed exactly: it replaces the incumbent when faster.
-void TryPlan(const SlicingProblem& p, const std::vector<Work>& work,
+void TryPlan(const SlicingProblem& p, const std::vector<Work>& work, double level,
              const std::vector<double>& totals, Incumbent* incumbent) {
   if (!p.improve_incumbent) return;
   std::vector<int> chosen;
@@ -124,10 +334,7 @@ void TryPlan(const SlicingProblem& p, const std::vector<Work>& work,
       continue;
     }
     MicrobatchPlan mb{p.sizes[s], {}};
-    std::vector<int> units;
-    for (int pos = p.positions; pos > 0; pos -= static_cast<int>(work[s].parent[pos])) {
-      units.push_back(static_cast<int>(work[s].parent[pos]));
-    }
+    const std::vector<int> units = work[s].PathUnits(p.positions, level);
     size_sum = 0;
     for (int unit = 0, k = static_cast<int>(units.size()) - 1; k >= 0; unit += units[k--]) {
       const int context = p.TokenAt(unit);
@@ -164,6 +371,65 @@ std::vector<double> RestBounds(const SlicingProblem& p, const std::vector<double
   return rest;
 }
 
+// The cheapest per-token rate of a slice costing at most t, over slices without context
+// (a slice with context costs at least the same slice without: its rate is no lower, and
+// it costs no less, so it is among these when it costs at most t).
+class RateCurve {
+ public:
+  RateCurve() = default;
+  // points: (cost, rate) of each slice without context.
+  explicit RateCurve(std::vector<std::pair<double, double>> points) {
+    std::sort(points.begin(), points.end());
+    for (const auto& [cost, rate] : points) {
+      cost_.push_back(cost);
+      rate_.push_back(rate_.empty() ? rate : std::min(rate_.back(), rate));
+    }
+  }
+  // kInf when no slice costs at most t.
+  double Rate(double t) const {
+    const size_t n = std::upper_bound(cost_.begin(), cost_.end(), t) - cost_.begin();
+    return n == 0 ? kInf : rate_[n - 1];
+  }
+  double Cheapest() const { return cost_.empty() ? kInf : cost_.front(); }
+
+ private:
+  std::vector<double> cost_;  // ascending
+  std::vector<double> rate_;  // the cheapest rate among cost_[0..i]
+};
+
+// For each size, a cost above which no slice of that size is in a plan within `limit` (0:
+// none is). A plan whose largest unit costs t in [t_j, t_j+1] takes at least
+//     (K - 1) t_j + b L rate_b(t_j+1) + rest_b(t_j+1)
+// (every slice of it costs at most t_j+1, so runs at no better than that rate, and so do
+// the other micro-batches); a slice of cost x is only in plans with t >= x. The levels t_j
+// are a geometric grid from the cheapest slice to limit / K (where K t reaches the limit).
+std::vector<double> CostCaps(const SlicingProblem& p, const std::vector<RateCurve>& curves,
+                             double limit) {
+  const SlicingRequest& req = *p.request;
+  const size_t n = p.sizes.size();
+  std::vector<double> cap(n, kInf);
+  if (!(limit < kInf)) return cap;
+  double t = kInf;
+  for (const RateCurve& c : curves) t = std::min(t, c.Cheapest());
+  const double top = limit / req.stages;
+  if (!(t < top)) return std::vector<double>(n, 0);
+  std::fill(cap.begin(), cap.end(), 0);
+  constexpr double kStep = 1.0 + 1.0 / 256;
+  std::vector<double> totals(n);
+  while (t < top) {
+    const double next = std::min(t * kStep, top);
+    for (size_t s = 0; s < n; ++s) {
+      totals[s] = curves[s].Rate(next) * p.sizes[s] * req.sequence;
+    }
+    const std::vector<double> rest = RestBounds(p, totals);
+    for (size_t s = 0; s < n; ++s) {
+      if ((req.stages - 1) * t + totals[s] + rest[s] < limit) cap[s] = next;
+    }
+    t = next;
+  }
+  return cap;
+}
+
 // Step 1: every edge that passes the cheap bounds, with lower-bound costs from sampled rows.
 // A plan holding edge (b, i, k) of cost c has latency at least
 //     (K - 1) c + prefix_b(i) + c + rate_b * b * (tokens after the slice) + rest_b,
@@ -185,34 +451,45 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
   // lengths are whole units or reach the (ragged) end of the sequence.
   std::vector<double> rate(n, kInf);
   std::vector<std::vector<double>> row0(n);
+  std::vector<RateCurve> curves(n);
   ForEachSize(n, [&](size_t s) {
     const double b = p.sizes[s];
+    std::vector<std::pair<double, double>> points;  // (cost, per-token rate)
     for (int u = 1; u <= positions; ++u) {
       row0[s].push_back(checked(p.sizes[s], p.TokenAt(u), 0));
-      rate[s] = std::min(rate[s], row0[s].back() / (b * p.TokenAt(u)));
+      points.emplace_back(row0[s].back(), row0[s].back() / (b * p.TokenAt(u)));
       if (req.sequence % g != 0 && u > 1) {
         const int to_end = req.sequence - p.TokenAt(u - 1);  // a last slice from unit u - 1
-        rate[s] = std::min(rate[s], checked(p.sizes[s], to_end, 0) / (b * to_end));
+        const double x = checked(p.sizes[s], to_end, 0);
+        points.emplace_back(x, x / (b * to_end));
       }
     }
+    curves[s] = RateCurve(std::move(points));
+    rate[s] = curves[s].Rate(kInf);
   });
   std::vector<double> rate_totals(n);
   for (size_t s = 0; s < n; ++s) rate_totals[s] = rate[s] * p.sizes[s] * req.sequence;
   const std::vector<double> rest_by_rate = RestBounds(p, rate_totals);
-  const int stride = positions >= kSampleFrom ? kSampleRows : 1;
+  const std::vector<double> cap = CostCaps(p, curves, limit);
+  const int stride = positions >= kSampleFrom ? std::max(1, kSampleTokens / g) : 1;
 
   std::vector<Work> work(n);
   ForEachSize(n, [&](size_t s) {
-    SizeCandidates& c = work[s].edges;
+    Work& w = work[s];
+    SizeCandidates& c = w.edges;
     const int rows = p.sizes[s];
     const double per_token = rate[s] * rows;
     const double rest = rest_by_rate[s];
+    w.sampled = true;
+    w.stride = stride;
+    w.block_cost.resize((positions + stride - 1) / stride);
+    w.row_len.assign(positions, 0);
+    w.ragged_cost.assign(positions, 0);
     c.prefix.assign(positions + 1, kInf);
     c.prefix[0] = 0;
-    if (!(rest < kInf)) return;
+    if (!(rest < kInf) || !(cap[s] > 0)) return;
     // The lowest row floor any row can have (every prefix costs at least its tokens' rate).
     const double global_floor = per_token * req.sequence + rest;
-    std::vector<double> sampled;  // exact costs of the sampled row, by length - 1
     int sampled_row = -1;
     for (int i = 0; i < positions; ++i) {
       const double here = c.prefix[i];
@@ -220,47 +497,80 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
       const double row_floor = here + per_token * (req.sequence - p.TokenAt(i)) + rest;
       if (row_floor >= limit) continue;
       const int block = i - i % stride;
+      std::vector<double>& sampled = w.block_cost[block / stride];
       if (sampled_row != block) {
         // Sample the block's first row (whole-unit slices) as far as any row of the block
         // may need.
         const double floor = stride == 1 ? row_floor : global_floor;
-        sampled.clear();
         sampled_row = block;
         for (int k = 1; block + k <= positions; ++k) {
           const int tokens = p.TokenAt(block + k) - p.TokenAt(block);
           if (tokens != k * g) break;  // a ragged last slice: evaluated where it is used
           const double x = block == 0 ? row0[s][k - 1] : checked(rows, tokens, p.TokenAt(block));
           sampled.push_back(x);
-          if (k_minus_1 * x + floor >= limit || req.stages * x >= limit) break;
+          if (k_minus_1 * x + floor >= limit || req.stages * x >= limit || x > cap[s]) break;
         }
       }
-      for (int k = 1; i + k <= positions; ++k) {
-        const int tokens = p.TokenAt(i + k) - p.TokenAt(i);
-        double x;
-        bool exact = true;
-        if (tokens != k * g) {
-          x = checked(rows, tokens, p.TokenAt(i));
-        } else if (i == sampled_row && k <= static_cast<int>(sampled.size())) {
-          x = sampled[k - 1];
-        } else {
-          // Less context (and, past the sampled lengths, a shorter slice) costs no more.
-          x = sampled.empty() ? 0 : sampled[std::min<size_t>(k, sampled.size()) - 1];
-          exact = false;
+      auto fails = [&](double x) {
+        return k_minus_1 * x + row_floor >= limit || req.stages * x >= limit || x > cap[s];
+      };
+      // Whole-unit slices; less context (and, past the sampled lengths, a shorter slice)
+      // costs no more than the sampled row's.
+      // fails() rises with x, and x with k: the row is the whole-unit slices before the
+      // first that fails (found by bisection over the sampled lengths).
+      const bool ragged = req.sequence % g != 0;
+      const uint32_t whole = positions - i - (ragged ? 1 : 0);
+      const uint32_t listed = std::min<uint32_t>(whole, static_cast<uint32_t>(sampled.size()));
+      const uint32_t pass = std::partition_point(sampled.begin(), sampled.begin() + listed,
+                                                 [&](double x) { return !fails(x); }) -
+                            sampled.begin();
+      const double tail = sampled.empty() ? 0 : sampled.back();
+      const uint32_t len = pass < listed || fails(tail) ? pass : whole;
+      w.row_len[i] = len;
+      w.max_len = std::max(w.max_len, len);
+      double* out = c.prefix.data() + i + 1;
+      for (uint32_t k = 0; k < std::min(len, listed); ++k) {
+        out[k] = std::min(out[k], here + sampled[k]);
+      }
+      for (uint32_t k = listed; k < len; ++k) out[k] = std::min(out[k], here + tail);
+      if (ragged && len == whole) {  // the ragged slice to the end
+        const double x = checked(rows, req.sequence - p.TokenAt(i), p.TokenAt(i));
+        if (!fails(x)) {
+          w.ragged_cost[i] = x;
+          c.prefix[positions] = std::min(c.prefix[positions], here + x);
         }
-        if (k_minus_1 * x + row_floor >= limit || req.stages * x >= limit) break;
-        const double bound =
-            k_minus_1 * x + here + x + per_token * (req.sequence - p.TokenAt(i + k)) + rest;
-        if (bound >= limit) continue;
-        c.cost.push_back(x);
-        c.from.push_back(static_cast<uint32_t>(i));
-        c.units.push_back(static_cast<uint32_t>(k));
-        work[s].exact.push_back(exact);
-        c.prefix[i + k] = std::min(c.prefix[i + k], here + x);
       }
     }
   });
-  for (auto& w : work) w.IndexRows(positions);
   return work;
+}
+
+// The costs of a listed Work's inexact edges bounded from the rows every `refine` units:
+// edge (i, k) takes the cost of k units after the context of row i - i % refine (exact when
+// that is row i). Each (row, length) pair is evaluated once.
+void RefineCosts(const SlicingProblem& p, int rows, int refine, Work* w) {
+  SizeCandidates& c = w->edges;
+  std::vector<double> memo;  // by length, for the current block
+  std::vector<uint32_t> filled;
+  int block = -1;
+  for (size_t e = 0; e < c.cost.size(); ++e) {
+    if (w->exact[e]) continue;
+    const int from = static_cast<int>(c.from[e]);
+    if (from - from % refine != block) {
+      for (uint32_t k : filled) memo[k] = 0;
+      filled.clear();
+      block = from - from % refine;
+    }
+    const uint32_t k = c.units[e];
+    if (memo.size() <= k) memo.resize(k + 1, 0);
+    if (memo[k] == 0) {
+      const int context = p.TokenAt(block);
+      memo[k] = CheckedCost(p, rows, p.TokenAt(block + static_cast<int>(k)) - context, context);
+      filled.push_back(k);
+    }
+    c.cost[e] = memo[k];
+    w->exact[e] = from == block;
+  }
 }
 
 // Step 2: branch and bound over t (see the header); marks in each Work::keep the edges that
@@ -272,7 +582,8 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
   double top = 0;
   for (auto& w : *work) {
     w.keep.assign(w.edges.cost.size(), 0);
-    for (double x : w.edges.cost) top = std::max(top, x);
+    w.kept.clear();
+    top = std::max(top, w.MaxCost());
   }
   int passes = 0;
   std::vector<double> totals(n);
@@ -283,13 +594,16 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
       SolveLevel(p.positions, level, false, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
     });
-    TryPlan(p, *work, totals, incumbent);
+    TryPlan(p, *work, level, totals, incumbent);
     return BatchSum(p, totals, nullptr);
   };
   const double sum_top = sum_at(top);
   double limit = Limit(*incumbent);
   if (!(limit < kInf)) {
-    for (auto& w : *work) w.keep.assign(w.edges.cost.size(), 1);
+    for (auto& w : *work) {
+      w.keep.assign(w.edges.cost.size(), 1);
+      w.keep_all = true;
+    }
     return;
   }
   // An interval [lo, hi] of t where every plan takes at least (K - 1) lo + sum_hi.
@@ -302,7 +616,7 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
       SolveLevel(p.positions, iv.hi, true, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
     });
-    TryPlan(p, *work, totals, incumbent);
+    TryPlan(p, *work, iv.hi, totals, incumbent);
     limit = Limit(*incumbent);
     const std::vector<double> rest = RestBounds(p, totals);
     ForEachSize(n, [&](size_t s) {
@@ -310,18 +624,22 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
       const SizeCandidates& c = w.edges;
       const double base = k_minus_1 * iv.lo;
       if (!(base + totals[s] + rest[s] < limit)) return;
+      const size_t kept_before = w.kept.size();
       for (int i = 0; i < p.positions; ++i) {
         // Every path through row i costs at least prefix(i) + suffix(i).
         const double row_floor = c.prefix[i] + c.suffix[i] + rest[s];
         if (!(base + row_floor < limit)) continue;
-        for (uint32_t e = w.row_begin[i]; e < w.row_begin[i + 1] && c.cost[e] <= iv.hi; ++e) {
-          const double x = c.cost[e];
-          if (k_minus_1 * x + row_floor >= limit) break;  // rises with x
+        w.ForRow(i, iv.hi, [&](double x, uint32_t units, uint64_t id) {
+          if (k_minus_1 * x + row_floor >= limit) return false;  // rises with x
           const double bound =
-              k_minus_1 * std::max(x, iv.lo) + c.prefix[i] + x + c.suffix[i + c.units[e]] + rest[s];
-          if (bound < limit) w.keep[e] = 1;
-        }
+              k_minus_1 * std::max(x, iv.lo) + c.prefix[i] + x + c.suffix[i + units] + rest[s];
+          if (bound < limit) w.Keep(id);
+          return true;
+        });
       }
+      // Ids come in order within a leaf: merge them with the earlier leaves' once.
+      std::inplace_merge(w.kept.begin(), w.kept.begin() + kept_before, w.kept.end());
+      w.kept.erase(std::unique(w.kept.begin(), w.kept.end()), w.kept.end());
     });
   };
   std::vector<Interval> stack = {{0, top, sum_top}};
@@ -406,6 +724,15 @@ Candidates FindCandidates(const SlicingProblem& p, Incumbent* incumbent) {
   std::vector<Work> work = GenerateEdges(p, Limit(*incumbent));
   BranchAndBound(p, incumbent, &work);
   for (auto& w : work) w.Compact();
+  // Step 2b: when the rows were sampled coarsely, tighter bounds from the rows every
+  // kRefineTokens tokens, evaluated only for the lengths that survived, then prune again.
+  const int refine = std::max(1, kRefineTokens / p.request->granularity);
+  if (!work.empty() && refine > 1 && work.front().stride > refine) {
+    ForEachSize(work.size(), [&](size_t s) { RefineCosts(p, p.sizes[s], refine, &work[s]); });
+    for (auto& w : work) w.IndexRows(p.positions);
+    BranchAndBound(p, incumbent, &work);
+    for (auto& w : work) w.Compact();
+  }
   // Step 3: exact costs for the survivors, then the same pruning on them.
   ForEachSize(work.size(), [&](size_t s) {
     Work& w = work[s];

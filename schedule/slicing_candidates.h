@@ -8,17 +8,23 @@
 // has latency sum + (K - 1) t >= S(t) + (K - 1) t, where S(t) is the cheapest sum of any plan
 // whose units all cost at most t (non-increasing in t).
 //
-//  1. Lower-bound costs. Only every kSampleRows-th row (slices starting at that context) is
-//     evaluated; a row in between takes the costs of the sampled row before it, which bound
-//     its own from below (less context). Costs depend little on the context, so these bounds
-//     are tight.
+//  1. Lower-bound costs. Only the rows every 64 tokens are evaluated (every row of short
+//     problems); a row in between takes the costs of the sampled row before it, which bound
+//     its own from below (less context). These rows are kept implicit (one cost list per
+//     sampled row, one length per row: no per-edge arrays) until the first pruning. Each
+//     size's slices are also capped: a plan whose units all cost at most t runs every token
+//     at no better than the cheapest rate of a context-free slice costing at most t, which
+//     bounds its sum at each t on a fine geometric grid; a slice costing more than every t
+//     that can still beat the incumbent is dropped.
 //  2. Branch and bound over t. For an interval [lo, hi] of t, any plan takes at least
 //     (K - 1) lo + S(hi); intervals that cannot beat the incumbent are dropped, the others
 //     split until narrow. In a surviving interval, an edge of cost c can only be in a plan
 //     taking at least (K - 1) max(c, lo) + prefix(i) + c + suffix(i + k) + rest, where prefix
 //     and suffix are the cheapest ways to and from the edge and rest the cheapest other
 //     micro-batches, all at level hi. Edges failing this in every interval are dropped.
-//  3. The survivors (few) are evaluated exactly and pruned once more with exact costs.
+//  3. The survivors are bounded again from the rows every 8 tokens (only the lengths that
+//     survived are evaluated) and pruned again; the survivors of that (few) are evaluated
+//     exactly and pruned once more with exact costs.
 // The cheapest plan at each level the search solves is a real plan: costed exactly, it
 // replaces the incumbent when faster, which tightens every later bound.
 //

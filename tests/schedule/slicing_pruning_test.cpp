@@ -128,6 +128,15 @@ SliceCostFn RandomGpuCost(std::mt19937& rng, double quantum) {
   };
 }
 
+// PlanSlicing(req, cost), checked to be the reference optimum at its granularity and to
+// report its own T = sum + (K - 1) max.
+SlicingPlan CheckExact(const SlicingRequest& req, const SliceCostFn& cost) {
+  SlicingPlan plan = PlanSlicing(req, cost);
+  CHECK(plan.latency == Approx(ReferenceLatency(req, cost)).epsilon(1e-12));
+  CHECK(plan.latency == Approx(PlanLatency(plan.microbatches, req.stages, cost)).epsilon(1e-12));
+  return plan;
+}
+
 // The micro-batch sizes a plan uses.
 std::vector<int> SizesUsed(const SlicingPlan& plan) {
   std::vector<int> rows;
@@ -165,8 +174,9 @@ TEST_CASE("PlanSlicing matches the unpruned reference with several micro-batch s
 
 TEST_CASE("PlanSlicing stays exact on long sequences where rows are sampled",
           "[schedule][planner]") {
-  // 64..100 unit positions: the candidate search evaluates every 8th row first and bounds
-  // the rows between by those (costs grow with the context, so the bounds are strict).
+  // 64..100 unit positions: the candidate search evaluates the rows every 64 tokens first
+  // and bounds the rows between by those (costs grow with the context, so the bounds are
+  // strict).
   std::mt19937 rng(5);
   for (int trial = 0; trial < 6; ++trial) {
     SliceCostFn cost = RandomGpuCost(rng, 8.0);
@@ -174,13 +184,30 @@ TEST_CASE("PlanSlicing stays exact on long sequences where rows are sampled",
     const int L = g * (64 + static_cast<int>(rng() % 36)) + (g > 1 ? 1 : 0);  // ragged with g 2
     const int K = 2 + static_cast<int>(rng() % 24);
     const int B = 1 + static_cast<int>(rng() % 3);
-    SlicingRequest req{L, K, B, g, {}, false};
-    SlicingPlan plan = PlanSlicing(req, cost);
     INFO("trial " << trial << " L=" << L << " g=" << g << " K=" << K << " B=" << B);
-    // Exact optimum at this granularity.
-    CHECK(plan.latency == Approx(ReferenceLatency(req, cost)).epsilon(1e-12));
-    // Its own T = sum + (K - 1) max.
-    CHECK(plan.latency == Approx(PlanLatency(plan.microbatches, K, cost)).epsilon(1e-12));
+    CheckExact({L, K, B, g, {}, false}, cost);
+  }
+}
+
+TEST_CASE("PlanSlicing stays exact over several sampled blocks, sizes and ragged ends",
+          "[schedule][planner]") {
+  // 130..190 tokens at granularity 1 or 3 (ragged ends) with 1..4 micro-batch sizes: the
+  // first search holds several sampled blocks (a row every 64 tokens), bounds each size's
+  // slice costs by the rate it reaches at each bound, and recovers best paths by
+  // backtracking; none of it may lose the optimum of the exhaustive reference.
+  std::mt19937 rng(41);
+  for (int trial = 0; trial < 8; ++trial) {
+    SliceCostFn cost = RandomGpuCost(rng, trial % 2 == 0 ? 4.0 : 16.0);
+    const int g = trial % 3 == 2 ? 3 : 1;
+    const int L = 130 + static_cast<int>(rng() % 61);
+    const int K = 2 + static_cast<int>(rng() % 30);
+    const int B = 1 + static_cast<int>(rng() % 4);
+    INFO("trial " << trial << " L=" << L << " g=" << g << " K=" << K << " B=" << B);
+    const SlicingPlan plan = CheckExact({L, K, B, g, {}, false}, cost);
+    // Slices of whole units (the last may be ragged).
+    for (const auto& mb : plan.microbatches) {
+      for (size_t i = 0; i + 1 < mb.slices.size(); ++i) CHECK(mb.slices[i] % g == 0);
+    }
   }
 }
 

@@ -5,8 +5,8 @@
 # runs (default 3); "cpu" is the user CPU time of that whole process (loading included), which
 # a busy machine disturbs less than wall time. A benchmark, not a test.
 #   tools/bench/planner_bench.sh [path/to/terasim] [REPEATS]
-# Targets (issue #5): the ten numbered settings together under 1 s at g=8; any gpt3-175b setting
-# under 1 s at g=1.
+# Targets: the ten numbered settings together under 1 s at g=8 (issue #5); every Table-1
+# setting under 1 s at g=1 (issue #12). On a loaded machine compare the cpu columns.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=${1:-build/release/tools/terasim}

@@ -1,6 +1,7 @@
 #include "sim/collective_plan.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <optional>
 
@@ -212,15 +213,6 @@ std::vector<int> NodeChain(const std::vector<int>& members, const NetworkTopolog
   return WeightedRings(members, topology, options).front().first;
 }
 
-int FloorLog2(int x) {
-  int log = 0;
-  while (x > 1) {
-    x >>= 1;
-    ++log;
-  }
-  return log;
-}
-
 // NCCL's binary tree over positions 0..n-1 (src/graph/trees.cc): 0 is the root; position r > 0
 // with lowest set bit b hangs under (r - b) | 2b, or r - b where that is out of range.
 int TreeParent(int r, int n) {
@@ -359,8 +351,8 @@ void AddNcclLatencies(CollectivePlan& plan, const NcclSystem& system,
         const bool net = topology.NodeOf(run.gpus[0]) != topology.NodeOf(run.gpus[1]);
         (net ? net_ns : intra_ns) = std::max(net ? net_ns : intra_ns, run.alpha_ns);
       }
-      const TimeNs depth_ns =
-          (system.gpus_per_node - 1) * intra_ns + FloorLog2(system.nodes) * net_ns;
+      const TimeNs depth_ns = (system.gpus_per_node - 1) * intra_ns +
+                              (std::bit_width(static_cast<unsigned>(system.nodes)) - 1) * net_ns;
       for (RingRun& run : phase.runs) run.latency_ns = std::max<TimeNs>(0, depth_ns - run.alpha_ns);
     }
   }

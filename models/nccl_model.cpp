@@ -47,6 +47,16 @@ double ChannelBw(const NcclSystem& s) {
   return std::min(s.channel_bw_bytes_per_s, s.node_net_bw_bytes_per_s / s.channels);
 }
 
+// The tree's bandwidth correction for n bytes (1 outside the table).
+double TreeCorrection(const NcclConstants& k, NcclProtocol protocol, Bytes n) {
+  const int64_t log_size = n >= 64 ? FloorLog2(n >> 6) : -1;
+  const std::vector<double>& correction = k.tree_correction[ProtocolIndex(protocol)];
+  if (log_size >= 0 && log_size < static_cast<int64_t>(correction.size())) {
+    return correction[static_cast<size_t>(log_size)];
+  }
+  return 1.0;
+}
+
 bool Ll128Enabled(const NcclSystem& s) { return s.intra_nvlink && (s.nodes == 1 || s.gpudirect); }
 
 NcclEstimate Ring(const NcclSystem& s, Collective collective, Bytes n, NcclProtocol protocol) {
@@ -121,12 +131,7 @@ NcclEstimate Tree(const NcclSystem& s, Collective collective, Bytes n, NcclProto
   const double latency_us = k.base_latency_us[kTree].v[pi] +
                             2 * ((s.gpus_per_node - 1) * intra_us + FloorLog2(s.nodes) * net_us);
   e.latency_s = latency_us * 1e-6;
-  double bw = e.algbw_bytes_per_s;
-  const int64_t log_size = n >= 64 ? FloorLog2(n >> 6) : -1;
-  const std::vector<double>& correction = k.tree_correction[pi];
-  if (log_size >= 0 && log_size < static_cast<int64_t>(correction.size())) {
-    bw *= correction[static_cast<size_t>(log_size)];
-  }
+  const double bw = e.algbw_bytes_per_s * TreeCorrection(k, protocol, n);
   e.time_s = e.latency_s + static_cast<double>(n) / bw;
   e.valid = true;
   return e;
@@ -257,14 +262,70 @@ NcclEstimate NcclBestTime(const NcclSystem& system, Collective collective, Bytes
   return best;
 }
 
+struct NcclTable {
+  std::string path;
+  nlohmann::json doc;
+};
+
+std::shared_ptr<const NcclTable> LoadNcclTable(const std::string& path) {
+  auto table = std::make_shared<NcclTable>();
+  table->path = path;
+  table->doc = ParseJson(ReadTextFile(path), path);
+  return table;
+}
+
+bool NcclTableHas(const NcclTable& table, const std::string& instance) {
+  const auto instances = table.doc.find("instances");
+  return instances != table.doc.end() && instances->is_object() && instances->contains(instance);
+}
+
+double NcclBaseLatencyUs(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol) {
+  TERASIM_CHECK(algorithm != NcclAlgorithm::kHierarchical, "no base latency for hierarchical");
+  return system.constants.base_latency_us[algorithm == NcclAlgorithm::kTree ? kTree : kRing]
+      .v[ProtocolIndex(protocol)];
+}
+
+double NcclStepLatencyUs(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol,
+                         NcclHop hop) {
+  TERASIM_CHECK(algorithm != NcclAlgorithm::kHierarchical, "no step latency for hierarchical");
+  int a = algorithm == NcclAlgorithm::kTree ? kTree : kRing;
+  const int hw = hop == NcclHop::kNvlink ? kNvlink : hop == NcclHop::kPci ? kPci : kNet;
+  if (hw == kNet && system.gpus_per_node == 1) a = kTree;
+  return system.constants.hw_latency_us[hw][a].v[ProtocolIndex(protocol)];
+}
+
+double NcclBandwidthFactor(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol,
+                           Bytes n) {
+  TERASIM_CHECK(algorithm != NcclAlgorithm::kHierarchical, "no bandwidth factor for hierarchical");
+  const NcclConstants& k = system.constants;
+  if (algorithm == NcclAlgorithm::kRing) {
+    if (protocol == NcclProtocol::kLL) return k.ring_ll_factor;
+    if (protocol == NcclProtocol::kLL128) return k.ring_ll128_factor;
+    return 1.0;
+  }
+  double factor = k.tree_allreduce_factor;
+  if (protocol == NcclProtocol::kLL) factor *= k.tree_ll_factor;
+  if (protocol == NcclProtocol::kLL128) {
+    factor *= system.nodes == 1 ? k.tree_ll128_factor_one_node : k.tree_ll128_factor_nodes;
+  }
+  return factor * TreeCorrection(k, protocol, n);
+}
+
 NcclSystem LoadNcclSystem(const std::string& path, const std::string& instance, int nodes,
+                          int gpus_per_node, double node_net_bw_bytes_per_s, double net_latency_us,
+                          bool gpudirect) {
+  return NcclSystemFrom(*LoadNcclTable(path), instance, nodes, gpus_per_node,
+                        node_net_bw_bytes_per_s, net_latency_us, gpudirect);
+}
+
+NcclSystem NcclSystemFrom(const NcclTable& table, const std::string& instance, int nodes,
                           int gpus_per_node, double node_net_bw_bytes_per_s, double net_latency_us,
                           bool gpudirect) {
   if (nodes < 1 || gpus_per_node < 1) {
     ThrowInput("{}: a communicator of {} nodes x {} GPUs", instance, nodes, gpus_per_node);
   }
-  const nlohmann::json doc = ParseJson(ReadTextFile(path), path);
-  const JsonReader root(doc, path);
+  const std::string& path = table.path;
+  const JsonReader root(table.doc, path);
   const JsonReader instances = root.Child("instances");
   if (!instances.Has(instance)) {
     ThrowInput("{}: instances: no entry for '{}'", path, instance);

@@ -27,6 +27,7 @@
 // Thread safety: plain values and pure functions.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,16 @@ NcclSystem LoadNcclSystem(const std::string& path, const std::string& instance, 
                           int gpus_per_node, double node_net_bw_bytes_per_s, double net_latency_us,
                           bool gpudirect);
 
+// The same in two steps: read and parse the file once (an immutable, shareable table; throws
+// InputError on an unreadable file), then build systems from it (throws as LoadNcclSystem).
+struct NcclTable;
+std::shared_ptr<const NcclTable> LoadNcclTable(const std::string& path);
+// Whether the table describes `instance`.
+bool NcclTableHas(const NcclTable& table, const std::string& instance);
+NcclSystem NcclSystemFrom(const NcclTable& table, const std::string& instance, int nodes,
+                          int gpus_per_node, double node_net_bw_bytes_per_s, double net_latency_us,
+                          bool gpudirect);
+
 struct NcclEstimate {
   NcclAlgorithm algorithm = NcclAlgorithm::kRing;
   NcclProtocol protocol = NcclProtocol::kSimple;
@@ -108,5 +119,22 @@ NcclEstimate NcclBestTime(const NcclSystem& system, Collective collective, Bytes
 // The fastest protocol of one algorithm (kHierarchical: its phases' best).
 NcclEstimate NcclAlgorithmTime(const NcclSystem& system, Collective collective, Bytes n,
                                NcclAlgorithm algorithm);
+
+// The parts of the model that a step-by-step simulation takes over (sim/collective_plan.h),
+// for algorithm kRing or kTree:
+// Where a step runs: over NVLink, PCI (inside a node) or the network.
+enum class NcclHop { kNvlink, kPci, kNet };
+// The latency NCCL charges once per collective (base_latency_us).
+double NcclBaseLatencyUs(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol);
+// The latency NCCL charges per step over `hop` (hw_latency_us; across nodes with one GPU per
+// node NCCL charges the tree's network step for the ring too). Without the network's own
+// latency, which the simulator's routes carry.
+double NcclStepLatencyUs(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol,
+                         NcclHop hop);
+// The fraction of the links' bandwidth that the pair reaches for n bytes, before the per-channel
+// caps: ring LL 0.5, LL128 0.92, Simple 1; tree 0.92 x (LL 1 / 3.8, LL128 7/9 on one node or
+// 120/128, Simple 1) x the tree's size correction.
+double NcclBandwidthFactor(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol,
+                           Bytes n);
 
 }  // namespace terasim

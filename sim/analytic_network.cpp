@@ -31,7 +31,7 @@ TimeNs PhaseNs(const CollectivePhase& phase, const std::map<int, int>& crossings
       if (bw == 0 || share < bw) bw = share;
     }
     const TimeNs step_ns = run.alpha_ns + (bw > 0 ? CeilNs(run.bytes_per_flow / bw * 1e9) : 0);
-    phase_ns = std::max(phase_ns, run.steps * step_ns);
+    phase_ns = std::max(phase_ns, run.steps * step_ns + run.latency_ns);
   }
   return phase_ns;
 }

@@ -26,6 +26,7 @@ class ClusterTopology : public NetworkTopology {
   std::vector<std::vector<int>> NodeRings(int node) const override {
     return cluster_.NodeRings(node);
   }
+  const InstanceSpec* Instance() const override { return &cluster_.Instance(); }
 
  private:
   const Cluster& cluster_;

@@ -1,11 +1,14 @@
 #include "sim/collective_plan.h"
 
 #include <algorithm>
+#include <bit>
 #include <map>
+#include <optional>
 
 #include "models/errors.h"
 #include "models/json_reader.h"
 #include "models/model_card.h"
+#include "topologies/instance_spec.h"
 
 namespace terasim {
 namespace {
@@ -85,14 +88,34 @@ void AddRings(const std::vector<int>& gpus, double bytes, int steps,
 
 }  // namespace
 
+const char* CollectiveAlgorithmsName(CollectiveAlgorithms algorithms) {
+  return algorithms == CollectiveAlgorithms::kNccl ? "nccl" : "ring";
+}
+
+CollectiveAlgorithms ParseCollectiveAlgorithms(const std::string& text, const std::string& where) {
+  if (text == "ring") return CollectiveAlgorithms::kRing;
+  if (text == "nccl") return CollectiveAlgorithms::kNccl;
+  ThrowInput("{}: '{}' must be ring or nccl", where, text);
+}
+
 CollectiveOptions LoadCollectiveOptions(const std::string& path) {
   const nlohmann::json json = ParseJson(ReadTextFile(path), path);
   JsonReader reader(json, path);
-  reader.RejectUnknown({"bidirectional_rings", "broadcast_chunk_bytes", "step_by_step", "source"});
+  reader.RejectUnknown({"bidirectional_rings", "broadcast_chunk_bytes", "step_by_step",
+                        "algorithms", "nccl", "source"});
   CollectiveOptions options;
   options.bidirectional_rings = reader.RequireBool("bidirectional_rings");
   options.broadcast_chunk_bytes = reader.RequireInt("broadcast_chunk_bytes", 1);
   if (reader.Has("step_by_step")) options.step_by_step = reader.RequireBool("step_by_step");
+  if (reader.Has("algorithms")) {
+    options.algorithms = ParseCollectiveAlgorithms(reader.RequireString("algorithms"),
+                                                   fmt::format("{}: algorithms", path));
+  }
+  if (options.algorithms == CollectiveAlgorithms::kNccl) {
+    std::string table = reader.RequireString("nccl");
+    if (!table.empty() && table[0] != '/') table = DataRoot() + "/" + table;
+    options.nccl = LoadNcclTable(table);
+  }
   return options;
 }
 
@@ -100,8 +123,34 @@ std::string DefaultCollectiveOptionsPath() { return DataRoot() + "/sim/data/coll
 
 namespace {
 
+// The group's members per node, nodes in order of first appearance.
+struct NodeGroups {
+  std::vector<int> order;
+  std::map<int, std::vector<int>> members;
+  int g = 0;             // members of the first node
+  bool uniform = false;  // every node holds g
+};
+
+NodeGroups GroupByNode(const std::vector<int>& gpus, const NetworkTopology& topology) {
+  NodeGroups groups;
+  for (int g : gpus) {
+    const int node = topology.NodeOf(g);
+    if (!groups.members.count(node)) groups.order.push_back(node);
+    groups.members[node].push_back(g);
+  }
+  groups.g = static_cast<int>(groups.members[groups.order[0]].size());
+  groups.uniform = true;
+  for (const auto& [node, members] : groups.members) {
+    groups.uniform = groups.uniform && members.size() == size_t(groups.g);
+  }
+  return groups;
+}
+
+// hierarchical: an all-reduce over whole nodes of g > 1 members each as reduce-scatter, the
+// all-reduce across nodes, all-gather (else one ring in group order).
 CollectivePlan PlanRuns(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
-                        const NetworkTopology& topology, const CollectiveOptions& options) {
+                        const NetworkTopology& topology, const CollectiveOptions& options,
+                        bool hierarchical = true) {
   TERASIM_CHECK(IsCollective(kind), "{} is not a collective", OpKindName(kind));
   CollectivePlan plan;
   const int p = static_cast<int>(gpus.size());
@@ -129,19 +178,13 @@ CollectivePlan PlanRuns(OpKind kind, const std::vector<int>& gpus, int root_gpu,
     return plan;
   }
 
-  // ALLREDUCE: members per node, nodes in order of first appearance.
-  std::vector<int> node_order;
-  std::map<int, std::vector<int>> by_node;
-  for (int g : gpus) {
-    const int node = topology.NodeOf(g);
-    if (!by_node.count(node)) node_order.push_back(node);
-    by_node[node].push_back(g);
-  }
+  // ALLREDUCE.
+  NodeGroups groups = GroupByNode(gpus, topology);
+  const std::vector<int>& node_order = groups.order;
+  std::map<int, std::vector<int>>& by_node = groups.members;
   const int nodes = static_cast<int>(node_order.size());
-  const int g = static_cast<int>(by_node[node_order[0]].size());
-  bool uniform = true;
-  for (const auto& [node, members] : by_node) uniform = uniform && members.size() == size_t(g);
-  if (nodes == 1 || g == 1 || !uniform) {
+  const int g = groups.g;
+  if (nodes == 1 || g == 1 || !groups.uniform || !hierarchical) {
     CollectivePhase phase;
     AddRings(gpus, n, 2 * (p - 1), topology, options, phase);
     plan.phases.push_back(std::move(phase));
@@ -163,25 +206,191 @@ CollectivePlan PlanRuns(OpKind kind, const std::vector<int>& gpus, int root_gpu,
   return plan;
 }
 
+// The members of one node in the order of its first NVLink ring.
+std::vector<int> NodeChain(const std::vector<int>& members, const NetworkTopology& topology,
+                           const CollectiveOptions& options) {
+  if (members.size() <= 2) return members;
+  return WeightedRings(members, topology, options).front().first;
+}
+
+// NCCL's binary tree over positions 0..n-1 (src/graph/trees.cc): 0 is the root; position r > 0
+// with lowest set bit b hangs under (r - b) | 2b, or r - b where that is out of range.
+int TreeParent(int r, int n) {
+  if (r == 0) return -1;
+  const int bit = r & -r;
+  const int up = (r ^ bit) | (bit << 1);
+  return up < n ? up : r ^ bit;
+}
+
+// NCCL's double binary tree all-reduce (sim/collective_plan.h): reduce then broadcast, each a
+// phase of single-step transfers along the tree's edges.
+CollectivePlan PlanTree(const NodeGroups& groups, Bytes bytes, const NetworkTopology& topology,
+                        const CollectiveOptions& options) {
+  const double n = static_cast<double>(bytes);
+  const int nodes = static_cast<int>(groups.order.size());
+  std::vector<std::vector<int>> chains;
+  for (int node : groups.order) {
+    chains.push_back(NodeChain(groups.members.at(node), topology, options));
+  }
+  std::map<std::pair<int, int>, double> up;  // (child, parent) -> bytes
+  for (const std::vector<int>& chain : chains) {
+    for (size_t i = 1; i < chain.size(); ++i) up[{chain[i], chain[i - 1]}] += n;
+  }
+  // The second tree: the first mirrored (an even count of nodes) or shifted by one (odd), so
+  // that the first tree's inner nodes are mostly its leaves.
+  const auto second = [nodes](int position) {
+    return nodes % 2 == 0 ? nodes - 1 - position : (position + 1) % nodes;
+  };
+  for (int position = 1; position < nodes; ++position) {
+    const int parent = TreeParent(position, nodes);
+    up[{chains[position][0], chains[parent][0]}] += n / 2;
+    up[{chains[second(position)][0], chains[second(parent)][0]}] += n / 2;
+  }
+  CollectivePlan plan;
+  CollectivePhase reduce, broadcast;
+  for (const auto& [edge, edge_bytes] : up) {
+    RingRun run;
+    run.closed = false;
+    run.steps = 1;
+    run.chunks = 1;
+    run.bytes_per_flow = edge_bytes;
+    run.gpus = {edge.first, edge.second};
+    reduce.runs.push_back(run);
+    run.gpus = {edge.second, edge.first};
+    broadcast.runs.push_back(std::move(run));
+  }
+  plan.phases.push_back(std::move(reduce));
+  plan.phases.push_back(std::move(broadcast));
+  return plan;
+}
+
+Collective CollectiveOf(OpKind kind) {
+  switch (kind) {
+    case OpKind::kAllReduce:
+      return Collective::kAllReduce;
+    case OpKind::kAllGather:
+      return Collective::kAllGather;
+    case OpKind::kReduceScatter:
+      return Collective::kReduceScatter;
+    default:
+      return Collective::kBroadcast;
+  }
+}
+
+// NCCL's view of the group's communicator, when collectives are planned as NCCL chooses and
+// the topology's instance is in the table.
+std::optional<NcclSystem> NcclSystemOf(const std::vector<int>& gpus,
+                                       const NetworkTopology& topology,
+                                       const CollectiveOptions& options) {
+  const InstanceSpec* instance = topology.Instance();
+  if (options.algorithms != CollectiveAlgorithms::kNccl || options.nccl == nullptr ||
+      instance == nullptr || gpus.size() <= 1 || !NcclTableHas(*options.nccl, instance->name)) {
+    return std::nullopt;
+  }
+  const int nodes = static_cast<int>(GroupByNode(gpus, topology).order.size());
+  const int per_node = std::max(1, static_cast<int>(gpus.size()) / nodes);
+  const NetworkSpec& net = instance->network;
+  return NcclSystemFrom(*options.nccl, instance->name, nodes, per_node,
+                        instance->NumNics() * net.nic_raw_bw_bytes_per_s * net.efficiency,
+                        static_cast<double>(net.latency_ns) / 1e3, net.gpudirect);
+}
+
+// The plan of NCCL's choice of algorithm and protocol, its bytes on the wire (latencies are
+// PlanCollective's).
+CollectivePlan PlanNccl(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
+                        const NetworkTopology& topology, const CollectiveOptions& options,
+                        const NcclSystem& system) {
+  TERASIM_CHECK(IsCollective(kind), "{} is not a collective", OpKindName(kind));
+  if (gpus.size() <= 1 || bytes <= 0) return {};
+  const NcclEstimate choice = NcclBestTime(system, CollectiveOf(kind), bytes);
+  TERASIM_CHECK(choice.valid, "no NCCL algorithm for {} of {} bytes", OpKindName(kind), bytes);
+  const NodeGroups groups = GroupByNode(gpus, topology);
+  CollectivePlan plan;
+  if (choice.algorithm == NcclAlgorithm::kTree) {
+    plan = PlanTree(groups, bytes, topology, options);
+  } else {
+    std::vector<int> ordered;  // node after node
+    if (groups.order.size() == 1) {
+      ordered = gpus;
+    } else {
+      for (int node : groups.order) {
+        for (int g : NodeChain(groups.members.at(node), topology, options)) ordered.push_back(g);
+      }
+    }
+    plan = PlanRuns(kind, ordered, root_gpu, bytes, topology, options, /*hierarchical=*/false);
+  }
+  const double wire = 1 / NcclBandwidthFactor(system, choice.algorithm, choice.protocol, bytes);
+  for (CollectivePhase& phase : plan.phases) {
+    for (RingRun& run : phase.runs) run.bytes_per_flow *= wire;
+  }
+  plan.nccl = true;
+  plan.algorithm = choice.algorithm;
+  plan.protocol = choice.protocol;
+  return plan;
+}
+
+// NCCL's step latency of the plan's protocol over the hop a -> b, less the Simple ring's (which
+// the topology's link latencies are), in ns.
+TimeNs ProtocolDeltaNs(const CollectivePlan& plan, const NcclSystem& system, int a, int b,
+                       const NetworkTopology& topology) {
+  const NcclHop hop = topology.NodeOf(a) != topology.NodeOf(b) ? NcclHop::kNet
+                      : system.intra_nvlink                    ? NcclHop::kNvlink
+                                                               : NcclHop::kPci;
+  const double us = NcclStepLatencyUs(system, plan.algorithm, plan.protocol, hop) -
+                    NcclStepLatencyUs(system, NcclAlgorithm::kRing, NcclProtocol::kSimple, hop);
+  return std::llround(us * 1e3);
+}
+
+// A tree's depth once per phase and NCCL's base latency once per collective.
+void AddNcclLatencies(CollectivePlan& plan, const NcclSystem& system,
+                      const NetworkTopology& topology) {
+  if (plan.algorithm == NcclAlgorithm::kTree) {
+    for (CollectivePhase& phase : plan.phases) {
+      TimeNs intra_ns = 0, net_ns = 0;
+      for (const RingRun& run : phase.runs) {
+        const bool net = topology.NodeOf(run.gpus[0]) != topology.NodeOf(run.gpus[1]);
+        (net ? net_ns : intra_ns) = std::max(net ? net_ns : intra_ns, run.alpha_ns);
+      }
+      const TimeNs depth_ns = (system.gpus_per_node - 1) * intra_ns +
+                              (std::bit_width(static_cast<unsigned>(system.nodes)) - 1) * net_ns;
+      for (RingRun& run : phase.runs) run.latency_ns = std::max<TimeNs>(0, depth_ns - run.alpha_ns);
+    }
+  }
+  const TimeNs base_ns =
+      std::llround(NcclBaseLatencyUs(system, plan.algorithm, plan.protocol) * 1e3);
+  if (!plan.phases.empty()) {
+    for (RingRun& run : plan.phases.front().runs) run.latency_ns += base_ns;
+  }
+}
+
 }  // namespace
 
 CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
                               const NetworkTopology& topology, const CollectiveOptions& options) {
-  CollectivePlan plan = PlanRuns(kind, gpus, root_gpu, bytes, topology, options);
+  const std::optional<NcclSystem> system = NcclSystemOf(gpus, topology, options);
+  CollectivePlan plan = system ? PlanNccl(kind, gpus, root_gpu, bytes, topology, options, *system)
+                               : PlanRuns(kind, gpus, root_gpu, bytes, topology, options);
   const std::vector<NetLink>& links = topology.Links();
   for (CollectivePhase& phase : plan.phases) {
     for (RingRun& run : phase.runs) {
       const int p = static_cast<int>(run.gpus.size());
       for (int i = 0; i + (run.closed ? 0 : 1) < p; ++i) {
+        const int a = run.gpus[i];
+        const int b = run.gpus[(i + 1) % p];
         TimeNs latency_ns = 0;
-        for (int link : topology.Route(run.gpus[i], run.gpus[(i + 1) % p])) {
+        for (int link : topology.Route(a, b)) {
           run.links.push_back(link);
           latency_ns += links[link].latency_ns;
+        }
+        if (system) {
+          latency_ns =
+              std::max<TimeNs>(0, latency_ns + ProtocolDeltaNs(plan, *system, a, b, topology));
         }
         run.alpha_ns = std::max(run.alpha_ns, latency_ns);
       }
     }
   }
+  if (system && !plan.phases.empty()) AddNcclLatencies(plan, *system, topology);
   return plan;
 }
 

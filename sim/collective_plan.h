@@ -17,6 +17,29 @@
 //   BROADCAST                   a chain from the root in ring order, the data cut into chunks
 //                               of chunk_bytes pipelined down it: C + p - 2 steps of n/C
 //
+// With CollectiveOptions::algorithms = kNccl (sim/data/collectives.json), a collective on a
+// real cluster (NetworkTopology::Instance() described in the NCCL table) runs as NCCL's tuning
+// model chooses for its size, ranks and nodes (models/nccl_model.h: NcclBestTime):
+//   ring                        inside one node as above; across nodes one ring through every
+//                               member, node after node (NVLink ring order inside a node), so
+//                               that each node is entered and left once: 2(p-1) steps of n/p
+//                               (all-reduce), p-1 (all-gather, reduce-scatter); broadcast a
+//                               chain in that order
+//   tree (all-reduce)           NCCL's double binary tree: inside each node a chain of its
+//                               members (the first is the node's head), across nodes two
+//                               balanced binary trees over the nodes' heads, the second on the
+//                               node order shifted by one, each carrying half the data. Two
+//                               phases: reduce (every edge child -> parent at once, pipelined:
+//                               one step of its bytes) and broadcast (parent -> child); each
+//                               phase pays the tree's depth once: (g-1) intra-node steps plus
+//                               the deepest tree's network steps
+// and the protocol it chooses (LL, LL128, Simple) sets, per step, the latency of a hop (the
+// route's latency plus NCCL's protocol step latency less Simple's: the topologies' link
+// latencies are Simple's ring step) and the bytes on the wire (bytes / NCCL's bandwidth factor
+// of the pair: LL moves flags with the data); NCCL's base latency is paid once, by the first
+// phase's runs (RingRun::latency_ns). On a topology without an instance (test fakes) or an
+// instance the table lacks, the ring plan above.
+//
 // The flow network replays a run as one aggregate flow (docs/collectives.md): a ring advances
 // at the pace of its slowest hop, so the run is one flow over every hop's links (a link that k
 // hops cross, k times) that moves steps x bytes_per_flow after waiting steps x alpha (alpha:
@@ -27,18 +50,30 @@
 // CollectiveOptions::step_by_step keeps the step-by-step replay.
 #pragma once
 
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "models/nccl_model.h"
 #include "models/units.h"
 #include "schedule/op.h"
 #include "sim/network_topology.h"
 
 namespace terasim {
 
+// How collectives are planned: kRing every collective as rings (hierarchical all-reduce
+// across nodes) at the links' latencies, kNccl as NCCL chooses (above).
+enum class CollectiveAlgorithms { kRing, kNccl };
+
+// "ring", "nccl"; the inverse throws InputError "FIELD: 'TEXT' must be ring or nccl".
+const char* CollectiveAlgorithmsName(CollectiveAlgorithms algorithms);
+CollectiveAlgorithms ParseCollectiveAlgorithms(const std::string& text, const std::string& where);
+
 // Algorithm parameters of the collective library (sim/data/collectives.json holds the
 // defaults with their sources).
 struct CollectiveOptions {
+  CollectiveAlgorithms algorithms = CollectiveAlgorithms::kRing;
+  std::shared_ptr<const NcclTable> nccl;     // kNccl: NCCL's tuning table (models/data/nccl)
   bool bidirectional_rings = true;           // in-node rings also run in reverse
   Bytes broadcast_chunk_bytes = 512 * 1024;  // pipelining unit of a broadcast chain
   // Flow mode: replay every ring step as its own flows (exact, slow) instead of each run as
@@ -47,7 +82,9 @@ struct CollectiveOptions {
 };
 
 // Loads CollectiveOptions from a JSON file (fields bidirectional_rings, broadcast_chunk_bytes,
-// source; optional step_by_step). Throws InputError "FILE: FIELD: what" on a bad file.
+// source; optional step_by_step, algorithms ("ring" when absent) and nccl (the table's path,
+// relative: under the data root; required with "nccl")). Throws InputError "FILE: FIELD: what"
+// on a bad file.
 CollectiveOptions LoadCollectiveOptions(const std::string& path);
 // The default file: DataRoot()/sim/data/collectives.json.
 std::string DefaultCollectiveOptionsPath();
@@ -62,6 +99,9 @@ struct RingRun {
   // route of the run's aggregate flow) and the largest hop latency (a step's alpha).
   std::vector<int> links;
   TimeNs alpha_ns = 0;
+  // Paid once by the run, besides steps x alpha: NCCL's base latency (first phase) and the
+  // rest of a tree's depth. 0 for ring plans.
+  TimeNs latency_ns = 0;
 };
 
 struct CollectivePhase {
@@ -70,6 +110,9 @@ struct CollectivePhase {
 
 struct CollectivePlan {
   std::vector<CollectivePhase> phases;  // sequential; empty for a group of one
+  bool nccl = false;                    // planned as NCCL chooses; then:
+  NcclAlgorithm algorithm = NcclAlgorithm::kRing;
+  NcclProtocol protocol = NcclProtocol::kSimple;
 };
 
 // Decomposes collective `kind` over `gpus` (the group's GPUs in group order) of `bytes` per

@@ -12,6 +12,8 @@
 
 namespace terasim {
 
+struct InstanceSpec;  // topologies/instance_spec.h
+
 // One directed link (or any shared resource a transfer crosses: a PCIe switch, host memory
 // staging, a NIC direction).
 struct NetLink {
@@ -34,6 +36,9 @@ class NetworkTopology {
   // The node's rings (global GPU ids in ring order) that a collective over the whole node
   // uses, e.g. the two edge-disjoint NVLink rings of a p3.16xlarge. May be empty.
   virtual std::vector<std::vector<int>> NodeRings(int node) const = 0;
+  // The instance type every node is, where the topology is a real cluster (NCCL's choice of
+  // algorithm and protocol depends on it: sim/collective_plan.h); nullptr otherwise.
+  virtual const InstanceSpec* Instance() const { return nullptr; }
 };
 
 }  // namespace terasim

@@ -429,16 +429,19 @@ void Replay::StartRunStep(int id, int r) {
       }
       links = &fold_route_;
     }
-    network_->StartFlow(*links, run.steps * run.bytes_per_flow, run.steps * run.alpha_ns, tag);
+    network_->StartFlow(*links, run.steps * run.bytes_per_flow,
+                        run.steps * run.alpha_ns + run.latency_ns, tag);
     return;
   }
   const int step = instance.runs[r].step;
+  // The run's once-paid latency on its first step (the links' latencies per step).
+  const TimeNs once_ns = step == 0 ? run.latency_ns : 0;
   int flows = 0;
   auto start = [&](int src, int dst) {
     const RouteCache::Entry& route = routes_.Get(src, dst);
     ++flows;
     ++instance.runs[r].flows_left;
-    network_->StartFlow(route.links, run.bytes_per_flow, route.latency_ns, tag);
+    network_->StartFlow(route.links, run.bytes_per_flow, route.latency_ns + once_ns, tag);
   };
   instance.runs[r].flows_left = 0;
   if (folded_run != nullptr) {
@@ -446,7 +449,7 @@ void Replay::StartRunStep(int id, int r) {
     auto start_folded = [&](const FoldedFlow& flow) {
       ++flows;
       ++instance.runs[r].flows_left;
-      network_->StartFlow(flow.route, run.bytes_per_flow, flow.latency_ns, tag);
+      network_->StartFlow(flow.route, run.bytes_per_flow, flow.latency_ns + once_ns, tag);
     };
     if (run.closed) {
       for (const FoldedFlow& flow : folded.flows) start_folded(flow);

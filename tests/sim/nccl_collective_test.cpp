@@ -1,0 +1,198 @@
+// Collectives as NCCL runs them (sim/collective_plan.h, CollectiveAlgorithms::kNccl): NCCL's
+// choice of algorithm and protocol, the ring and tree closed forms, and the two network modes'
+// agreement where nothing contends, on real p3.16xlarge clusters.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "models/model_card.h"
+#include "models/nccl_model.h"
+#include "schedule/generator.h"
+#include "sim/analytic_network.h"
+#include "sim/cluster_topology.h"
+#include "sim/collective_plan.h"
+#include "sim/route_cache.h"
+#include "sim/simulator.h"
+#include "tests/sim/fake_cost.h"
+#include "tests/sim/schedule_builder.h"
+#include "tests/sim/test_model.h"
+#include "topologies/cluster.h"
+
+namespace terasim {
+namespace {
+
+using testing::CollectiveSchedule;
+
+std::string NcclPath() { return DataRoot() + "/models/data/nccl/nccl.json"; }
+
+CollectiveOptions Nccl() {
+  CollectiveOptions options = LoadCollectiveOptions(DataRoot() + "/sim/data/collectives.json");
+  options.algorithms = CollectiveAlgorithms::kNccl;
+  options.nccl = LoadNcclTable(NcclPath());
+  return options;
+}
+
+// NCCL's view of `nodes` x `per_node` GPUs of p3.16xlarge, as the planner builds it.
+NcclSystem P3System(const Cluster& cluster, int nodes, int per_node) {
+  const InstanceSpec& instance = cluster.Instance();
+  return LoadNcclSystem(
+      NcclPath(), instance.name, nodes, per_node,
+      instance.NumNics() * instance.network.nic_raw_bw_bytes_per_s * instance.network.efficiency,
+      static_cast<double>(instance.network.latency_ns) / 1e3, instance.network.gpudirect);
+}
+
+TimeNs Simulated(const Schedule& schedule, const NetworkTopology& topology, NetworkMode mode) {
+  const testing::FakeCost cost(1, 2);
+  SimOptions options;
+  options.network = mode;
+  options.collectives = Nccl();
+  return Simulate(schedule, topology, cost, options).iteration_time_ns;
+}
+
+TEST_CASE("NCCL's choice: tree for a small all-reduce across nodes, ring for a large one") {
+  const Cluster cluster = BuildCluster("p3.16xlarge:4");
+  const ClusterTopology topology(cluster);
+  const std::vector<int> one_per_node = {0, 8, 16, 24};
+  const CollectivePlan small =
+      PlanCollective(OpKind::kAllReduce, one_per_node, -1, 64 << 10, topology, Nccl());
+  REQUIRE(small.nccl);
+  CHECK(small.algorithm == NcclAlgorithm::kTree);
+  CHECK(small.protocol != NcclProtocol::kSimple);
+  REQUIRE(small.phases.size() == 2);  // reduce, then broadcast
+  // Two trees over 4 nodes, 3 edges each, none shared: 6 single-step transfers per phase.
+  CHECK(small.phases[0].runs.size() == 6);
+  const CollectivePlan large =
+      PlanCollective(OpKind::kAllReduce, one_per_node, -1, Bytes{256} << 20, topology, Nccl());
+  CHECK(large.algorithm == NcclAlgorithm::kRing);
+  CHECK(large.protocol == NcclProtocol::kSimple);
+  REQUIRE(large.phases.size() == 1);
+  // The same choice as the NCCL model's (terasim collective).
+  const NcclSystem system = P3System(cluster, 4, 1);
+  CHECK(NcclBestTime(system, Collective::kAllReduce, 64 << 10).algorithm == NcclAlgorithm::kTree);
+  CHECK(NcclBestTime(system, Collective::kAllReduce, Bytes{256} << 20).algorithm ==
+        NcclAlgorithm::kRing);
+  // Inside one node a small all-reduce runs LL (0.6 us per NVLink step against Simple's 3.4).
+  const CollectivePlan node =
+      PlanCollective(OpKind::kAllReduce, {0, 1, 2, 3, 4, 5, 6, 7}, -1, 4096, topology, Nccl());
+  CHECK(node.protocol == NcclProtocol::kLL);
+  // The ring mode keeps the hierarchical ring plan without NCCL.
+  const CollectivePlan ring =
+      PlanCollective(OpKind::kAllReduce, one_per_node, -1, 64 << 10, topology, CollectiveOptions{});
+  CHECK_FALSE(ring.nccl);
+}
+
+TEST_CASE("An NCCL ring all-reduce across two nodes matches the ring closed form") {
+  const Cluster cluster = BuildCluster("p3.16xlarge:2");
+  const ClusterTopology topology(cluster);
+  RouteCache routes(topology);
+  const Bytes n = Bytes{256} << 20;
+  const int p = 2;
+  const CollectivePlan plan = PlanCollective(OpKind::kAllReduce, {0, 8}, -1, n, topology, Nccl());
+  REQUIRE(plan.algorithm == NcclAlgorithm::kRing);
+  REQUIRE(plan.protocol == NcclProtocol::kSimple);
+  const NcclSystem system = P3System(cluster, 2, 1);
+  // Simple: the links' latencies per step (alpha: the slower direction's route), NCCL's base
+  // latency once, the NIC's achieved rate B:
+  //   base + 2 (p - 1) alpha + 2 (p - 1) / p x n / B.
+  const double alpha_ns = std::max(routes.Get(0, 8).latency_ns, routes.Get(8, 0).latency_ns);
+  const double bw = std::min(routes.Get(0, 8).bottleneck_bw, routes.Get(8, 0).bottleneck_bw);
+  const double base_ns =
+      NcclBaseLatencyUs(system, NcclAlgorithm::kRing, NcclProtocol::kSimple) * 1e3;
+  const double expected_ns = base_ns + 2 * (p - 1) * alpha_ns + 2.0 * (p - 1) / p * n / bw * 1e9;
+  CHECK(AnalyticPlanNs(plan, routes) == Approx(expected_ns).epsilon(0.001));
+  const Schedule schedule = CollectiveSchedule(OpKind::kAllReduce, {0, 8}, n, 16);
+  CHECK(Simulated(schedule, topology, NetworkMode::kFlow) == Approx(expected_ns).epsilon(0.01));
+}
+
+TEST_CASE("An NCCL tree all-reduce across four nodes matches the tree closed form") {
+  const Cluster cluster = BuildCluster("p3.16xlarge:4");
+  const ClusterTopology topology(cluster);
+  RouteCache routes(topology);
+  const Bytes n = 64 << 10;
+  const std::vector<int> gpus = {0, 8, 16, 24};
+  const CollectivePlan plan = PlanCollective(OpKind::kAllReduce, gpus, -1, n, topology, Nccl());
+  REQUIRE(plan.algorithm == NcclAlgorithm::kTree);
+  const NcclSystem system = P3System(cluster, 4, 1);
+  // Two trees of n / 2 each; a node is inner in one of them, so its NIC carries two edges of
+  // n / 2 in each phase (reduce up, broadcast down): n x w / B per phase, w = 1 / NCCL's
+  // bandwidth factor of the pair. Each phase pays log2(4) = 2 network steps of the route's
+  // latency plus the protocol's step less Simple's; the base latency once:
+  //   base + 2 x (2 alpha + n w / B).
+  const double step_delta_us =
+      NcclStepLatencyUs(system, NcclAlgorithm::kTree, plan.protocol, NcclHop::kNet) -
+      NcclStepLatencyUs(system, NcclAlgorithm::kRing, NcclProtocol::kSimple, NcclHop::kNet);
+  double alpha_ns = 0, bw = 0;
+  for (int a : gpus) {
+    for (int b : gpus) {
+      if (a == b) continue;
+      alpha_ns = std::max<double>(alpha_ns, routes.Get(a, b).latency_ns + step_delta_us * 1e3);
+      bw = bw == 0 ? routes.Get(a, b).bottleneck_bw : std::min(bw, routes.Get(a, b).bottleneck_bw);
+    }
+  }
+  const double w = 1 / NcclBandwidthFactor(system, NcclAlgorithm::kTree, plan.protocol, n);
+  const double base_ns = NcclBaseLatencyUs(system, NcclAlgorithm::kTree, plan.protocol) * 1e3;
+  const double expected_ns = base_ns + 2 * (2 * alpha_ns + n * w / bw * 1e9);
+  CHECK(AnalyticPlanNs(plan, routes) == Approx(expected_ns).epsilon(0.001));
+  const Schedule schedule = CollectiveSchedule(OpKind::kAllReduce, gpus, n, 32);
+  CHECK(Simulated(schedule, topology, NetworkMode::kFlow) == Approx(expected_ns).epsilon(0.01));
+}
+
+TEST_CASE("NCCL collectives: flow and analytic modes agree within 5 % where nothing contends") {
+  const Cluster cluster = BuildCluster("p3.16xlarge:2");
+  const ClusterTopology topology(cluster);
+  std::vector<int> all(16), node = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (int i = 0; i < 16; ++i) all[i] = i;
+  const Bytes large = Bytes{64} << 20, small = 16 << 10;
+  const std::vector<std::pair<std::string, Schedule>> cases = {
+      {"large all-reduce in a node", CollectiveSchedule(OpKind::kAllReduce, node, large, 16)},
+      {"small all-reduce in a node", CollectiveSchedule(OpKind::kAllReduce, node, small, 16)},
+      {"large all-reduce over 16", CollectiveSchedule(OpKind::kAllReduce, all, large, 16)},
+      {"small all-reduce over 16", CollectiveSchedule(OpKind::kAllReduce, all, small, 16)},
+      {"large all-reduce of 2 nodes", CollectiveSchedule(OpKind::kAllReduce, {3, 11}, large, 16)},
+      {"small all-reduce of 2 nodes", CollectiveSchedule(OpKind::kAllReduce, {3, 11}, small, 16)},
+      {"all-gather over 16", CollectiveSchedule(OpKind::kAllGather, all, large, 16)},
+      {"reduce-scatter over 16", CollectiveSchedule(OpKind::kReduceScatter, all, large, 16)},
+      {"broadcast in a node", CollectiveSchedule(OpKind::kBroadcast, node, large, 16, 0)},
+  };
+  for (const auto& [name, schedule] : cases) {
+    INFO(name);
+    const TimeNs flow_ns = Simulated(schedule, topology, NetworkMode::kFlow);
+    const TimeNs analytic_ns = Simulated(schedule, topology, NetworkMode::kAnalytic);
+    REQUIRE(flow_ns > 0);
+    CHECK(static_cast<double>(analytic_ns) == Approx(flow_ns).epsilon(0.05));
+  }
+}
+
+TEST_CASE("NCCL collective plans still fold: folded and full replays end together") {
+  // p4d.24xlarge (as symmetry_fold_test): dp2 pp2 tp4 on two nodes folds 4 ways with rings.
+  const Cluster cluster = BuildCluster("p4d.24xlarge:2");
+  const ClusterTopology topology(cluster);
+  GenerateOptions o;
+  o.model = testing::TestModel8();
+  o.strategy = Strategy::kOneFOneB;
+  o.dp = 2;
+  o.pp = 2;
+  o.tp = 4;
+  o.microbatches = 4;
+  const Schedule schedule = Generate(o);
+  const testing::FakeCost cost(3, 5, 200);
+  SimOptions sim;
+  sim.collectives = Nccl();
+  sim.fold = true;
+  const SimResult folded = Simulate(schedule, topology, cost, sim);
+  sim.fold = false;
+  const SimResult full = Simulate(schedule, topology, cost, sim);
+  INFO("refused: " << folded.fold_note);
+  CHECK(folded.fold_order == 4);
+  CHECK(folded.iteration_time_ns == full.iteration_time_ns);
+}
+
+TEST_CASE("collectives.json: algorithms must be ring or nccl") {
+  CHECK_THROWS_WITH(ParseCollectiveAlgorithms("tree", "f.json: algorithms"),
+                    "f.json: algorithms: 'tree' must be ring or nccl");
+  CHECK(ParseCollectiveAlgorithms("nccl", "x") == CollectiveAlgorithms::kNccl);
+}
+
+}  // namespace
+}  // namespace terasim

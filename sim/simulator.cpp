@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <string_view>
 
 #include "models/errors.h"
 #include "models/layer_flops.h"
@@ -19,6 +21,13 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   // The analytic network keeps per-link state of what is in flight (sim/analytic_network.h):
   // the images of a folded transfer would not be in it, so only the flow network folds.
   const bool analytic = options.network == NetworkMode::kAnalytic;
+  const bool declared = schedule.symmetry.representatives_only;
+  if (declared && (analytic || options.record_link_rates)) {
+    ThrowInput(
+        "{}: holds only representative devices' ops, which only the flow network without "
+        "--link-rates replays folded; generate the whole schedule",
+        schedule.source.empty() ? "schedule" : schedule.source);
+  }
   replay_options.fold = options.fold && !options.record_link_rates && !analytic;
   replay_options.network = options.network;
   replay_options.placement = options.placement;
@@ -85,6 +94,9 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   result.trace.rows.reserve(schedule.ops.size());
   for (size_t i = 0; i < schedule.ops.size(); ++i) {
     const Op& op = schedule.ops[i];
+    // A representatives-only schedule: rows of the simulated devices, each standing for its
+    // Order() images (the other devices' rows are not built).
+    if (declared && !fold.IsRep(op.device)) continue;
     TraceRow row;
     row.key = op.key;
     row.kind = op.kind;
@@ -95,7 +107,7 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
     if (IsCompute(op.kind)) {
       if (options.model != nullptr)
         row.flops = WorkFlops(*options.model, SliceWorkOf(op, replay.WorkTp()[i]));
-      result.model_flops += row.flops;
+      result.model_flops += declared ? row.flops * fold.Order() : row.flops;
     } else {
       row.bytes = op.bytes;
     }
@@ -112,7 +124,10 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
 
 SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
                    const ComputeCostModel& cost, const SimOptions& options) {
-  if (!options.fold) return SimulateOnce(schedule, topology, cost, options);
+  // A representatives-only schedule cannot be replayed whole.
+  if (!options.fold || schedule.symmetry.representatives_only) {
+    return SimulateOnce(schedule, topology, cost, options);
+  }
   try {
     return SimulateOnce(schedule, topology, cost, options);
   } catch (const InputError&) {
@@ -121,6 +136,34 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
     full.fold = false;
     return SimulateOnce(schedule, topology, cost, full);
   }
+}
+
+SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
+                            const ComputeCostModel& cost, const SimOptions& options) {
+  const bool declarable =
+      options.fold && options.network == NetworkMode::kFlow && !options.record_link_rates &&
+      options.compute_ns.empty() &&
+      std::adjacent_find(options.device_speed.begin(), options.device_speed.end(),
+                         std::not_equal_to<>()) == options.device_speed.end() &&
+      (gen.dp > 1 || gen.tp > 1);
+  if (declarable) {
+    for (int ranks = 1; ranks < std::max(2, gen.tp); ranks *= 2) {
+      if (gen.tp % ranks != 0) continue;
+      GenerateOptions reps = gen;
+      reps.representatives_only = true;
+      reps.representative_tp_ranks = ranks;
+      const Schedule schedule = Generate(reps);
+      try {
+        return Simulate(schedule, topology, cost, options);
+      } catch (const InputError& e) {
+        // Refused by the network or the inputs: more tp ranks, or the whole schedule.
+        const std::string_view why = e.what();
+        if (why.find(kDeclaredRefusal) == std::string_view::npos) throw;
+        if (why.find("tensor-parallel:") == std::string_view::npos) break;  // not the tp ranks
+      }
+    }
+  }
+  return Simulate(Generate(gen), topology, cost, options);
 }
 
 }  // namespace terasim

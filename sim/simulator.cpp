@@ -138,6 +138,46 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
   }
 }
 
+namespace {
+
+// A representatives-only schedule like `reps` but with few micro-batches (the same groups,
+// collective sizes and transfers: what SymmetryFold::Declared checks), or `reps` itself when
+// its micro-batches are given one by one (TeraPipe's slicing) or no smaller count is valid.
+Schedule DeclaredProbe(const GenerateOptions& reps) {
+  if (reps.slicing.empty()) {
+    for (int m : {1, reps.pp, 2 * reps.pp}) {
+      if (m >= reps.microbatches) break;
+      GenerateOptions probe = reps;
+      probe.microbatches = m;
+      try {
+        return Generate(probe);
+      } catch (const InputError&) {
+        // Not a valid count for this strategy (interleaved: a multiple of P; DualPipeV: 2P).
+      }
+    }
+  }
+  return Generate(reps);
+}
+
+// "" when the declared symmetry of `schedule` holds for these options, else why not.
+std::string DeclaredRefusal(const Schedule& schedule, const NetworkTopology& topology,
+                            const ComputeCostModel& cost, const SimOptions& options) {
+  ReplayOptions replay_options;
+  replay_options.placement = options.placement;
+  replay_options.collectives = options.collectives;
+  replay_options.device_speed = options.device_speed;
+  try {
+    const Replay replay(schedule, topology, cost, replay_options);  // folds or throws
+  } catch (const InputError& e) {
+    const std::string_view why = e.what();
+    if (why.find(kDeclaredRefusal) == std::string_view::npos) throw;
+    return std::string(why);
+  }
+  return "";
+}
+
+}  // namespace
+
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
                             const ComputeCostModel& cost, const SimOptions& options) {
   const bool declarable =
@@ -152,15 +192,11 @@ SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& t
       GenerateOptions reps = gen;
       reps.representatives_only = true;
       reps.representative_tp_ranks = ranks;
-      const Schedule schedule = Generate(reps);
-      try {
-        return Simulate(schedule, topology, cost, options);
-      } catch (const InputError& e) {
-        // Refused by the network or the inputs: more tp ranks, or the whole schedule.
-        const std::string_view why = e.what();
-        if (why.find(kDeclaredRefusal) == std::string_view::npos) throw;
-        if (why.find("tensor-parallel:") == std::string_view::npos) break;  // not the tp ranks
-      }
+      // Checked on a probe with few micro-batches first; refused: more tp ranks, or (refused
+      // for another reason than the tp rotation) the whole schedule.
+      const std::string why = DeclaredRefusal(DeclaredProbe(reps), topology, cost, options);
+      if (why.empty()) return Simulate(Generate(reps), topology, cost, options);
+      if (why.find("tensor-parallel:") == std::string::npos) break;
     }
   }
   return Simulate(Generate(gen), topology, cost, options);

@@ -15,6 +15,7 @@
 #include "sim/simulator.h"
 #include "tests/sim/fake_cost.h"
 #include "tests/sim/fake_topology.h"
+#include "tests/sim/fold_cases.h"
 #include "tests/sim/test_model.h"
 #include "topologies/cluster.h"
 
@@ -23,37 +24,16 @@ namespace {
 
 using testing::FakeCost;
 using testing::FakeTopology;
+using testing::TwoNodes;
 
 GenerateOptions Options(Strategy strategy, int dp, int pp, int tp) {
-  GenerateOptions o;
-  o.model = testing::TestModel8();
-  o.strategy = strategy;
-  o.dp = dp;
-  o.pp = pp;
-  o.tp = tp;
-  o.microbatches = 4;
-  if (strategy == Strategy::kInterleaved || strategy == Strategy::kLoopedBfs ||
-      strategy == Strategy::kInterleavedZb || strategy == Strategy::kZbV ||
-      strategy == Strategy::kDualPipeV) {
-    o.virtual_stages = 2;
-  }
-  if (strategy == Strategy::kTeraPipe) o.uniform_slices = 2;
-  return o;
+  return testing::FoldOptions(strategy, dp, pp, tp);
 }
 
 GenerateOptions Representatives(GenerateOptions o, int tp_ranks = 1) {
   o.representatives_only = true;
   o.representative_tp_ranks = tp_ranks;
   return o;
-}
-
-// As symmetry_fold_test.cpp's: nodes of four GPUs, NVLink-like pairs (0,1) and (2,3).
-FakeTopology TwoNodes() {
-  FakeTopology topology(2, 4, 10e9, 1000, 5e9, 2000);
-  topology.AddPair(0, 1, 50e9, 500);
-  topology.AddPair(2, 3, 50e9, 500);
-  topology.AddRing({0, 1, 3, 2});
-  return topology;
 }
 
 // The representatives-only replay == the whole schedule's, folded and not: iteration time,
@@ -180,6 +160,34 @@ TEST_CASE("a real cluster: NICs shared by GPU pairs need two tp ranks present") 
     REQUIRE_THROWS_WITH(Simulate(Generate(Representatives(options, 1)), topology, cost, {}),
                         Catch::Contains("the declared symmetry does not hold: tensor-parallel"));
   }
+}
+
+TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else the whole") {
+  const Cluster cluster = BuildCluster("p4d.24xlarge:2");
+  const ClusterTopology topology(cluster);
+  const FakeCost cost(3, 5, 200);
+  const GenerateOptions options = Options(Strategy::kOneFOneB, 2, 2, 4);
+  SimOptions sim;
+  const SimResult whole = Simulate(Generate(options), topology, cost, sim);
+  const SimResult generated = SimulateGenerated(options, topology, cost, sim);
+  // The rotation by one tp rank is refused (a NIC per GPU pair), by two taken: tp ranks 0 and
+  // 1 of replica 0 simulated, 16 / 4 = 4 devices' rows.
+  CHECK(generated.fold_order == 4);
+  CHECK(generated.trace.rows.size() * 4 == whole.trace.rows.size());
+  CHECK(generated.iteration_time_ns == whole.iteration_time_ns);
+  // A slow device and the analytic network: the whole schedule, as Simulate of it.
+  sim.device_speed.assign(16, 1.0);
+  sim.device_speed[9] = 1.25;
+  const SimResult slow = SimulateGenerated(options, topology, cost, sim);
+  CHECK(slow.trace.rows.size() == whole.trace.rows.size());
+  CHECK(slow.iteration_time_ns ==
+        Simulate(Generate(options), topology, cost, sim).iteration_time_ns);
+  SimOptions analytic;
+  analytic.network = NetworkMode::kAnalytic;
+  const SimResult ana = SimulateGenerated(options, topology, cost, analytic);
+  CHECK(ana.trace.rows.size() == whole.trace.rows.size());
+  CHECK(ana.iteration_time_ns ==
+        Simulate(Generate(options), topology, cost, analytic).iteration_time_ns);
 }
 
 TEST_CASE("an input that breaks the declared symmetry is refused") {

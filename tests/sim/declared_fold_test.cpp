@@ -25,10 +25,7 @@ namespace {
 using testing::FakeCost;
 using testing::FakeTopology;
 using testing::TwoNodes;
-
-GenerateOptions Options(Strategy strategy, int dp, int pp, int tp) {
-  return testing::FoldOptions(strategy, dp, pp, tp);
-}
+constexpr auto Options = testing::FoldOptions;
 
 GenerateOptions Representatives(GenerateOptions o, int tp_ranks = 1) {
   o.representatives_only = true;

@@ -568,6 +568,10 @@ void Validate(const GenerateOptions& o) {
   const bool chunked =
       interleaved || o.strategy == Strategy::kLoopedBfs || o.strategy == Strategy::kImported;
   if (o.strategy == Strategy::kImported) ValidateImported(o);
+  if (o.representatives_only &&
+      (o.representative_tp_ranks < 1 || o.tp % o.representative_tp_ranks != 0)) {
+    ThrowInput("representative tp ranks {}: must divide --tp {}", o.representative_tp_ranks, o.tp);
+  }
   if (v_shape && o.virtual_stages != 2) {
     ThrowInput("--virtual-stages {}: --strategy {} places exactly 2 stages per device (a V)",
                o.virtual_stages, StrategyName(o.strategy));
@@ -599,6 +603,21 @@ void Validate(const GenerateOptions& o) {
     ThrowInput("--pp {} x --virtual-stages {} = {} stages exceed {} layers", o.pp, o.virtual_stages,
                o.pp * o.virtual_stages, m.layers);
   }
+}
+
+// What GenerateOptions::representatives_only declares: the replica shift with dp >= 2; the tp
+// rotation with T >= 2 unless the boundary is a broadcast from tp rank 0 (rank 0 then runs
+// RECVs the others do not) or every tp rank is asked for.
+DeclaredSymmetry DeclareSymmetry(const GenerateOptions& o) {
+  DeclaredSymmetry symmetry;
+  if (!o.representatives_only) return symmetry;
+  if (o.dp > 1) symmetry.replica_block = o.pp * o.tp;
+  if (o.tp > 1 && o.boundary == Boundary::kPointToPoint && o.representative_tp_ranks < o.tp) {
+    symmetry.tp = o.tp;
+    symmetry.tp_ranks = o.representative_tp_ranks;
+  }
+  symmetry.representatives_only = symmetry.replica_block > 0 || symmetry.tp > 1;
+  return symmetry;
 }
 
 }  // namespace
@@ -811,10 +830,15 @@ Schedule Generate(const GenerateOptions& options) {
         break;
     }
   }
+  s.symmetry = DeclareSymmetry(options);
   // Device by device (rank order: replica, pipeline rank, tp rank), each in issue order.
   for (int d = 0; d < plan.dp; ++d) {
     for (int p = 0; p < plan.pp; ++p) {
-      for (int r = 0; r < plan.tp; ++r) DeviceEmitter(plan, d, p, r, s.ops).Emit(steps[p]);
+      for (int r = 0; r < plan.tp; ++r) {
+        if (s.symmetry.Present(plan.Device(d, p, r))) {
+          DeviceEmitter(plan, d, p, r, s.ops).Emit(steps[p]);
+        }
+      }
     }
   }
   return s;

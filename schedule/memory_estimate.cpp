@@ -198,7 +198,17 @@ MemoryEstimate EstimateMemory(const Schedule& schedule, const ModelCard& model,
   estimate.capacity_bytes = spec.CapacityBytes();
   const std::vector<std::vector<int>> by_device = schedule.OpsByDevice();
   for (int d = 0; d < static_cast<int>(by_device.size()); ++d) {
-    estimate.devices.push_back(EstimateDevice(schedule, model, spec, d, by_device[d]));
+    const int image = schedule.symmetry.PresentImage(d);
+    if (image != d) {
+      // A representatives-only schedule (Schedule::symmetry): d runs its image's program.
+      DeviceMemory copy = estimate.devices[image];
+      copy.device = d;
+      copy.reason =
+          fmt::format("device {}", d) + copy.reason.substr(fmt::format("device {}", image).size());
+      estimate.devices.push_back(std::move(copy));
+    } else {
+      estimate.devices.push_back(EstimateDevice(schedule, model, spec, d, by_device[d]));
+    }
     const DeviceMemory& m = estimate.devices.back();
     if (!m.fits) estimate.fits = false;
     if (d == 0 || m.peak > estimate.peak_bytes) {

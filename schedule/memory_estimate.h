@@ -23,7 +23,9 @@
 //     one layer in use and the next prefetched, 2 x the largest such all-gather.
 // When a device does not fit, its reason ends with its largest term ("; largest term:
 // activations 41.20 GiB").
-// The capacity is the device's memory less its reserve (models/device_spec.h).
+// The capacity is the device's memory less its reserve (models/device_spec.h). A schedule
+// holding only representatives' ops (Schedule::symmetry) gives every other device its
+// image's estimate.
 //
 // Thread safety: a pure function.
 #pragma once

@@ -2,6 +2,15 @@
 
 namespace terasim {
 
+bool DeclaredSymmetry::Present(int device) const { return PresentImage(device) == device; }
+
+int DeclaredSymmetry::PresentImage(int device) const {
+  if (!representatives_only) return device;
+  if (replica_block > 0) device %= replica_block;
+  if (tp > 1 && tp_ranks > 0) device -= device % tp - device % tp % tp_ranks;
+  return device;
+}
+
 int Schedule::FindGroup(const std::string& name) const {
   for (size_t i = 0; i < groups.size(); ++i) {
     if (groups[i].name == name) return static_cast<int>(i);

@@ -32,6 +32,25 @@ struct ScheduleShape {
   int virtual_stages = 1;  // model chunks per device (interleaved)
 };
 
+// A generator's promise that the iteration is symmetric (GenerateOptions::representatives_only,
+// schedule/generator.h): renaming device d to (d + replica_block) mod devices (a data-parallel
+// replica shift), or rotating the tp ranks inside each block of `tp` consecutive devices by one,
+// maps every device's program onto another's. With representatives_only, ops holds the programs
+// of replica 0's tp ranks 0..tp_ranks-1 only (the others are their images); groups keep every
+// member and `devices` counts every device. sim/symmetry_fold.h (SymmetryFold::Declared) checks
+// the placement and the network against it instead of comparing ops.
+struct DeclaredSymmetry {
+  bool representatives_only = false;
+  int replica_block = 0;  // > 0: the replica shift is declared (P x T devices per replica)
+  int tp = 0;             // > 1: the tp rotation is declared (T)
+  int tp_ranks = 0;       // with tp > 1: the tp ranks present (a divisor of tp)
+
+  // Whether `device`'s ops are in the schedule (every device when not representatives_only).
+  bool Present(int device) const;
+  // The present device whose program is `device`'s up to renaming (device itself if present).
+  int PresentImage(int device) const;
+};
+
 struct Schedule {
   std::string model;  // model card name
   int layers = 0;     // transformer layers in the stack (checked for coverage)
@@ -41,7 +60,8 @@ struct Schedule {
   ScheduleShape shape;
   std::vector<Group> groups;
   std::vector<Op> ops;
-  std::string source;  // file it was read from, for messages ("" when generated)
+  DeclaredSymmetry symmetry;  // generated schedules only; the default declares nothing
+  std::string source;         // file it was read from, for messages ("" when generated)
 
   // Index of the group named `name` in groups, or -1.
   int FindGroup(const std::string& name) const;

@@ -76,7 +76,7 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   }
   BuildGraph();
   active_ops_ = static_cast<int>(ops_.size());
-  if (options_.fold) ApplyFold();
+  if (options_.fold || schedule.symmetry.representatives_only) ApplyFold();
 }
 
 void Replay::ApplyFold() {
@@ -89,7 +89,17 @@ void Replay::ApplyFold() {
   const FoldGraph graph{
       schedule_,           placement_,           work_tp_, partner, group, succ_begin_, succ_,
       options_.compute_ns, options_.device_speed};
-  fold_ = SymmetryFold::Find(graph, topology_, routes_, options_.collectives);
+  if (schedule_.symmetry.representatives_only) {
+    // Only the representatives' ops are in the schedule: fold by its declared symmetry or not
+    // at all.
+    fold_ = SymmetryFold::Declared(graph, topology_, routes_, options_.collectives);
+    if (!fold_.Folded()) {
+      ThrowInput("{}: holds only representative devices' ops: {}",
+                 schedule_.source.empty() ? "schedule" : schedule_.source, fold_.WhyNot());
+    }
+  } else {
+    fold_ = SymmetryFold::Find(graph, topology_, routes_, options_.collectives);
+  }
   if (!fold_.Folded()) return;
   // The representatives' ops run; a partner or group member on another device is stood for
   // by its representative's image.

@@ -60,7 +60,9 @@ struct ReplayOptions {
   std::vector<double> device_speed;
   // Simulate one device of each class of identical devices (sim/symmetry_fold.h) when the
   // replay is symmetric; observers then see only the representatives' ops and link bytes on
-  // each link class's representative (Fold() maps the rest).
+  // each link class's representative (Fold() maps the rest). A schedule that holds only the
+  // representatives (Schedule::symmetry) is always folded by its declared symmetry; the
+  // constructor throws InputError when that does not hold.
   bool fold = false;
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <string_view>
 
 #include "models/errors.h"
 #include "models/layer_flops.h"
@@ -19,6 +21,13 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   // The analytic network keeps per-link state of what is in flight (sim/analytic_network.h):
   // the images of a folded transfer would not be in it, so only the flow network folds.
   const bool analytic = options.network == NetworkMode::kAnalytic;
+  const bool declared = schedule.symmetry.representatives_only;
+  if (declared && (analytic || options.record_link_rates)) {
+    ThrowInput(
+        "{}: holds only representative devices' ops, which only the flow network without "
+        "--link-rates replays folded; generate the whole schedule",
+        schedule.source.empty() ? "schedule" : schedule.source);
+  }
   replay_options.fold = options.fold && !options.record_link_rates && !analytic;
   replay_options.network = options.network;
   replay_options.placement = options.placement;
@@ -85,6 +94,9 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   result.trace.rows.reserve(schedule.ops.size());
   for (size_t i = 0; i < schedule.ops.size(); ++i) {
     const Op& op = schedule.ops[i];
+    // A representatives-only schedule: rows of the simulated devices, each standing for its
+    // Order() images (the other devices' rows are not built).
+    if (declared && !fold.IsRep(op.device)) continue;
     TraceRow row;
     row.key = op.key;
     row.kind = op.kind;
@@ -95,7 +107,7 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
     if (IsCompute(op.kind)) {
       if (options.model != nullptr)
         row.flops = WorkFlops(*options.model, SliceWorkOf(op, replay.WorkTp()[i]));
-      result.model_flops += row.flops;
+      result.model_flops += declared ? row.flops * fold.Order() : row.flops;
     } else {
       row.bytes = op.bytes;
     }
@@ -112,7 +124,10 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
 
 SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
                    const ComputeCostModel& cost, const SimOptions& options) {
-  if (!options.fold) return SimulateOnce(schedule, topology, cost, options);
+  // A representatives-only schedule cannot be replayed whole.
+  if (!options.fold || schedule.symmetry.representatives_only) {
+    return SimulateOnce(schedule, topology, cost, options);
+  }
   try {
     return SimulateOnce(schedule, topology, cost, options);
   } catch (const InputError&) {
@@ -121,6 +136,70 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
     full.fold = false;
     return SimulateOnce(schedule, topology, cost, full);
   }
+}
+
+namespace {
+
+// A representatives-only schedule like `reps` but with few micro-batches (the same groups,
+// collective sizes and transfers: what SymmetryFold::Declared checks), or `reps` itself when
+// its micro-batches are given one by one (TeraPipe's slicing) or no smaller count is valid.
+Schedule DeclaredProbe(const GenerateOptions& reps) {
+  if (reps.slicing.empty()) {
+    for (int m : {1, reps.pp, 2 * reps.pp}) {
+      if (m >= reps.microbatches) break;
+      GenerateOptions probe = reps;
+      probe.microbatches = m;
+      try {
+        return Generate(probe);
+      } catch (const InputError&) {
+        // Not a valid count for this strategy (interleaved: a multiple of P; DualPipeV: 2P).
+      }
+    }
+  }
+  return Generate(reps);
+}
+
+// "" when the declared symmetry of `schedule` holds for these options, else why not.
+std::string DeclaredRefusal(const Schedule& schedule, const NetworkTopology& topology,
+                            const ComputeCostModel& cost, const SimOptions& options) {
+  ReplayOptions replay_options;
+  replay_options.placement = options.placement;
+  replay_options.collectives = options.collectives;
+  replay_options.device_speed = options.device_speed;
+  try {
+    const Replay replay(schedule, topology, cost, replay_options);  // folds or throws
+  } catch (const InputError& e) {
+    const std::string_view why = e.what();
+    if (why.find(kDeclaredRefusal) == std::string_view::npos) throw;
+    return std::string(why);
+  }
+  return "";
+}
+
+}  // namespace
+
+SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
+                            const ComputeCostModel& cost, const SimOptions& options) {
+  const bool declarable =
+      options.fold && options.network == NetworkMode::kFlow && !options.record_link_rates &&
+      options.compute_ns.empty() &&
+      std::adjacent_find(options.device_speed.begin(), options.device_speed.end(),
+                         std::not_equal_to<>()) == options.device_speed.end() &&
+      (gen.dp > 1 || gen.tp > 1);
+  if (declarable) {
+    for (int ranks = 1; ranks < std::max(2, gen.tp); ranks *= 2) {
+      if (gen.tp % ranks != 0) continue;
+      GenerateOptions reps = gen;
+      reps.representatives_only = true;
+      reps.representative_tp_ranks = ranks;
+      // Checked on a probe with few micro-batches first; refused: more tp ranks, or (refused
+      // for another reason than the tp rotation) the whole schedule.
+      const std::string why = DeclaredRefusal(DeclaredProbe(reps), topology, cost, options);
+      if (why.empty()) return Simulate(Generate(reps), topology, cost, options);
+      if (why.find("tensor-parallel:") == std::string::npos) break;
+    }
+  }
+  return Simulate(Generate(gen), topology, cost, options);
 }
 
 }  // namespace terasim

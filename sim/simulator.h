@@ -14,6 +14,7 @@
 #include "models/compute_cost.h"
 #include "models/model_card.h"
 #include "models/units.h"
+#include "schedule/generator.h"
 #include "schedule/schedule_ir.h"
 #include "sim/cluster_topology.h"
 #include "sim/collective_plan.h"
@@ -37,7 +38,10 @@ struct SimOptions {
   // Per device: multiplies its compute durations (ReplayOptions::device_speed).
   std::vector<double> device_speed;
   // Simulate each class of identical devices once (sim/symmetry_fold.h) when the run is
-  // symmetric; the result is expanded to every device. Off with record_link_rates.
+  // symmetric; the result is expanded to every device. Off with record_link_rates. A schedule
+  // holding only the representatives (Schedule::symmetry) is folded whatever this says, and
+  // refused (InputError) with the analytic network, record_link_rates or an input that breaks
+  // its declared symmetry; its trace has the representatives' rows only.
   bool fold = true;
 };
 
@@ -91,5 +95,15 @@ struct SimResult {
 // and the op it waits on).
 SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
                    const ComputeCostModel& cost, const SimOptions& options = {});
+
+// Generates `gen` and simulates it, holding only the representatives' ops where the declared
+// symmetry holds (GenerateOptions::representatives_only; memory and time grow with one
+// replica's tp ranks, not the cluster): replica 0 with tp ranks 1, 2, 4, ... present, the
+// fewest the network's symmetry allows; else (the analytic network, link rates, no fold, a
+// slow device, measured durations, an asymmetric placement) the whole schedule. The result is
+// Simulate's of the schedule it ran (its trace has the representatives' rows only when folded
+// that way). Throws InputError as Generate and Simulate do.
+SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
+                            const ComputeCostModel& cost, const SimOptions& options = {});
 
 }  // namespace terasim

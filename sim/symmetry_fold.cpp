@@ -95,6 +95,8 @@ class FoldBuilder {
         collectives_(collectives) {}
 
   SymmetryFold Build();
+  // SymmetryFold::Declared: the schedule's declared symmetry, without comparing ops.
+  SymmetryFold BuildDeclared();
 
  private:
   struct Element {
@@ -105,8 +107,24 @@ class FoldBuilder {
 
   // Ops per device and positions, groups by rank set, plan keys and p2p GPU pairs.
   void Collect();
-  // Checks candidate `sigma`; fills an Element or returns why not.
+  // Declared: plan keys and p2p GPU pairs of the whole iteration, as the orbits of the
+  // present ops' under the declared renamings `perms`; "" or why not.
+  std::string CollectDeclared(const std::vector<std::vector<int>>& perms);
+  // The group whose ranks are `sigma` of group h's (as sets), or -1.
+  int GroupImage(const std::vector<int>& sigma, int h) const;
+  // Checks candidate `sigma`; fills an Element or returns why not. CheckStructure checks all
+  // but the ops (speeds, groups, GPUs, collective plans, links); CheckOps the ops.
   std::string Check(const std::vector<int>& sigma, Element* element);
+  std::string CheckStructure(const std::vector<int>& sigma, Element* element,
+                             std::vector<int>* group_map);
+  std::string CheckOps(const std::vector<int>& sigma, const std::vector<int>& group_map);
+  // Takes the first candidate of each family that `check` passes; "" or why each was refused.
+  std::string PickGenerators(
+      const std::vector<std::pair<std::string, std::vector<std::vector<int>>>>& families,
+      const std::function<std::string(const std::vector<int>&, Element*)>& check,
+      std::vector<Element>* generators, bool* all_families);
+  // From the accepted generators: the group, representatives, link classes and folded plans.
+  SymmetryFold Finish(std::vector<Element> generators, std::string why_not);
   const CollectivePlan& PlanOf(const PlanKey& key);
   bool BuildGroup(std::vector<Element> generators, std::string* why);
   std::string FoldPlans(SymmetryFold& fold);
@@ -123,6 +141,7 @@ class FoldBuilder {
   std::set<std::pair<int, int>> p2p_pairs_;
   std::map<PlanKey, CollectivePlan> plans_;
   std::vector<Element> elements_;  // G, identity first
+  bool declared_ = false;
 };
 
 const CollectivePlan& FoldBuilder::PlanOf(const PlanKey& key) {
@@ -165,14 +184,30 @@ void FoldBuilder::Collect() {
   }
 }
 
+int FoldBuilder::GroupImage(const std::vector<int>& sigma, int h) const {
+  std::vector<int> mapped;
+  for (int rank : s_.groups[h].ranks) mapped.push_back(sigma[rank]);
+  std::sort(mapped.begin(), mapped.end());
+  auto it = group_by_ranks_.find(mapped);
+  return it != group_by_ranks_.end() ? it->second : -1;
+}
+
 std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) {
-  const int devices = s_.devices;
-  const int num_ops = static_cast<int>(s_.ops.size());
-  for (int d = 0; d < devices; ++d) {
+  for (int d = 0; d < s_.devices; ++d) {
     if (device_ops_[d].size() != device_ops_[sigma[d]].size()) {
       return fmt::format("devices {} and {} have {} and {} ops", d, sigma[d], device_ops_[d].size(),
                          device_ops_[sigma[d]].size());
     }
+  }
+  std::vector<int> group_map;
+  std::string why = CheckStructure(sigma, element, &group_map);
+  return why.empty() ? CheckOps(sigma, group_map) : why;
+}
+
+std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* element,
+                                        std::vector<int>* group_map_out) {
+  const int devices = s_.devices;
+  for (int d = 0; d < devices; ++d) {
     const auto speed = [&](int dev) {
       return dev < static_cast<int>(g_.device_speed.size()) ? g_.device_speed[dev] : 1.0;
     };
@@ -182,14 +217,9 @@ std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) 
     }
   }
   // Groups: sigma of a group's ranks must be a group (as sets).
-  std::vector<int> group_map(s_.groups.size(), -1);
-  for (size_t h = 0; h < s_.groups.size(); ++h) {
-    std::vector<int> mapped;
-    for (int rank : s_.groups[h].ranks) mapped.push_back(sigma[rank]);
-    std::sort(mapped.begin(), mapped.end());
-    auto it = group_by_ranks_.find(mapped);
-    if (it != group_by_ranks_.end()) group_map[h] = it->second;
-  }
+  std::vector<int>& group_map = *group_map_out;
+  group_map.assign(s_.groups.size(), -1);
+  for (size_t h = 0; h < s_.groups.size(); ++h) group_map[h] = GroupImage(sigma, h);
   // GPUs.
   element->device = sigma;
   element->gpu.assign(topology_.NumGpus(), -1);
@@ -253,7 +283,14 @@ std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) 
     }
     if (element->link[l] < 0) element->link[l] = static_cast<int>(l);
   }
-  // Ops, last (the most work): the p-th op of d against the p-th op of sigma(d).
+  return "";
+}
+
+std::string FoldBuilder::CheckOps(const std::vector<int>& sigma,
+                                  const std::vector<int>& group_map) {
+  const int devices = s_.devices;
+  const int num_ops = static_cast<int>(s_.ops.size());
+  // The p-th op of d against the p-th op of sigma(d).
   auto img = [&](int op) { return device_ops_[sigma[s_.ops[op].device]][position_[op]]; };
   for (int i = 0; i < num_ops; ++i) {
     const int j = img(i);
@@ -393,40 +430,53 @@ std::string FoldBuilder::FoldPlans(SymmetryFold& fold) {
   return "";
 }
 
-SymmetryFold FoldBuilder::Build() {
-  SymmetryFold identity;
-  const int devices = s_.devices;
-  const ScheduleShape& shape = s_.shape;
-  Collect();
-  // Candidates: one data-parallel replica on; the tp ranks of every group rotated by 1, or else
-  // by 2, 4, ... (a NIC shared by a pair of GPUs breaks the rotation by 1 but not by 2). Each
-  // candidate is a family: the first that passes is taken.
-  std::vector<std::pair<std::string, std::vector<std::vector<int>>>> families;
-  const int block = shape.pp * shape.tp;
-  if (shape.dp > 1 && block >= 1 && devices == shape.dp * block) {
+namespace {
+
+using Families = std::vector<std::pair<std::string, std::vector<std::vector<int>>>>;
+
+// Candidates: one data-parallel replica on (replica block P x T); the tp ranks of every group
+// rotated by each step of `tp_steps`. Each candidate is a family: the first that passes is taken.
+Families Candidates(int devices, int block, int dp, int tp, const std::vector<int>& tp_steps) {
+  Families families;
+  if (dp > 1 && block >= 1 && devices == dp * block) {
     std::vector<int> sigma(devices);
     for (int d = 0; d < devices; ++d) sigma[d] = (d + block) % devices;
     families.push_back({"data-parallel", {std::move(sigma)}});
   }
-  if (shape.tp > 1 && devices % shape.tp == 0) {
-    const int t = shape.tp;
+  if (tp > 1 && devices % tp == 0 && !tp_steps.empty()) {
     families.push_back({"tensor-parallel", {}});
-    for (int step = 1; step < t; step *= 2) {
-      if (t % step != 0) continue;
+    for (int step : tp_steps) {
       std::vector<int> sigma(devices);
-      for (int d = 0; d < devices; ++d) sigma[d] = d - d % t + (d % t + step) % t;
+      for (int d = 0; d < devices; ++d) sigma[d] = d - d % tp + (d % tp + step) % tp;
       families.back().second.push_back(std::move(sigma));
     }
   }
-  std::vector<Element> generators;
+  return families;
+}
+
+// 1, 2, 4, ... below `limit` that divide `divides`.
+std::vector<int> PowerSteps(int limit, int divides) {
+  std::vector<int> steps;
+  for (int step = 1; step < limit; step *= 2) {
+    if (divides % step == 0) steps.push_back(step);
+  }
+  return steps;
+}
+
+}  // namespace
+
+std::string FoldBuilder::PickGenerators(
+    const Families& families,
+    const std::function<std::string(const std::vector<int>&, Element*)>& check,
+    std::vector<Element>* generators, bool* all_families) {
   std::vector<std::string> refused;
-  for (auto& [name, sigmas] : families) {
+  for (const auto& [name, sigmas] : families) {
     std::vector<std::string> whys;
     for (const std::vector<int>& sigma : sigmas) {
       Element element;
-      const std::string why = Check(sigma, &element);
+      const std::string why = check(sigma, &element);
       if (why.empty()) {
-        generators.push_back(std::move(element));
+        generators->push_back(std::move(element));
         whys.clear();
         break;
       }
@@ -434,7 +484,133 @@ SymmetryFold FoldBuilder::Build() {
     }
     if (!whys.empty()) refused.push_back(fmt::format("{}: {}", name, fmt::join(whys, "; ")));
   }
-  identity.why_not_ = fmt::format("{}", fmt::join(refused, "; "));
+  *all_families = refused.empty();
+  return fmt::format("{}", fmt::join(refused, "; "));
+}
+
+SymmetryFold FoldBuilder::Build() {
+  const ScheduleShape& shape = s_.shape;
+  Collect();
+  // A NIC shared by a pair of GPUs breaks the tp rotation by 1 but not by 2.
+  const Families families = Candidates(s_.devices, shape.pp * shape.tp, shape.dp, shape.tp,
+                                       PowerSteps(shape.tp, shape.tp));
+  std::vector<Element> generators;
+  bool all = false;
+  const std::string why_not = PickGenerators(
+      families, [this](const std::vector<int>& sigma, Element* e) { return Check(sigma, e); },
+      &generators, &all);
+  return Finish(std::move(generators), why_not);
+}
+
+std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& perms) {
+  const int devices = s_.devices;
+  for (size_t h = 0; h < s_.groups.size(); ++h) {
+    std::vector<int> ranks = s_.groups[h].ranks;
+    std::sort(ranks.begin(), ranks.end());
+    group_by_ranks_.emplace(std::move(ranks), static_cast<int>(h));
+  }
+  // In device terms first (a root is a device), closed under the renamings, then on GPUs.
+  std::set<PlanKey> keys;
+  std::set<std::pair<int, int>> pairs;
+  for (size_t i = 0; i < s_.ops.size(); ++i) {
+    const Op& op = s_.ops[i];
+    if (g_.group[i] >= 0) {
+      const PlanKey key{
+          g_.group[i], static_cast<int>(op.kind), op.bytes,
+          op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices ? op.peer : -1};
+      if (!keys.count(key)) keys.insert(key);
+    }
+    if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
+      const std::pair<int, int> pair{op.device, op.peer};
+      if (!pairs.count(pair)) pairs.insert(pair);
+    }
+  }
+  std::vector<PlanKey> key_queue(keys.begin(), keys.end());
+  while (!key_queue.empty()) {
+    const PlanKey key = key_queue.back();
+    key_queue.pop_back();
+    const auto& [group, kind, bytes, root] = key;
+    for (const std::vector<int>& sigma : perms) {
+      const int image = GroupImage(sigma, group);
+      if (image < 0) {
+        return fmt::format("group {} maps onto no group under the declared symmetry",
+                           s_.groups[group].name);
+      }
+      const PlanKey mapped{image, kind, bytes, root >= 0 ? sigma[root] : -1};
+      if (keys.insert(mapped).second) key_queue.push_back(mapped);
+    }
+  }
+  std::vector<std::pair<int, int>> pair_queue(pairs.begin(), pairs.end());
+  while (!pair_queue.empty()) {
+    const auto [a, b] = pair_queue.back();
+    pair_queue.pop_back();
+    for (const std::vector<int>& sigma : perms) {
+      const std::pair<int, int> mapped{sigma[a], sigma[b]};
+      if (pairs.insert(mapped).second) pair_queue.push_back(mapped);
+    }
+  }
+  for (const auto& [group, kind, bytes, root] : keys) {
+    plan_keys_.insert({group, kind, bytes, root >= 0 ? g_.placement[root] : -1});
+  }
+  for (const auto& [a, b] : pairs) p2p_pairs_.emplace(g_.placement[a], g_.placement[b]);
+  return "";
+}
+
+SymmetryFold FoldBuilder::BuildDeclared() {
+  declared_ = true;
+  const DeclaredSymmetry& declared = s_.symmetry;
+  SymmetryFold identity;
+  auto refuse = [&](const std::string& why) {
+    identity.why_not_ = kDeclaredRefusal + why;
+    return identity;
+  };
+  if (!declared.representatives_only) return refuse("the schedule declares none");
+  for (TimeNs ns : g_.compute_ns) {
+    if (ns >= 0) return refuse("measured durations are per op of the whole schedule");
+  }
+  const int devices = s_.devices;
+  const int block = declared.replica_block;
+  const int tp = declared.tp;
+  if ((block > 0 && devices % block != 0) || (tp > 1 && block > 0 && block % tp != 0) ||
+      (tp > 1 && (declared.tp_ranks < 1 || tp % declared.tp_ranks != 0))) {
+    return refuse("its replica block, tp degree and tp ranks do not divide the devices");
+  }
+  // The ops of the whole iteration are the present ones' images under the replica shift and
+  // the rotation by one tp rank; the fold simulates the rotation by a step that divides the tp
+  // ranks present.
+  const Families closure = Candidates(devices, block, block > 0 ? devices / block : 1, tp,
+                                      tp > 1 ? std::vector<int>{1} : std::vector<int>{});
+  std::vector<std::vector<int>> perms;
+  for (const auto& family : closure) perms.push_back(family.second.front());
+  std::string why = CollectDeclared(perms);
+  if (!why.empty()) return refuse(why);
+  const Families families = Candidates(
+      devices, block, block > 0 ? devices / block : 1, tp,
+      tp > 1 ? PowerSteps(declared.tp_ranks + 1, declared.tp_ranks) : std::vector<int>{});
+  std::vector<Element> generators;
+  bool all = false;
+  why = PickGenerators(
+      families,
+      [this](const std::vector<int>& sigma, Element* e) {
+        std::vector<int> group_map;
+        return CheckStructure(sigma, e, &group_map);
+      },
+      &generators, &all);
+  if (!all) return refuse(why + " (generate the whole schedule)");
+  SymmetryFold fold = Finish(std::move(generators), "");
+  if (!fold.Folded()) return refuse(fold.why_not_);
+  for (int d = 0; d < devices; ++d) {
+    if (fold.IsRep(d) && !declared.Present(d)) {
+      return refuse(fmt::format("device {} is simulated but its ops are not in the schedule", d));
+    }
+  }
+  return fold;
+}
+
+SymmetryFold FoldBuilder::Finish(std::vector<Element> generators, std::string why_not) {
+  SymmetryFold identity;
+  identity.why_not_ = std::move(why_not);
+  const int devices = s_.devices;
   std::string why;
   if (generators.empty()) return identity;
   if (!BuildGroup(std::move(generators), &why)) {
@@ -450,9 +626,13 @@ SymmetryFold FoldBuilder::Build() {
     for (const Element& e : elements_) rep = std::min(rep, e.device[d]);
     fold.rep_device_[d] = rep;
   }
-  fold.rep_op_.resize(s_.ops.size());
-  for (size_t i = 0; i < s_.ops.size(); ++i) {
-    fold.rep_op_[i] = device_ops_[fold.rep_device_[s_.ops[i].device]][position_[i]];
+  // Declared: the schedule holds the representatives' ops (and maybe more that no fold
+  // element maps onto them); each op stands for itself.
+  if (!declared_) {
+    fold.rep_op_.resize(s_.ops.size());
+    for (size_t i = 0; i < s_.ops.size(); ++i) {
+      fold.rep_op_[i] = device_ops_[fold.rep_device_[s_.ops[i].device]][position_[i]];
+    }
   }
   const int num_links = static_cast<int>(topology_.Links().size());
   fold.link_rep_.assign(num_links, -1);
@@ -499,6 +679,11 @@ SymmetryFold FoldBuilder::Build() {
 SymmetryFold SymmetryFold::Find(const FoldGraph& graph, const NetworkTopology& topology,
                                 RouteCache& routes, const CollectiveOptions& collectives) {
   return FoldBuilder(graph, topology, routes, collectives).Build();
+}
+
+SymmetryFold SymmetryFold::Declared(const FoldGraph& graph, const NetworkTopology& topology,
+                                    RouteCache& routes, const CollectiveOptions& collectives) {
+  return FoldBuilder(graph, topology, routes, collectives).BuildDeclared();
 }
 
 void SymmetryFold::FoldRoute(const std::vector<int>& links, std::vector<int>* out) const {

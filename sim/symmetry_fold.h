@@ -37,7 +37,7 @@
 // from a collective's last arrival on another device to the member it released, the folded
 // one has the member alone (one op shorter, the same times).
 //
-// Immutable after Find. Not thread-safe while being built.
+// Immutable after Find or Declared. Not thread-safe while being built.
 #pragma once
 
 #include <map>
@@ -85,6 +85,10 @@ struct FoldedPlan {
   int stabilizer = 1;                          // elements of G that map the group onto itself
 };
 
+// How SymmetryFold::Declared's refusals begin (and the InputError a replay of such a schedule
+// throws contains).
+inline constexpr const char* kDeclaredRefusal = "the declared symmetry does not hold: ";
+
 class SymmetryFold {
  public:
   // The identity (nothing folded).
@@ -93,6 +97,17 @@ class SymmetryFold {
   // The largest fold the candidates above allow; the identity (with WhyNot) when none passes.
   static SymmetryFold Find(const FoldGraph& graph, const NetworkTopology& topology,
                            RouteCache& routes, const CollectiveOptions& collectives);
+
+  // The symmetry the schedule declares (Schedule::symmetry, a representatives-only schedule
+  // from the generator): the same checks of speeds, groups, placement, collective plans and
+  // links as Find, over the plan keys and transfers of the whole iteration (the present ops'
+  // images under the declared renamings), but no op is compared: the generator guarantees
+  // them. The replica shift and a tp rotation by a step dividing the tp ranks present must
+  // both pass (1, else 2, ...). Refuses (the identity, WhyNot starting "the declared symmetry
+  // does not hold: ") a slow device, measured durations, an asymmetric placement or network:
+  // the caller must then generate the whole schedule. Every op stands for itself (RepOp).
+  static SymmetryFold Declared(const FoldGraph& graph, const NetworkTopology& topology,
+                               RouteCache& routes, const CollectiveOptions& collectives);
 
   // |G|: how many devices each simulated device stands for (1: nothing folded).
   int Order() const { return order_; }
@@ -103,7 +118,7 @@ class SymmetryFold {
   int RepDevice(int device) const { return Folded() ? rep_device_[device] : device; }
   bool IsRep(int device) const { return RepDevice(device) == device; }
   // The representative's op that `op` is the image of (op itself on a representative).
-  int RepOp(int op) const { return Folded() ? rep_op_[op] : op; }
+  int RepOp(int op) const { return rep_op_.empty() ? op : rep_op_[op]; }
   int LinkRep(int link) const { return Folded() ? link_rep_[link] : link; }
   // |G| / |class of link|: the images of one flow crossing `link` that cross its representative.
   int LinkMultiplicity(int link) const { return Folded() ? link_mult_[link] : 1; }

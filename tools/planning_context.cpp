@@ -27,7 +27,7 @@ PlanningContext::PlanningContext(const PlanningInputs& inputs)
   collectives_ = LoadCollectiveOptions(path);
 }
 
-SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstimate* memory) const {
+SimOptions PlanningContext::Options(const MemoryEstimate* memory) const {
   SimOptions options;
   options.network = network_;
   options.collectives = collectives_;
@@ -36,7 +36,16 @@ SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstima
   if (memory != nullptr) {
     for (const DeviceMemory& m : memory->devices) options.peak_memory_bytes.push_back(m.peak);
   }
-  return Simulate(schedule, *topology_, *roofline_, options);
+  return options;
+}
+
+SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstimate* memory) const {
+  return Simulate(schedule, *topology_, *roofline_, Options(memory));
+}
+
+SimResult PlanningContext::EvaluateGenerated(const GenerateOptions& gen,
+                                             const MemoryEstimate* memory) const {
+  return SimulateGenerated(gen, *topology_, *roofline_, Options(memory));
 }
 
 }  // namespace terasim::cli

@@ -13,6 +13,7 @@
 #include "models/device_spec.h"
 #include "models/model_card.h"
 #include "models/roofline_cost.h"
+#include "schedule/generator.h"
 #include "schedule/memory_estimate.h"
 #include "schedule/schedule_ir.h"
 #include "sim/simulator.h"
@@ -46,8 +47,16 @@ class PlanningContext {
 
   // Replays `schedule` (for this model) on the cluster; peak memory from `memory` when given.
   SimResult Evaluate(const Schedule& schedule, const MemoryEstimate* memory = nullptr) const;
+  // Generates `gen` and replays it as Evaluate does, with only the representatives' ops where
+  // the declared symmetry holds (SimulateGenerated, sim/simulator.h): the memory and time of one
+  // replica. `memory` may come from a representatives-only schedule (EstimateMemory covers
+  // every device of one).
+  SimResult EvaluateGenerated(const GenerateOptions& gen,
+                              const MemoryEstimate* memory = nullptr) const;
 
  private:
+  SimOptions Options(const MemoryEstimate* memory) const;
+
   ModelCard model_;
   Cluster cluster_;
   DeviceSpec device_;

@@ -13,6 +13,7 @@
 #include "sim/simulator.h"
 #include "tests/sim/fake_cost.h"
 #include "tests/sim/fake_topology.h"
+#include "tests/sim/fold_cases.h"
 #include "tests/sim/test_model.h"
 #include "topologies/cluster.h"
 
@@ -21,30 +22,10 @@ namespace {
 
 using testing::FakeCost;
 using testing::FakeTopology;
+using testing::TwoNodes;
 
 GenerateOptions Options(Strategy strategy, int dp, int pp, int tp) {
-  GenerateOptions o;
-  o.model = testing::TestModel8();
-  o.strategy = strategy;
-  o.dp = dp;
-  o.pp = pp;
-  o.tp = tp;
-  o.microbatches = 4;
-  if (strategy == Strategy::kInterleaved || strategy == Strategy::kLoopedBfs) {
-    o.virtual_stages = 2;
-  }
-  if (strategy == Strategy::kTeraPipe) o.uniform_slices = 2;
-  return o;
-}
-
-// Two nodes of four GPUs: NVLink-like pairs (0,1) and (2,3), the rest over a shared host link,
-// NIC out / in across nodes. dp2 pp2 tp2 puts one replica on each node.
-FakeTopology TwoNodes() {
-  FakeTopology topology(2, 4, 10e9, 1000, 5e9, 2000);
-  topology.AddPair(0, 1, 50e9, 500);
-  topology.AddPair(2, 3, 50e9, 500);
-  topology.AddRing({0, 1, 3, 2});
-  return topology;
+  return testing::FoldOptions(strategy, dp, pp, tp);
 }
 
 // The critical path as (kind, start, end) with consecutive repeats merged: the full replay may

@@ -16,6 +16,9 @@
 //                                  target dp6 batch 3072                          [Simulate]
 //   fold-1t-...-{on,off}           the 1T rows with data-parallel replicas, folded or not
 //                                  (AddFoldRows)                                   [Simulate]
+//   1t-{1f1b,interleaved}-dp6-b3072-reps   the target dp6 batch 3072 generated as
+//                                  representatives only (2 tp ranks of replica 0) [Simulate];
+//                                  -auto: SimulateGenerated picks them   [Generate + Simulate]
 //   check-<N>ops                   ReadPir + CheckSchedule of a generated .pir text  [both]
 //   plan-<setting>                 PlanSlicing at granularity 1 for each Table-1 setting
 //                                  (tools/data/paper_settings.json)                 [PlanSlicing]
@@ -79,7 +82,8 @@ void Measure(Row& row, F&& body) {
 }
 
 Row SimRow(const std::string& name, const GenerateOptions& gen, const std::string& cluster_spec,
-           NetworkMode network, bool fold = true, bool step_by_step = false) {
+           NetworkMode network, bool fold = true, bool step_by_step = false,
+           bool auto_representatives = false) {
   Row row;
   row.name = name;
   const double p0 = WallNow();
@@ -93,11 +97,18 @@ Row SimRow(const std::string& name, const GenerateOptions& gen, const std::strin
   options.collectives.step_by_step = step_by_step;
   options.model = &gen.model;
   options.fold = fold;
-  const Schedule schedule = Generate(gen);
-  row.prep_s = WallNow() - p0;
-  row.ops = static_cast<long long>(schedule.ops.size());
   SimResult result;
-  Measure(row, [&] { result = Simulate(schedule, topology, cost, options); });
+  if (auto_representatives) {
+    // Generation and the tp ranks tried are in the measured part (SimulateGenerated).
+    row.prep_s = WallNow() - p0;
+    Measure(row, [&] { result = SimulateGenerated(gen, topology, cost, options); });
+    row.ops = static_cast<long long>(result.trace.rows.size());
+  } else {
+    const Schedule schedule = Generate(gen);
+    row.prep_s = WallNow() - p0;
+    row.ops = static_cast<long long>(schedule.ops.size());
+    Measure(row, [&] { result = Simulate(schedule, topology, cost, options); });
+  }
   row.events = result.events;
   row.flows = result.flows;
   row.note = fmt::format("iter {:.6f} s, fold {}", NsToSeconds(result.iteration_time_ns),
@@ -265,6 +276,23 @@ int main(int argc, char** argv) {
     }
   }
   AddFoldRows(rows, full);
+  // The target, dp6 batch 3072 (31 M ops whole), generated as representatives only
+  // (GenerateOptions::representatives_only): replica 0's tp ranks 0 and 1 (p4d's NIC per GPU
+  // pair allows the tp rotation by 2, not by 1); "-auto" lets SimulateGenerated find that,
+  // generation included in its times.
+  for (Strategy s : {Strategy::kOneFOneB, Strategy::kInterleaved}) {
+    const std::string name = fmt::format("1t-{}-dp6-b3072-reps", StrategyName(s));
+    rows.emplace_back(name, [=] {
+      GenerateOptions gen = OneT(s, 6, 3072);
+      gen.representatives_only = true;
+      gen.representative_tp_ranks = 2;
+      return SimRow(name, gen, "p4d.24xlarge:384", NetworkMode::kFlow);
+    });
+    rows.emplace_back(name + "-auto", [=] {
+      return SimRow(name + "-auto", OneT(s, 6, 3072), "p4d.24xlarge:384", NetworkMode::kFlow,
+                    /*fold=*/true, /*step_by_step=*/false, /*auto_representatives=*/true);
+    });
+  }
   // About 1M ops: the 1T 1F1B shape (512 devices, about 20 ops per device per micro-batch) with
   // 100 micro-batches.
   rows.emplace_back("check", [] { return CheckRow(OneT(Strategy::kOneFOneB, 1, 100)); });

@@ -1,0 +1,244 @@
+// A declared symmetry (GenerateOptions::representatives_only, SymmetryFold::Declared): the
+// schedule holding only the representatives' ops, replayed, gives the whole schedule's results
+// (folded and not) on every generator; an input that breaks the declared symmetry is refused.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/device_spec.h"
+#include "models/errors.h"
+#include "schedule/generator.h"
+#include "schedule/memory_estimate.h"
+#include "sim/cluster_topology.h"
+#include "sim/simulator.h"
+#include "tests/sim/fake_cost.h"
+#include "tests/sim/fake_topology.h"
+#include "tests/sim/fold_cases.h"
+#include "tests/sim/test_model.h"
+#include "topologies/cluster.h"
+
+namespace terasim {
+namespace {
+
+using testing::FakeCost;
+using testing::FakeTopology;
+using testing::TwoNodes;
+constexpr auto Options = testing::FoldOptions;
+
+GenerateOptions Representatives(GenerateOptions o, int tp_ranks = 1) {
+  o.representatives_only = true;
+  o.representative_tp_ranks = tp_ranks;
+  return o;
+}
+
+// The representatives-only replay == the whole schedule's, folded and not: iteration time,
+// per-device fractions, link bytes (1e-9 relative: summed as multiplicity x bytes) and busy
+// time, model FLOPs, and every simulated op's start and end.
+SimResult RequireDeclaredExact(const GenerateOptions& options, const NetworkTopology& topology,
+                               SimOptions sim, int tp_ranks = 1) {
+  const FakeCost cost(3, 5, 200);
+  const Schedule whole = Generate(options);
+  const Schedule reps = Generate(Representatives(options, tp_ranks));
+  REQUIRE(reps.symmetry.representatives_only);
+  REQUIRE(reps.devices == whole.devices);
+  REQUIRE(reps.groups.size() == whole.groups.size());
+  // Replica 0's tp ranks 0..tp_ranks-1 of the dp x tp copies of each stage.
+  REQUIRE(reps.ops.size() * options.dp * options.tp == whole.ops.size() * tp_ranks);
+  sim.fold = true;
+  const SimResult declared = Simulate(reps, topology, cost, sim);
+  const SimResult folded = Simulate(whole, topology, cost, sim);
+  sim.fold = false;
+  const SimResult full = Simulate(whole, topology, cost, sim);
+  INFO("declared order " << declared.fold_order << ", folded order " << folded.fold_order << " ("
+                         << folded.fold_note << ")");
+  REQUIRE(declared.fold_order == folded.fold_order);
+  for (const SimResult* other : {&folded, &full}) {
+    REQUIRE(declared.iteration_time_ns == other->iteration_time_ns);
+    REQUIRE(declared.devices.size() == other->devices.size());
+    for (size_t d = 0; d < other->devices.size(); ++d) {
+      INFO("device " << d);
+      REQUIRE(declared.devices[d].compute_fraction == other->devices[d].compute_fraction);
+      REQUIRE(declared.devices[d].comm_fraction == other->devices[d].comm_fraction);
+      REQUIRE(declared.devices[d].idle_fraction == other->devices[d].idle_fraction);
+    }
+    REQUIRE(declared.links.size() == other->links.size());
+    for (size_t l = 0; l < other->links.size(); ++l) {
+      INFO(other->links[l].name);
+      REQUIRE(declared.links[l].link == other->links[l].link);
+      REQUIRE(declared.links[l].bytes == Approx(other->links[l].bytes).epsilon(1e-9));
+      REQUIRE(declared.links[l].busy_ns == other->links[l].busy_ns);
+    }
+    REQUIRE(declared.model_flops == Approx(other->model_flops).epsilon(1e-12));
+  }
+  std::map<std::string, const TraceRow*> rows;
+  for (const TraceRow& row : full.trace.rows) rows[row.key] = &row;
+  // The representatives' rows: 1 / (dp x tp / tp_ranks) of the whole's, at the same times.
+  REQUIRE(declared.trace.rows.size() * declared.fold_order == full.trace.rows.size());
+  for (const TraceRow& row : declared.trace.rows) {
+    INFO(row.key);
+    const TraceRow& other = *rows.at(row.key);
+    REQUIRE(row.start_ns == other.start_ns);
+    REQUIRE(row.end_ns == other.end_ns);
+  }
+  return declared;
+}
+
+}  // namespace
+
+TEST_CASE("a representatives-only schedule replays as the whole one on every generator") {
+  const FakeTopology topology = TwoNodes();
+  GenerateOptions megatron = Options(Strategy::kOneFOneB, 2, 2, 2);
+  megatron.sequence_parallel = true;
+  megatron.recompute = Recompute::kFull;
+  GenerateOptions zero1 = Options(Strategy::kOneFOneB, 2, 2, 2);
+  zero1.zero = 1;
+  GenerateOptions zero3 = Options(Strategy::kGpipe, 2, 2, 2);
+  zero3.zero = 3;
+  GenerateOptions terapipe_1f1b = Options(Strategy::kTeraPipe, 2, 2, 2);
+  terapipe_1f1b.order = SliceOrder::kOneFOneB;
+  const std::vector<std::pair<std::string, GenerateOptions>> cases = {
+      {"gpipe", Options(Strategy::kGpipe, 2, 2, 2)},
+      {"1f1b", Options(Strategy::kOneFOneB, 2, 2, 2)},
+      {"interleaved", Options(Strategy::kInterleaved, 2, 2, 2)},
+      {"terapipe", Options(Strategy::kTeraPipe, 2, 2, 2)},
+      {"terapipe-1f1b", terapipe_1f1b},
+      {"zb-h1", Options(Strategy::kZbH1, 2, 2, 2)},
+      {"zb-h2", Options(Strategy::kZbH2, 2, 2, 2)},
+      {"looped-bfs", Options(Strategy::kLoopedBfs, 2, 2, 2)},
+      {"interleaved-zb", Options(Strategy::kInterleavedZb, 2, 2, 2)},
+      {"zb-v", Options(Strategy::kZbV, 2, 2, 2)},
+      {"dualpipe-v", Options(Strategy::kDualPipeV, 2, 2, 2)},
+      {"megatron sp + full recompute", megatron},
+      {"zero-1", zero1},
+      {"zero-3", zero3},
+  };
+  for (const auto& [name, options] : cases) {
+    for (bool step_by_step : {false, true}) {
+      INFO(name << (step_by_step ? ", collectives step by step" : ""));
+      SimOptions sim;
+      sim.collectives.step_by_step = step_by_step;
+      const SimResult declared = RequireDeclaredExact(options, topology, sim);
+      CHECK(declared.fold_order == 4);  // dp 2 x tp 2: one device of 8 simulated per stage pair
+    }
+  }
+}
+
+TEST_CASE("a declared symmetry with data parallelism or tensor parallelism alone") {
+  const FakeTopology topology = TwoNodes();
+  // dp only: 2 replicas of pp4.
+  CHECK(RequireDeclaredExact(Options(Strategy::kOneFOneB, 2, 4, 1), topology, {}).fold_order == 2);
+  // tp only (dp 1): the tp rotation alone, by one of 4 ranks, on nodes of 4 GPUs without
+  // direct pairs (a host link each) and the ring 0, 1, 2, 3.
+  FakeTopology uniform(2, 4, 10e9, 1000, 5e9, 2000);
+  uniform.AddRing({0, 1, 2, 3});
+  CHECK(RequireDeclaredExact(Options(Strategy::kInterleaved, 1, 2, 4), uniform, {}).fold_order ==
+        4);
+  // A broadcast boundary breaks the tp rotation (rank 0 receives): replica 0's tp ranks all
+  // present, the replica shift declared alone.
+  GenerateOptions broadcast = Options(Strategy::kOneFOneB, 2, 2, 2);
+  broadcast.boundary = Boundary::kBroadcast;
+  const Schedule reps = Generate(Representatives(broadcast));
+  CHECK(reps.symmetry.tp == 0);
+  CHECK(RequireDeclaredExact(broadcast, topology, {}, /*tp_ranks=*/2).fold_order == 2);
+}
+
+TEST_CASE("a real cluster: NICs shared by GPU pairs need two tp ranks present") {
+  // p4d.24xlarge: one EFA NIC per pair of GPUs breaks the tp rotation by 1 but not by 2
+  // (symmetry_fold_test.cpp). dp2 pp2 tp4 on two nodes: with tp ranks 0 and 1 present the fold
+  // is 2 replicas x rotation by 2 = 4; with tp rank 0 alone it is refused.
+  const Cluster cluster = BuildCluster("p4d.24xlarge:2");
+  const ClusterTopology topology(cluster);
+  for (Strategy strategy : {Strategy::kOneFOneB, Strategy::kInterleaved}) {
+    const GenerateOptions options = Options(strategy, 2, 2, 4);
+    CHECK(RequireDeclaredExact(options, topology, {}, /*tp_ranks=*/2).fold_order == 4);
+    const FakeCost cost(3, 5, 200);
+    REQUIRE_THROWS_WITH(Simulate(Generate(Representatives(options, 1)), topology, cost, {}),
+                        Catch::Contains("the declared symmetry does not hold: tensor-parallel"));
+  }
+}
+
+TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else the whole") {
+  const Cluster cluster = BuildCluster("p4d.24xlarge:2");
+  const ClusterTopology topology(cluster);
+  const FakeCost cost(3, 5, 200);
+  const GenerateOptions options = Options(Strategy::kOneFOneB, 2, 2, 4);
+  SimOptions sim;
+  const SimResult whole = Simulate(Generate(options), topology, cost, sim);
+  const SimResult generated = SimulateGenerated(options, topology, cost, sim);
+  // The rotation by one tp rank is refused (a NIC per GPU pair), by two taken: tp ranks 0 and
+  // 1 of replica 0 simulated, 16 / 4 = 4 devices' rows.
+  CHECK(generated.fold_order == 4);
+  CHECK(generated.trace.rows.size() * 4 == whole.trace.rows.size());
+  CHECK(generated.iteration_time_ns == whole.iteration_time_ns);
+  // A slow device and the analytic network: the whole schedule, as Simulate of it.
+  sim.device_speed.assign(16, 1.0);
+  sim.device_speed[9] = 1.25;
+  const SimResult slow = SimulateGenerated(options, topology, cost, sim);
+  CHECK(slow.trace.rows.size() == whole.trace.rows.size());
+  CHECK(slow.iteration_time_ns ==
+        Simulate(Generate(options), topology, cost, sim).iteration_time_ns);
+  SimOptions analytic;
+  analytic.network = NetworkMode::kAnalytic;
+  const SimResult ana = SimulateGenerated(options, topology, cost, analytic);
+  CHECK(ana.trace.rows.size() == whole.trace.rows.size());
+  CHECK(ana.iteration_time_ns ==
+        Simulate(Generate(options), topology, cost, analytic).iteration_time_ns);
+}
+
+TEST_CASE("an input that breaks the declared symmetry is refused") {
+  const FakeTopology topology = TwoNodes();
+  const FakeCost cost(3, 5, 200);
+  const Schedule reps = Generate(Representatives(Options(Strategy::kOneFOneB, 2, 2, 2)));
+  SECTION("a slow device") {
+    SimOptions sim;
+    sim.device_speed = {1, 1, 1, 1, 1, 1, 1.5, 1};  // device 6: replica 1, stage 1, tp 0
+    REQUIRE_THROWS_WITH(Simulate(reps, topology, cost, sim), Catch::Contains("speeds"));
+  }
+  SECTION("a placement that breaks the replica shift") {
+    SimOptions sim;
+    sim.placement = {0, 1, 2, 3, 4, 6, 5, 7};  // replica 1's stage-0 pair off its direct link
+    REQUIRE_THROWS_WITH(Simulate(reps, topology, cost, sim), Catch::Contains("data-parallel"));
+  }
+  SECTION("measured durations") {
+    SimOptions sim;
+    sim.compute_ns.assign(reps.ops.size(), 1000);
+    REQUIRE_THROWS_WITH(Simulate(reps, topology, cost, sim), Catch::Contains("measured durations"));
+  }
+  SECTION("the analytic network") {
+    SimOptions sim;
+    sim.network = NetworkMode::kAnalytic;
+    REQUIRE_THROWS_AS(Simulate(reps, topology, cost, sim), InputError);
+  }
+  SECTION("representative tp ranks that do not divide tp") {
+    GenerateOptions options = Representatives(Options(Strategy::kOneFOneB, 2, 2, 4), 3);
+    REQUIRE_THROWS_WITH(Generate(options), Catch::Contains("must divide --tp 4"));
+  }
+}
+
+TEST_CASE("memory estimates of a representatives-only schedule are the whole one's") {
+  // Every device runs its image's program, so its estimate is its image's (device 13 = replica
+  // 1, stage 2, tp rank 1 has replica 0's tp rank 0 of stage 2).
+  const DeviceSpec v100 = LoadDeviceSpec("v100-sxm2-16gb");
+  for (Strategy strategy : {Strategy::kOneFOneB, Strategy::kInterleaved, Strategy::kZbV}) {
+    GenerateOptions options = Options(strategy, 2, 4, 2);
+    if (strategy == Strategy::kInterleaved) options.virtual_stages = 1;
+    options.zero = 1;
+    const MemoryEstimate whole = EstimateMemory(Generate(options), options.model, v100);
+    const MemoryEstimate reps =
+        EstimateMemory(Generate(Representatives(options)), options.model, v100);
+    REQUIRE(reps.devices.size() == whole.devices.size());
+    for (size_t d = 0; d < whole.devices.size(); ++d) {
+      INFO("device " << d);
+      CHECK(reps.devices[d].device == whole.devices[d].device);
+      CHECK(reps.devices[d].peak == whole.devices[d].peak);
+      CHECK(reps.devices[d].stages == whole.devices[d].stages);
+      CHECK(reps.devices[d].reason == whole.devices[d].reason);
+    }
+    CHECK(reps.peak_device == whole.peak_device);
+    CHECK(reps.reason == whole.reason);
+  }
+}
+
+}  // namespace terasim

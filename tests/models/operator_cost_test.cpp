@@ -59,6 +59,14 @@ DeviceSpec V100(bool fused = false) {
   return d;
 }
 
+// A minimal "operator_model" object with `extra` members appended.
+OperatorModelParams ParseWith(const std::string& extra) {
+  const std::string text = R"({"gemm_efficiency": 0.8, "tile_m": 128, "tile_n": 128,
+      "kernel_overhead_ns": 1000, "memory_efficiency": 0.7, "fused": false, "note": "t")" +
+                           extra + "}";
+  return ParseOperatorModelParams(JsonReader(ParseJson(text, "t.json"), "t.json"));
+}
+
 }  // namespace
 
 TEST_CASE("operator FLOPs sum to the layer formulas", "[models][operators]") {
@@ -295,12 +303,7 @@ TEST_CASE("per-kernel GPU time and the tile's fixed steps add to the roofline",
 
 TEST_CASE("operator_model: kernel_gpu_ns and tile_k_overhead are optional and bounded",
           "[models][operators]") {
-  auto parse = [](const std::string& extra) {
-    const std::string text = R"({"gemm_efficiency": 0.8, "tile_m": 128, "tile_n": 128,
-        "kernel_overhead_ns": 1000, "memory_efficiency": 0.7, "fused": false, "note": "t")" +
-                             extra + "}";
-    return ParseOperatorModelParams(JsonReader(ParseJson(text, "t.json"), "t.json"));
-  };
+  const auto parse = ParseWith;
   // Absent: 0, i.e. the plain roofline of each operator.
   CHECK(parse("").kernel_gpu_ns == 0);
   CHECK(parse("").tile_k_overhead == 0);
@@ -407,12 +410,7 @@ TEST_CASE("a slice's cost grows with its context", "[models][operators]") {
 
 TEST_CASE("operator_model: tiles, L2 bandwidth and GEMM streaming are optional and checked",
           "[models][operators]") {
-  auto parse = [](const std::string& extra) {
-    const std::string text = R"({"gemm_efficiency": 0.8, "tile_m": 128, "tile_n": 128,
-        "kernel_overhead_ns": 1000, "memory_efficiency": 0.7, "fused": false, "note": "t")" +
-                             extra + "}";
-    return ParseOperatorModelParams(JsonReader(ParseJson(text, "t.json"), "t.json"));
-  };
+  const auto parse = ParseWith;
   CHECK(parse("").tiles.empty());
   CHECK(parse("").l2_bw_bytes_per_s == 0);
   CHECK(parse("").gemm_memory_efficiency == 0.7);  // memory_efficiency when absent

@@ -74,7 +74,8 @@ TEST_CASE("operator FLOPs sum to the layer formulas", "[models][operators]") {
   const double h = m.hidden;
   for (bool fused : {false, true}) {
     for (int tp : {1, 8}) {
-      for (auto [l, c] : {std::pair<int64_t, int64_t>{2048, 0}, {296, 1752}, {1, 100}}) {
+      for (auto [l, c] :
+           {std::pair<int64_t, int64_t>{2048, 0}, {296, 1752}, {1, 100}, {120, 1928}, {704, 0}}) {
         for (int b : {1, 4}) {
           INFO("fused " << fused << " tp " << tp << " l " << l << " c " << c << " b " << b);
           const SliceWork w = Work(l, c, tp, b);

@@ -32,26 +32,50 @@ std::string OperatorCostModel::Name() const {
   return "operator " + device_.name + " " + model_.name;
 }
 
+OperatorCostModel::GemmTiming OperatorCostModel::GemmOnTile(const LayerOperator& op,
+                                                            OperatorModelParams::Tile tile) const {
+  GemmTiming g;
+  g.tile = tile;
+  const int64_t tiles = op.batch * CeilDiv(op.m, tile.m) * CeilDiv(op.n, tile.n);
+  // Fewer tiles than SMs: the library splits k over the idle SMs (split-K), in slices of at
+  // least kMinSplitK.
+  const int64_t split = std::max<int64_t>(1, std::min(device_.sm_count / tiles, op.k / kMinSplitK));
+  g.waves = CeilDiv(tiles * split, device_.sm_count);
+  double sm_rate = device_.PeakFlops() / device_.sm_count * params_.gemm_efficiency;
+  if (params_.l2_bw_bytes_per_s > 0) {
+    // The tiles running at once share the L2 bandwidth; each step of k loads m + n fp16
+    // values for 2 m n FLOPs.
+    const int64_t active = std::min<int64_t>(tiles * split, device_.sm_count);
+    const double intensity = static_cast<double>(tile.m) * tile.n / (tile.m + tile.n);
+    sm_rate =
+        std::min(sm_rate, params_.l2_bw_bytes_per_s / static_cast<double>(active) * intensity);
+  }
+  // The prologue and epilogue at most double a tile: a shallower tile's fixed cost is its
+  // memory traffic, which the memory roofline already counts.
+  const int64_t depth = CeilDiv(op.k, split);
+  const double tile_steps =
+      static_cast<double>(depth + std::min<int64_t>(depth, params_.tile_k_overhead));
+  g.compute_s = static_cast<double>(g.waves) * 2.0 * tile.m * tile.n * tile_steps / sm_rate;
+  return g;
+}
+
 OperatorTiming OperatorCostModel::Cost(const LayerOperator& op) const {
   OperatorTiming t;
   t.op = op;
-  const double bandwidth = device_.memory_bw_bytes_per_s * params_.memory_efficiency;
-  t.memory_s = static_cast<double>(op.bytes) / bandwidth;
-  if (op.kind == OperatorKind::kGemm && op.flops > 0) {
-    const int64_t tiles = op.batch * CeilDiv(op.m, params_.tile_m) * CeilDiv(op.n, params_.tile_n);
-    // Fewer tiles than SMs: the library splits k over the idle SMs (split-K), in slices of at
-    // least kMinSplitK.
-    const int64_t split =
-        std::max<int64_t>(1, std::min(device_.sm_count / tiles, op.k / kMinSplitK));
-    t.waves = CeilDiv(tiles * split, device_.sm_count);
-    const double sm_rate = device_.PeakFlops() / device_.sm_count * params_.gemm_efficiency;
-    // The prologue and epilogue at most double a tile: a shallower tile's fixed cost is its
-    // memory traffic, which the memory roofline below already counts.
-    const int64_t depth = CeilDiv(op.k, split);
-    const double tile_steps =
-        static_cast<double>(depth + std::min<int64_t>(depth, params_.tile_k_overhead));
-    const double tile_flops = 2.0 * params_.tile_m * params_.tile_n * tile_steps;
-    t.compute_s = static_cast<double>(t.waves) * tile_flops / sm_rate;
+  const bool gemm = op.kind == OperatorKind::kGemm && op.flops > 0;
+  const double efficiency = gemm ? params_.gemm_memory_efficiency : params_.memory_efficiency;
+  t.memory_s = static_cast<double>(op.bytes) / (device_.memory_bw_bytes_per_s * efficiency);
+  if (gemm) {
+    // The library runs each shape on the tile that finishes it first.
+    GemmTiming best = GemmOnTile(op, {params_.tile_m, params_.tile_n});
+    for (const OperatorModelParams::Tile& tile : params_.tiles) {
+      const GemmTiming g = GemmOnTile(op, tile);
+      if (g.compute_s < best.compute_s) best = g;
+    }
+    t.compute_s = best.compute_s;
+    t.waves = best.waves;
+    t.tile_m = best.tile.m;
+    t.tile_n = best.tile.n;
   }
   t.gpu_s = std::max(t.compute_s, t.memory_s) + NsToSeconds(params_.kernel_gpu_ns) * op.kernels;
   t.overhead_s = NsToSeconds(params_.kernel_overhead_ns) * op.kernels;

@@ -2,15 +2,19 @@
 // (models/layer_operators.h), each on its own roofline, issued by a host that pays a fixed
 // overhead per kernel. Parameters: the device spec's "operator_model" (models/operator_params.h).
 //
-// A GEMM of batch x (m x n x k) runs ceil(m / tile_m) ceil(n / tile_n) tiles per product in
-// waves of sm_count thread blocks; each wave takes as long as one full tile,
-//     compute = waves x 2 tile_m tile_n (k + min(k, tile_k_overhead))
-//               / (peak / sm_count x gemm_efficiency)
+// A GEMM of batch x (m x n x k) on a tile of tm x tn runs ceil(m / tm) ceil(n / tn) tiles per
+// product in waves of sm_count thread blocks; each wave takes as long as one full tile,
+//     compute = waves x 2 tm tn (k + min(k, tile_k_overhead)) / rate
+//     rate    = min(peak / sm_count x gemm_efficiency,
+//                   l2_bw / (tiles running at once) x tm tn / (tm + tn))
 // (wave quantization: 81 tiles on 80 SMs take two waves; tile quantization: a 1-row GEMM
-// pays for a full tile). A GEMM of fewer tiles than SMs splits k over the idle SMs (split-K,
-// slices of at least 256), as cuBLAS does for skinny products. It takes at least its bytes
-// over the memory bandwidth:
-//     gpu = max(compute, bytes / (bandwidth x memory_efficiency)) + kernels x kernel_gpu_ns.
+// pays for a full tile; a narrow tile is fed from L2 at fewer FLOPs per byte). A GEMM of
+// fewer tiles than SMs splits k over the idle SMs (split-K, slices of at least 256), as
+// cuBLAS does for skinny products. Each GEMM runs on the tile of the device's set (tile_m x
+// tile_n and "tiles") with the least compute time, as cuBLAS's heuristics pick a kernel per
+// shape. It takes at least its bytes over the memory bandwidth:
+//     gpu = max(compute, bytes / (bandwidth x gemm_memory_efficiency))
+//           + kernels x kernel_gpu_ns.
 // A memory-bound operator takes bytes / (bandwidth x memory_efficiency) + kernels x
 // kernel_gpu_ns. tile_k_overhead is the tile's prologue and epilogue in steps of k;
 // kernel_gpu_ns the grid's launch, ramp-up and drain on the GPU (both 0 unless fitted).
@@ -46,6 +50,8 @@ struct OperatorTiming {
   double overhead_s = 0;  // host time to issue its kernels
   double gpu_s = 0;       // max(compute_s, memory_s) + kernels x kernel_gpu_ns
   int64_t waves = 0;      // GEMMs: waves of tiles over the SMs
+  int tile_m = 0;         // GEMMs: the tile it runs on (rows x columns of the output)
+  int tile_n = 0;
   // "compute", "memory" or "launch" (the host's issue time exceeds the GPU's work).
   const char* bound = "";
 };
@@ -73,7 +79,14 @@ class OperatorCostModel : public ComputeCostModel {
   const OperatorModelParams& params() const { return params_; }
 
  private:
+  struct GemmTiming {
+    OperatorModelParams::Tile tile;
+    int64_t waves = 0;
+    double compute_s = 0;
+  };
   OperatorTiming Cost(const LayerOperator& op) const;
+  // A GEMM's waves and compute time on one tile shape.
+  GemmTiming GemmOnTile(const LayerOperator& op, OperatorModelParams::Tile tile) const;
 
   ModelCard model_;
   DeviceSpec device_;

@@ -19,7 +19,8 @@ double RequireFraction(const JsonReader& r, const std::string& key) {
 
 OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   r.RejectUnknown({"gemm_efficiency", "tile_m", "tile_n", "kernel_overhead_ns", "memory_efficiency",
-                   "kernel_gpu_ns", "tile_k_overhead", "fused", "default", "note"});
+                   "kernel_gpu_ns", "tile_k_overhead", "tiles", "l2_bw_bytes_per_s",
+                   "gemm_memory_efficiency", "fused", "default", "note"});
   OperatorModelParams p;
   p.gemm_efficiency = RequireFraction(r, "gemm_efficiency");
   p.tile_m = static_cast<int>(r.RequireInt("tile_m", 1));
@@ -47,6 +48,25 @@ OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
                  p.tile_k_overhead);
     }
   }
+  if (r.Has("tiles")) {
+    const auto& tiles = r.RequireArray("tiles");
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      const auto& t = tiles[i];
+      const bool pair =
+          t.is_array() && t.size() == 2 && t[0].is_number_integer() && t[1].is_number_integer();
+      const int64_t m = pair ? t[0].get<int64_t>() : 0;
+      const int64_t n = pair ? t[1].get<int64_t>() : 0;
+      if (!pair || m < 1 || n < 1 || m > 1024 || n > 1024) {
+        ThrowInput("{}: tiles[{}]: must be [rows, columns], each 1..1024", r.where(), i);
+      }
+      p.tiles.push_back({static_cast<int>(m), static_cast<int>(n)});
+    }
+  }
+  if (r.Has("l2_bw_bytes_per_s"))
+    p.l2_bw_bytes_per_s = r.RequireDoubleIn("l2_bw_bytes_per_s", 0, 1e15);
+  p.gemm_memory_efficiency = r.Has("gemm_memory_efficiency")
+                                 ? RequireFraction(r, "gemm_memory_efficiency")
+                                 : p.memory_efficiency;
   p.fused = r.RequireBool("fused");
   p.is_default = r.OptionalBool("default", false);
   p.note = r.RequireString("note");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "models/units.h"
 
@@ -21,6 +22,21 @@ struct OperatorModelParams {
   // runs ceil(m / tile_m) x ceil(n / tile_n) tiles in waves of sm_count.
   int tile_m = 128;
   int tile_n = 128;
+  // Further tiles the GEMM library can pick per shape (e.g. narrower ones for skinny
+  // products), as {rows, columns}; each GEMM runs on the one that finishes it first
+  // (optional, empty: tile_m x tile_n only).
+  struct Tile {
+    int m = 0;
+    int n = 0;
+  };
+  std::vector<Tile> tiles;
+  // The L2 cache's bandwidth, shared by the SMs that run tiles at once: a tile of m x n
+  // loads 2 (m + n) bytes per step of k for 2 m n FLOPs, so a narrow tile is fed no faster
+  // than its share times m n / (m + n) FLOP per byte (optional, 0: no such limit).
+  double l2_bw_bytes_per_s = 0;
+  // Fraction of the memory bandwidth that a GEMM's operand streams reach (a skinny GEMM
+  // reads its weights once, in long sequential runs), (0, 1] (optional: memory_efficiency).
+  double gemm_memory_efficiency = 0;
   // Host-side cost of issuing one kernel (framework dispatch plus launch), per kernel.
   TimeNs kernel_overhead_ns = 0;
   // Fraction of the memory bandwidth that memory-bound kernels reach, (0, 1].

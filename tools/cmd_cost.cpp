@@ -51,6 +51,7 @@ nlohmann::json BreakdownJson(const OperatorCostModel& model, const SliceWork& wo
                       {"bytes", t.op.bytes},
                       {"kernels", t.op.kernels},
                       {"waves", t.waves},
+                      {"tile", {t.tile_m, t.tile_n}},
                       {"gpu_time_ns", std::llround(t.gpu_s * 1e9)},
                       {"overhead_ns", std::llround(t.overhead_s * 1e9)},
                       {"bound", t.bound}});
@@ -73,13 +74,16 @@ void PrintBreakdown(const OperatorCostModel& model, const SliceWork& work,
   for (OperatorPass pass : passes) {
     std::cout << fmt::format("\n{} ({} per layer as one kernel queue)\n", OperatorPassName(pass),
                              fmt::format("{:.3f} ms", model.QueueSeconds(work, {pass}, 1) * 1e3));
-    std::cout << fmt::format("  {:<24} {:>10} {:>10} {:>11} {:>11} {:>6}  {}\n", "operator",
-                             "gpu_us", "launch_us", "GFLOP", "MB", "waves", "bound");
+    std::cout << fmt::format("  {:<24} {:>10} {:>10} {:>11} {:>11} {:>6} {:>8}  {}\n", "operator",
+                             "gpu_us", "launch_us", "GFLOP", "MB", "waves", "tile", "bound");
     for (const OperatorTiming& t : model.Breakdown(work, pass)) {
       std::cout << fmt::format(
-          "  {:<24} {:>10.1f} {:>10.1f} {:>11.3f} {:>11.3f} {:>6}  {}\n", t.op.name, t.gpu_s * 1e6,
-          t.overhead_s * 1e6, t.op.flops / 1e9, static_cast<double>(t.op.bytes) / 1e6,
-          t.op.kind == OperatorKind::kGemm ? fmt::format("{}", t.waves) : "-", t.bound);
+          "  {:<24} {:>10.1f} {:>10.1f} {:>11.3f} {:>11.3f} {:>6} {:>8}  {}\n", t.op.name,
+          t.gpu_s * 1e6, t.overhead_s * 1e6, t.op.flops / 1e9,
+          static_cast<double>(t.op.bytes) / 1e6,
+          t.op.kind == OperatorKind::kGemm ? fmt::format("{}", t.waves) : "-",
+          t.op.kind == OperatorKind::kGemm ? fmt::format("{}x{}", t.tile_m, t.tile_n) : "-",
+          t.bound);
     }
   }
 }

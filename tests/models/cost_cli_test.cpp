@@ -63,6 +63,13 @@ TEST_CASE("terasim cost --breakdown prints every operator of every pass", "[mode
     for (const nlohmann::json& op : body.at("operators")) {
       const std::string bound = op.at("bound");
       CHECK((bound == "compute" || bound == "memory" || bound == "launch"));
+      // GEMMs name the tile they run on (one of the V100's 64..256-row tiles); others none.
+      const int tile_m = op.at("tile").at(0).get<int>();
+      if (op.at("kind") == "gemm") {
+        CHECK((tile_m == 64 || tile_m == 128 || tile_m == 256));
+      } else {
+        CHECK(tile_m == 0);
+      }
       flops += op.at("flops").get<double>();
     }
     INFO(pass);

@@ -59,6 +59,14 @@ DeviceSpec V100(bool fused = false) {
   return d;
 }
 
+// A minimal "operator_model" object with `extra` members appended.
+OperatorModelParams ParseWith(const std::string& extra) {
+  const std::string text = R"({"gemm_efficiency": 0.8, "tile_m": 128, "tile_n": 128,
+      "kernel_overhead_ns": 1000, "memory_efficiency": 0.7, "fused": false, "note": "t")" +
+                           extra + "}";
+  return ParseOperatorModelParams(JsonReader(ParseJson(text, "t.json"), "t.json"));
+}
+
 }  // namespace
 
 TEST_CASE("operator FLOPs sum to the layer formulas", "[models][operators]") {
@@ -66,7 +74,8 @@ TEST_CASE("operator FLOPs sum to the layer formulas", "[models][operators]") {
   const double h = m.hidden;
   for (bool fused : {false, true}) {
     for (int tp : {1, 8}) {
-      for (auto [l, c] : {std::pair<int64_t, int64_t>{2048, 0}, {296, 1752}, {1, 100}}) {
+      for (auto [l, c] :
+           {std::pair<int64_t, int64_t>{2048, 0}, {296, 1752}, {1, 100}, {120, 1928}, {704, 0}}) {
         for (int b : {1, 4}) {
           INFO("fused " << fused << " tp " << tp << " l " << l << " c " << c << " b " << b);
           const SliceWork w = Work(l, c, tp, b);
@@ -157,7 +166,10 @@ TEST_CASE("sequence parallelism splits LayerNorm and dropout tensors", "[models]
 }
 
 TEST_CASE("GEMM time has tile and wave quantization", "[models][operators]") {
-  const DeviceSpec v100 = V100();
+  // One tile shape, fed at the full per-SM rate (the tile choice has its own test).
+  DeviceSpec v100 = V100();
+  v100.operator_model->tiles.clear();
+  v100.operator_model->l2_bw_bytes_per_s = 0;
   const OperatorCostModel model(LoadModelCard("gpt3-1b"), v100);
   const OperatorModelParams& p = *v100.operator_model;
   const double sm_rate = v100.PeakFlops() / v100.sm_count * p.gemm_efficiency;
@@ -292,12 +304,7 @@ TEST_CASE("per-kernel GPU time and the tile's fixed steps add to the roofline",
 
 TEST_CASE("operator_model: kernel_gpu_ns and tile_k_overhead are optional and bounded",
           "[models][operators]") {
-  auto parse = [](const std::string& extra) {
-    const std::string text = R"({"gemm_efficiency": 0.8, "tile_m": 128, "tile_n": 128,
-        "kernel_overhead_ns": 1000, "memory_efficiency": 0.7, "fused": false, "note": "t")" +
-                             extra + "}";
-    return ParseOperatorModelParams(JsonReader(ParseJson(text, "t.json"), "t.json"));
-  };
+  const auto parse = ParseWith;
   // Absent: 0, i.e. the plain roofline of each operator.
   CHECK(parse("").kernel_gpu_ns == 0);
   CHECK(parse("").tile_k_overhead == 0);
@@ -309,4 +316,114 @@ TEST_CASE("operator_model: kernel_gpu_ns and tile_k_overhead are optional and bo
                     Catch::Contains("kernel_gpu_ns: 2000000 is more than 1 ms per kernel"));
   CHECK_THROWS_WITH(parse(R"(, "tile_k_overhead": 100000)"),
                     Catch::Contains("tile_k_overhead: 100000 is more than 65536"));
+}
+
+TEST_CASE("each GEMM runs on the tile that finishes it first", "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-175b");  // h 12288, tp 4: fc1 is l x 12288 x 12288
+  DeviceSpec v100 = V100();
+  OperatorModelParams& p = *v100.operator_model;
+  p.tile_m = 128;
+  p.tile_n = 128;
+  p.tiles = {{64, 128}, {256, 128}};
+  p.l2_bw_bytes_per_s = 2.155e12;
+  p.tile_k_overhead = 0;
+  const OperatorCostModel model(m, v100);
+  auto fc1 = [&](int64_t l) {
+    for (const OperatorTiming& t : model.Breakdown(Work(l, 0, 4), OperatorPass::kForward)) {
+      if (std::strcmp(t.op.name, "fc1") == 0) return t;
+    }
+    FAIL("no fc1");
+    return OperatorTiming{};
+  };
+  const double peak_sm = v100.PeakFlops() / v100.sm_count * p.gemm_efficiency;  // per SM
+  // fc1 at l tokens on tm x tn tiles: ceil(l / tm) x 12288 / tn tiles (>= 96, so 80 busy
+  // SMs, no split-K) in waves of 80; each tile is fed 2.155e12 / 80 bytes/s at
+  // tm tn / (tm + tn) FLOP per byte, and computes 2 tm tn 12288 FLOPs.
+  auto time = [&](int64_t l, double tm, double tn) {
+    const double tiles = std::ceil(l / tm) * (12288 / tn);
+    const double rate = std::min(peak_sm, 2.155e12 / 80 * tm * tn / (tm + tn));
+    return std::ceil(tiles / 80) * 2 * tm * tn * 12288 / rate;
+  };
+  // 64 tokens: 64 x 128 (96 tiles, 2 waves at 1.15e12 FLOP/s per SM: 0.35 ms) beats
+  // 128 x 128 (96 tiles of which half is padding, 2 waves: 0.64 ms) and 256 x 128 (1.28 ms).
+  CHECK(time(64, 64, 128) < time(64, 128, 128));
+  CHECK(fc1(64).tile_m == 64);
+  CHECK(fc1(64).tile_n == 128);
+  CHECK(fc1(64).compute_s == Approx(time(64, 64, 128)));
+  // 128 tokens: 96 full 128 x 128 tiles take 2 waves (the second 16 / 80 busy); 192 tiles of
+  // 64 x 128 take 3 waves of 0.175 ms, 0.525 ms against 0.64 ms: wave quantization picks the
+  // narrower tile even for a whole one.
+  CHECK(fc1(128).tile_m == 64);
+  CHECK(fc1(128).compute_s == Approx(time(128, 64, 128)));
+  // In general the least of the three.
+  for (int64_t l : {64, 100, 128, 200, 700, 2048}) {
+    INFO("l " << l);
+    CHECK(fc1(l).compute_s ==
+          Approx(std::min({time(l, 128, 128), time(l, 64, 128), time(l, 256, 128)})));
+  }
+  // The choice never loses to the single 128 x 128 tile, for any operator of the layer.
+  DeviceSpec single = v100;
+  single.operator_model->tiles.clear();
+  const OperatorCostModel one(m, single);
+  for (int64_t l : {1, 64, 100, 120, 128, 200, 700, 2048}) {
+    const auto many = model.Breakdown(Work(l, 0, 4), OperatorPass::kForward);
+    const auto just = one.Breakdown(Work(l, 0, 4), OperatorPass::kForward);
+    REQUIRE(many.size() == just.size());
+    for (size_t i = 0; i < many.size(); ++i) {
+      CHECK(many[i].compute_s <= just[i].compute_s * (1 + 1e-12));
+    }
+  }
+}
+
+TEST_CASE("a slice's cost grows with its context", "[models][operators]") {
+  // gpt3-175b at tp 4, 120-token slices (setting 9): score tensors are 24 x 120 x (c + 120),
+  // so every score-sized operator's bytes and the attention GEMMs' FLOPs grow with c.
+  const OperatorCostModel model(LoadModelCard("gpt3-175b"), V100());
+  auto gpu_seconds = [&](const SliceWork& w, OperatorPass pass) {
+    double total = 0;
+    for (const OperatorTiming& t : model.Breakdown(w, pass)) total += t.gpu_s;
+    return total;
+  };
+  double gpu_previous[2] = {0, 0};
+  TimeNs previous[2] = {0, 0};
+  for (int64_t c : {0, 480, 960, 1440, 1928}) {
+    for (int i : {0, 1}) {
+      INFO("context " << c << (i ? " backward" : " forward"));
+      SliceWork w = Work(120, c, 4);
+      w.pass = i ? Pass::kBackward : Pass::kForward;
+      // The GPU's work grows strictly; the queue's time never falls (a launch-bound forward
+      // stays flat while the host's issue time hides the growth).
+      const double gpu = gpu_seconds(w, i ? OperatorPass::kBackwardInput : OperatorPass::kForward);
+      CHECK(gpu > gpu_previous[i]);
+      gpu_previous[i] = gpu;
+      const TimeNs t = model.Time(w);
+      CHECK(t >= previous[i]);
+      previous[i] = t;
+    }
+  }
+  // From context 0 to 1928 the GPU-bound backward grows.
+  SliceWork b0 = Work(120, 0, 4);
+  b0.pass = Pass::kBackward;
+  SliceWork b1 = Work(120, 1928, 4);
+  b1.pass = Pass::kBackward;
+  CHECK(model.Time(b1) > model.Time(b0));
+}
+
+TEST_CASE("operator_model: tiles, L2 bandwidth and GEMM streaming are optional and checked",
+          "[models][operators]") {
+  const auto parse = ParseWith;
+  CHECK(parse("").tiles.empty());
+  CHECK(parse("").l2_bw_bytes_per_s == 0);
+  CHECK(parse("").gemm_memory_efficiency == 0.7);  // memory_efficiency when absent
+  const OperatorModelParams p =
+      parse(R"(, "tiles": [[64, 128]], "l2_bw_bytes_per_s": 2e12, "gemm_memory_efficiency": 0.9)");
+  REQUIRE(p.tiles.size() == 1);
+  CHECK(p.tiles[0].m == 64);
+  CHECK(p.tiles[0].n == 128);
+  CHECK(p.l2_bw_bytes_per_s == 2e12);
+  CHECK(p.gemm_memory_efficiency == 0.9);
+  CHECK_THROWS_WITH(parse(R"(, "tiles": [[64]])"), Catch::Contains("t.json: tiles[0]"));
+  CHECK_THROWS_WITH(parse(R"(, "tiles": [[0, 64]])"), Catch::Contains("t.json: tiles[0]"));
+  CHECK_THROWS_WITH(parse(R"(, "gemm_memory_efficiency": 1.5)"),
+                    Catch::Contains("gemm_memory_efficiency"));
 }

@@ -8,9 +8,15 @@ into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
   * memory_efficiency   fraction of the HBM bandwidth memory-bound kernels reach
   * kernel_gpu_ns       GPU time of every kernel beyond its roofline (launch, ramp-up, drain)
   * tile_k_overhead     a GEMM tile's prologue and epilogue, in steps of k
-(--fix NAME=VALUE holds any of them; the last two are 0 in the three-parameter fit.)
-The GEMM tile (128 x 128), the unfused kernel list (TeraPipe's code is eager PyTorch) and
-weight_gradient_passes stay as the data file says. The network (topologies/data/p3.16xlarge.json)
+  * gemm_memory_efficiency  fraction of the HBM bandwidth a GEMM's operand streams reach
+(--fix NAME=VALUE holds any of them. The fit in the data file frees the first three and fixes
+kernel_gpu_ns=0 tile_k_overhead=0 gemm_memory_efficiency=0 (0: absent, the GEMMs stream at
+memory_efficiency; 0.833, the V100's measured 750 GB/s of global memory bandwidth over 900 GB/s
+from Jia et al. 2018, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking",
+fitted worse: README, model accuracy).)
+The GEMM tiles (128 x 128 and the narrower / wider Volta tiles of "tiles", each GEMM on the
+fastest; the L2 bandwidth that feeds them, from the same paper), the unfused kernel list
+(TeraPipe's code is eager PyTorch) and weight_gradient_passes stay as the data file says. The network (topologies/data/p3.16xlarge.json)
 keeps the joint fit of tools/fit/fit_p3.py unless --with-network frees its efficiency and latency.
 
 The points, the loss (squared log ratios; simulated points weigh 2) and the optimiser are
@@ -38,6 +44,7 @@ OPERATOR_PARAMETERS = [
     ("memory_efficiency", 0.3, 1.0, "operator"),
     ("kernel_gpu_ns", 0.0, 60000.0, "operator"),
     ("tile_k_overhead", 0.0, 1024.0, "operator"),
+    ("gemm_memory_efficiency", 0.3, 1.0, "operator"),
 ]
 INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead"}
 NETWORK_PARAMETERS = [
@@ -56,7 +63,10 @@ class OperatorEvaluator(fit_p3.Evaluator):
         for name, _, _, where in fit_p3.PARAMETERS:
             v = values[name]
             if where == "operator":
-                op[name] = int(round(v)) if name in INTEGER else v
+                if name == "gemm_memory_efficiency" and v <= 0:
+                    op.pop(name, None)  # 0: absent, i.e. memory_efficiency
+                else:
+                    op[name] = int(round(v)) if name in INTEGER else v
             else:
                 instance["network"][name] = v
         with open(os.path.join(self.dir, fit_p3.DEVICE), "w") as f:

@@ -85,10 +85,10 @@ void NamePool::Reserve(size_t names, size_t chars) {
 }
 
 void NamePool::Seal() {
+  // The text and offsets keep their capacity: shrinking would copy them, and capacity never
+  // written is never resident.
   slots_.reset();
   slot_count_ = 0;
-  chars_.shrink_to_fit();
-  offsets_.shrink_to_fit();
 }
 
 int NamePool::Intern(std::string_view text, uint64_t hash) {

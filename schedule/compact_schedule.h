@@ -44,8 +44,8 @@ class NamePool {
   // Room for `names` names of `chars` characters in all (a hint: the table and text then grow
   // no more while the hint holds).
   void Reserve(size_t names, size_t chars);
-  // Frees the hash table and spare capacity once reading is done (a later Intern rebuilds the
-  // table): a million names hold about 16 MB of table.
+  // Frees the hash table once reading is done (a later Intern rebuilds it): a million names
+  // hold about 16 MB of table.
   void Seal();
   std::string_view View(int id) const {
     return std::string_view(chars_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]);

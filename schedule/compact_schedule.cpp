@@ -93,7 +93,10 @@ void NamePool::Seal() {
 
 int NamePool::Intern(std::string_view text, uint64_t hash) {
   if ((static_cast<size_t>(Size()) + 1) * 10 > slot_count_ * 7) {
-    Rehash(std::max<size_t>(1024, 2 * slot_count_));
+    // Double; from a sealed pool (no table), room for every name already there.
+    size_t capacity = std::max<size_t>(1024, 2 * slot_count_);
+    while (capacity * 7 < (static_cast<size_t>(Size()) + 1) * 10) capacity *= 2;
+    Rehash(capacity);
   }
   const size_t mask = slot_count_ - 1;
   for (size_t i = (hash >> 32) & mask;; i = (i + 1) & mask) {

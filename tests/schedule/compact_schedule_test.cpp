@@ -50,6 +50,16 @@ Schedule Generated(int microbatches) {
   return Generate(o);
 }
 
+// The InputError that reading `path` throws ("" when none).
+std::string ReadError(const std::string& path) {
+  try {
+    ReadCompactPirFile(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::vector<std::string> Messages(const CompactSchedule& s) {
   std::vector<std::string> out;
   for (const Diagnostic& d : CheckSchedule(s)) out.push_back(FormatDiagnostic(s, d));
@@ -152,13 +162,7 @@ TEST_CASE("the streaming reader takes tabs, carriage returns and a line longer t
   // A field name of a known one's length, one letter off, is still unknown.
   TempFile bad("stagf.pir");
   bad.Write(header + "op A FWD dev=0 stream=c stagf=0\n");
-  std::string error;
-  try {
-    ReadCompactPirFile(bad.path);
-  } catch (const InputError& e) {
-    error = e.what();
-  }
-  CHECK(error == bad.path + ":9: A: unknown field 'stagf'");
+  CHECK(ReadError(bad.path) == bad.path + ":9: A: unknown field 'stagf'");
 
   // An op waiting for 40000 keys: one line of about 300 KB, more than the reader's block.
   std::string line = "op Z SEND dev=0 stream=c peer=1 tensor=z bytes=1 after=";
@@ -182,20 +186,8 @@ TEST_CASE("the streaming reader names the file and line of an error", "[schedule
   file.Write(
       "terasim-pir 1\nmodel tiny\nlayers 4\nsequence 32\ndevices 2\nbatch 1\n"
       "shape strategy=- dp=1 pp=1 tp=1 v=1\nop A FWD dev=0 dev=1 stream=c");
-  std::string error;
-  try {
-    ReadCompactPirFile(file.path);
-  } catch (const InputError& e) {
-    error = e.what();
-  }
-  CHECK(error == file.path + ":8: A: field 'dev' given twice");
-  std::string missing;
-  try {
-    ReadCompactPirFile(file.path + ".absent");
-  } catch (const InputError& e) {
-    missing = e.what();
-  }
-  CHECK(missing == file.path + ".absent: cannot read");
+  CHECK(ReadError(file.path) == file.path + ":8: A: field 'dev' given twice");
+  CHECK(ReadError(file.path + ".absent") == file.path + ".absent: cannot read");
 }
 
 TEST_CASE("the checker gives the same messages on the compact schedule of every broken file",

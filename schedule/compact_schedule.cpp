@@ -1,80 +1,143 @@
 #include "schedule/compact_schedule.h"
 
-#include <functional>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
 
 namespace terasim {
 namespace {
 
-size_t HashOf(std::string_view text) { return std::hash<std::string_view>()(text); }
+constexpr uint64_t kHashMask = ~uint64_t{0} << 32;
 
 template <typename T>
 size_t CapacityBytes(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
 }
 
+void FreeSlots(uint64_t* slots) { std::free(slots); }
+
+// `count` zeroed words, in transparent huge pages where the kernel has them (a hint; without
+// them, ordinary pages).
+std::unique_ptr<uint64_t[], void (*)(uint64_t*)> ZeroedSlots(size_t count) {
+  constexpr size_t kHuge = size_t{2} << 20;
+  const size_t bytes = count * sizeof(uint64_t);
+  const size_t align = bytes >= kHuge ? kHuge : alignof(std::max_align_t);
+  void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
+  if (p == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (align == kHuge) madvise(p, bytes, MADV_HUGEPAGE);  // before the pages are touched
+#endif
+  std::memset(p, 0, bytes);
+  return {static_cast<uint64_t*>(p), FreeSlots};
+}
+
 }  // namespace
 
+// A 64-bit hash, eight bytes at a time (names are 10-40 characters; the standard library's
+// hash was a tenth of `terasim check`).
+uint64_t NamePool::Hash(std::string_view text) {
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+  uint64_t h = text.size() * kMul;
+  const char* p = text.data();
+  size_t n = text.size();
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    h = (h ^ word) * kMul;
+    h ^= h >> 32;
+  }
+  if (n > 0) {
+    uint64_t word = 0;
+    std::memcpy(&word, p, n);
+    h = (h ^ word) * kMul;
+  }
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  return h ^ (h >> 32);
+}
+
 int NamePool::Find(std::string_view text) const {
-  if (slots_.empty()) {
+  if (slot_count_ == 0) {
     for (int id = 0; id < Size(); ++id) {
       if (View(id) == text) return id;
     }
     return -1;
   }
-  const size_t hash = HashOf(text);
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const int id = slots_[i];
-    if (id < 0) return -1;
-    if (slot_hash_[i] == static_cast<uint32_t>(hash) && View(id) == text) return id;
+  const uint64_t hash = Hash(text);
+  const size_t mask = slot_count_ - 1;
+  for (size_t i = (hash >> 32) & mask;; i = (i + 1) & mask) {
+    const uint64_t slot = slots_[i];
+    if (slot == 0) return -1;
+    const int id = static_cast<int>(static_cast<uint32_t>(slot)) - 1;
+    if ((slot & kHashMask) == (hash & kHashMask) && View(id) == text) return id;
   }
+}
+
+void NamePool::Reserve(size_t names, size_t chars) {
+  chars_.reserve(chars);
+  offsets_.reserve(names + 1);
+  size_t capacity = 1024;
+  while (capacity * 7 < names * 10) capacity *= 2;
+  if (capacity > slot_count_) Rehash(capacity);
 }
 
 void NamePool::Seal() {
-  std::vector<int32_t>().swap(slots_);  // (`slots_ = {}` would keep the capacity)
-  std::vector<uint32_t>().swap(slot_hash_);
-  chars_.shrink_to_fit();
-  offsets_.shrink_to_fit();
+  // The text and offsets keep their capacity: shrinking would copy them, and capacity never
+  // written is never resident.
+  slots_.reset();
+  slot_count_ = 0;
 }
 
-int NamePool::Intern(std::string_view text) {
-  if (2 * (static_cast<size_t>(Size()) + 1) > slots_.size()) {
-    size_t capacity = 1024;
-    while (capacity < 4 * (static_cast<size_t>(Size()) + 1)) capacity *= 2;
+int NamePool::Intern(std::string_view text, uint64_t hash) {
+  if ((static_cast<size_t>(Size()) + 1) * 10 > slot_count_ * 7) {
+    // Double; from a sealed pool (no table), room for every name already there.
+    size_t capacity = std::max<size_t>(1024, 2 * slot_count_);
+    while (capacity * 7 < (static_cast<size_t>(Size()) + 1) * 10) capacity *= 2;
     Rehash(capacity);
   }
-  const size_t hash = HashOf(text);
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const int id = slots_[i];
-    if (id < 0) {
+  const size_t mask = slot_count_ - 1;
+  for (size_t i = (hash >> 32) & mask;; i = (i + 1) & mask) {
+    const uint64_t slot = slots_[i];
+    if (slot == 0) {
       const int added = Size();
       chars_.append(text);
       offsets_.push_back(static_cast<uint32_t>(chars_.size()));
-      slots_[i] = added;
-      slot_hash_[i] = static_cast<uint32_t>(hash);
+      slots_[i] = (hash & kHashMask) | static_cast<uint32_t>(added + 1);
       return added;
     }
-    if (slot_hash_[i] == static_cast<uint32_t>(hash) && View(id) == text) return id;
+    const int id = static_cast<int>(static_cast<uint32_t>(slot)) - 1;
+    if ((slot & kHashMask) == (hash & kHashMask) && View(id) == text) return id;
   }
 }
 
 void NamePool::Rehash(size_t capacity) {
-  slots_.assign(capacity, -1);
-  slot_hash_.assign(capacity, 0);
+  // A slot's index is taken from the hash's high 32 bits, which the slot keeps: growing reads
+  // no text. A sealed pool (no table) hashes its texts again.
+  auto old = ZeroedSlots(capacity);
+  old.swap(slots_);
+  const size_t old_count = slot_count_;
+  slot_count_ = capacity;
   const size_t mask = capacity - 1;
-  for (int id = 0; id < Size(); ++id) {
-    const size_t hash = HashOf(View(id));
-    size_t i = hash & mask;
-    while (slots_[i] >= 0) i = (i + 1) & mask;
-    slots_[i] = id;
-    slot_hash_[i] = static_cast<uint32_t>(hash);
+  auto place = [&](uint64_t slot) {
+    size_t i = (slot >> 32) & mask;
+    while (slots_[i] != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  };
+  if (old_count == 0) {
+    for (int id = 0; id < Size(); ++id) {
+      place((Hash(View(id)) & kHashMask) | static_cast<uint32_t>(id + 1));
+    }
+  }
+  for (size_t i = 0; i < old_count; ++i) {
+    if (old[i] != 0) place(old[i]);
   }
 }
 
 size_t NamePool::MemoryBytes() const {
-  return chars_.capacity() + CapacityBytes(offsets_) + CapacityBytes(slots_) +
-         CapacityBytes(slot_hash_);
+  return chars_.capacity() + CapacityBytes(offsets_) + slot_count_ * sizeof(uint64_t);
 }
 
 size_t CompactSchedule::MemoryBytes() const {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,16 +30,29 @@ namespace terasim {
 class NamePool {
  public:
   // The id of `text`, added when new.
-  int Intern(std::string_view text);
+  int Intern(std::string_view text) { return Intern(text, Hash(text)); }
+  // The same with `hash` == Hash(text).
+  int Intern(std::string_view text, uint64_t hash);
+  static uint64_t Hash(std::string_view text);
+  // Starts loading the table slot where Intern(text, hash) looks first, for a caller that has
+  // other work to do before the look-up (a look-up is mostly a cache miss).
+  void Prefetch(uint64_t hash) const {
+    if (slot_count_ > 0) __builtin_prefetch(&slots_[(hash >> 32) & (slot_count_ - 1)]);
+  }
   // The id of `text`, or -1. After Seal, a linear scan (for tests and rare look-ups).
   int Find(std::string_view text) const;
-  // Frees the hash table and spare capacity once reading is done (a later Intern rebuilds the
-  // table): a million names hold about 8 MB less table than text.
+  // Room for `names` names of `chars` characters in all (a hint: the table and text then grow
+  // no more while the hint holds).
+  void Reserve(size_t names, size_t chars);
+  // Frees the hash table once reading is done (a later Intern rebuilds it): a million names
+  // hold about 16 MB of table.
   void Seal();
   std::string_view View(int id) const {
     return std::string_view(chars_.data() + offsets_[id], offsets_[id + 1] - offsets_[id]);
   }
   int Size() const { return static_cast<int>(offsets_.size()) - 1; }
+  // Characters of text held.
+  size_t Chars() const { return chars_.size(); }
   // Bytes held (text, offsets and hash table), for reports.
   size_t MemoryBytes() const;
 
@@ -47,13 +61,25 @@ class NamePool {
 
   std::string chars_;
   std::vector<uint32_t> offsets_{0};  // id -> start in chars_; size() == Size() + 1
-  std::vector<int32_t> slots_;        // open addressing: ids, -1 when empty
-  std::vector<uint32_t> slot_hash_;   // low 32 bits of each slot's hash
+  // Open addressing on the hash's high 32 bits, at most 7/10 full: each slot holds those bits
+  // and id + 1 (0 when empty), so that a probe reads one word and growing reads no text.
+  // Allocated in huge pages where the system offers them: a million-name table spans 16 MB,
+  // and with small pages nearly every look-up also missed the TLB.
+  std::unique_ptr<uint64_t[], void (*)(uint64_t*)> slots_{nullptr, nullptr};
+  size_t slot_count_ = 0;
 };
 
-// An Op with its strings as NamePool ids (-1 where the Op's string is empty).
+// An Op with its strings as NamePool ids (-1 where the Op's string is empty). 64 bytes rather
+// than 80: the kind, part, recompute and sp share one word with bytes (at most 2^50,
+// models/limits.h), zero one with rows (at most 2^16). The enum bit-fields are signed, hence a
+// spare bit each. (48 bytes would not hold it: four name ids, bytes, line, five ranged
+// integers, the two ranges and the flags take about 400 bits at the limits of models/limits.h.)
 struct CompactOp {
-  int64_t bytes = 0;
+  int64_t bytes : 52 = 0;
+  OpKind kind : 5 = OpKind::kFwd;
+  LayerPart part : 3 = LayerPart::kWhole;
+  Recompute recompute : 3 = Recompute::kNone;
+  bool sequence_parallel : 1 = false;
   int32_t key = -1;
   int32_t stream = -1;
   int32_t group = -1;
@@ -61,17 +87,14 @@ struct CompactOp {
   int32_t device = 0;
   int32_t stage = -1;
   int32_t microbatch = -1;
-  int32_t rows = 0;
+  int32_t rows : 28 = 0;
+  int32_t zero : 4 = 0;  // ZeRO stage 0-3
   int32_t peer = -1;
   int32_t line = 0;
   Range layers;
   Range tokens;
-  OpKind kind = OpKind::kFwd;
-  LayerPart part = LayerPart::kWhole;
-  Recompute recompute = Recompute::kNone;
-  bool sequence_parallel = false;
-  int8_t zero = 0;
 };
+static_assert(sizeof(CompactOp) == 64);
 
 struct CompactSchedule {
   std::string model;

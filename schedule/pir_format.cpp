@@ -1,11 +1,12 @@
 #include "schedule/pir_format.h"
 
 #include <array>
+#include <bit>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <span>
 
 #include <fmt/format.h>
 
@@ -113,8 +114,8 @@ class LineParser {
 
   std::string_view Name(std::string_view field, std::string_view text) const {
     if (text.empty()) Fail("{}: must not be empty", field);
-    if (text.find(',') != std::string_view::npos || text.find('=') != std::string_view::npos) {
-      Fail("{}: '{}' must not contain ',' or '='", field, text);
+    for (const char c : text) {  // one pass (two finds were two calls per name)
+      if (c == ',' || c == '=') Fail("{}: '{}' must not contain ',' or '='", field, text);
     }
     return text;
   }
@@ -148,39 +149,116 @@ enum Bit : uint32_t {
 }  // namespace field
 
 uint32_t FieldBit(std::string_view name) {
-  static constexpr std::pair<std::string_view, field::Bit> kFields[] = {
-      {"dev", field::kDev},
-      {"stream", field::kStream},
-      {"stage", field::kStage},
-      {"layers", field::kLayers},
-      {"part", field::kPart},
-      {"mb", field::kMb},
-      {"rows", field::kRows},
-      {"tokens", field::kTokens},
-      {"group", field::kGroup},
-      {"peer", field::kPeer},
-      {"tensor", field::kTensor},
-      {"bytes", field::kBytes},
-      {"recompute", field::kRecompute},
-      {"sp", field::kSp},
-      {"zero", field::kZero},
-      {"after", field::kAfter},
-  };
-  for (const auto& [n, bit] : kFields) {
-    if (n == name) return bit;
+  // By length first: one comparison per field rather than up to sixteen.
+  auto is = [&](std::string_view n, field::Bit bit) { return name == n ? bit : 0u; };
+  switch (name.size()) {
+    case 2:
+      return name[0] == 'm' ? is("mb", field::kMb) : is("sp", field::kSp);
+    case 3:
+      return is("dev", field::kDev);
+    case 4:
+      switch (name[0]) {
+        case 'p':
+          return is("part", field::kPart) | is("peer", field::kPeer);
+        case 'r':
+          return is("rows", field::kRows);
+        case 'z':
+          return is("zero", field::kZero);
+      }
+      return 0;
+    case 5:
+      return name[0] == 's' ? is("stage", field::kStage)
+                            : is("group", field::kGroup) | is("bytes", field::kBytes) |
+                                  is("after", field::kAfter);
+    case 6:
+      return name[0] == 's'   ? is("stream", field::kStream)
+             : name[0] == 'l' ? is("layers", field::kLayers)
+             : name[0] == 't' ? is("tokens", field::kTokens) | is("tensor", field::kTensor)
+                              : 0;
+    case 9:
+      return is("recompute", field::kRecompute);
   }
   return 0;
 }
 
-// The fields of an op line (words[3...]) into `op`; strings are interned in `s.names` and
-// `after` references appended to `s.after_name`.
-void ParseOpFields(std::span<const std::string_view> words, LineParser& p, CompactSchedule& s,
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+
+// The words of a line, one at a time (separated as SplitWhitespace separates them).
+class WordCursor {
+ public:
+  explicit WordCursor(std::string_view line) : line_(line) {}
+  // The next word, or an empty view at the end of the line.
+  std::string_view Next() {
+    const char* p = line_.data() + pos_;
+    const char* end = line_.data() + line_.size();
+    while (p < end && IsSpace(*p)) ++p;
+    const char* start = p;
+    // Eight bytes at a time up to the first byte below '!' (then checked for a separator).
+    constexpr uint64_t kOnes = 0x0101010101010101ULL;
+    while (end - p >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      const uint64_t below = (word - kOnes * '!') & ~word & (kOnes * 0x80);
+      if (below == 0) {
+        p += 8;
+        continue;
+      }
+      static_assert(std::endian::native == std::endian::little);
+      p += std::countr_zero(below) / 8;  // the lowest flagged byte is exact
+      if (IsSpace(*p)) break;
+      ++p;
+    }
+    if (end - p < 8) {
+      while (p < end && !IsSpace(*p)) ++p;
+    }
+    pos_ = static_cast<size_t>(p - line_.data());
+    return std::string_view(start, static_cast<size_t>(p - start));
+  }
+
+ private:
+  std::string_view line_;
+  size_t pos_ = 0;
+};
+
+// Interns op fields whose value is mostly the one of the previous op (the stream, the group,
+// an `after` naming a recent op) by comparing with those first: most look-ups then neither
+// hash nor touch the table.
+class RecentNames {
+ public:
+  int Intern(NamePool& names, std::string_view text, int& last) {
+    if (last >= 0 && names.View(last) == text) return last;
+    last = names.Intern(text);
+    return last;
+  }
+  int InternAfter(NamePool& names, std::string_view text) {
+    for (int id : keys_) {
+      if (id >= 0 && names.View(id) == text) return id;
+    }
+    return names.Intern(text);
+  }
+  void AddKey(int id) {
+    keys_[next_] = id;
+    next_ = (next_ + 1) % keys_.size();
+  }
+  int stream = -1;
+  int group = -1;
+
+ private:
+  std::array<int, 4> keys_{-1, -1, -1, -1};  // the keys of the last ops
+  size_t next_ = 0;
+};
+
+// The fields of an op line (the words after the kind) into `op`; strings are interned in
+// `s.names` and `after` references appended to `s.after_name`.
+void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentNames& recent,
                    CompactOp& op) {
   uint32_t seen = 0;
-  for (size_t i = 3; i < words.size(); ++i) {
-    std::string_view word = words[i];
-    size_t eq = word.find('=');
-    if (eq == std::string_view::npos) p.Fail("'{}' is not a name=value field", word);
+  std::string_view tensor;
+  uint64_t tensor_hash = 0;
+  for (std::string_view word = words.Next(); !word.empty(); word = words.Next()) {
+    size_t eq = 0;  // field names are short: a loop rather than a call
+    while (eq < word.size() && word[eq] != '=') ++eq;
+    if (eq == word.size()) p.Fail("'{}' is not a name=value field", word);
     std::string_view name = word.substr(0, eq);
     std::string_view value = word.substr(eq + 1);
     const uint32_t bit = FieldBit(name);
@@ -192,7 +270,7 @@ void ParseOpFields(std::span<const std::string_view> words, LineParser& p, Compa
         op.device = p.Int32(name, value, 0, kDeviceIndex);
         break;
       case field::kStream:
-        op.stream = s.names.Intern(p.Name(name, value));
+        op.stream = recent.Intern(s.names, p.Name(name, value), recent.stream);
         break;
       case field::kStage:
         op.stage = p.Int32(name, value, 0, kDeviceIndex);
@@ -219,13 +297,15 @@ void ParseOpFields(std::span<const std::string_view> words, LineParser& p, Compa
         op.tokens = p.ParseRange(name, value, kSequence);
         break;
       case field::kGroup:
-        op.group = s.names.Intern(p.Name(name, value));
+        op.group = recent.Intern(s.names, p.Name(name, value), recent.group);
         break;
       case field::kPeer:
         op.peer = p.Int32(name, value, 0, kDeviceIndex);
         break;
       case field::kTensor:
-        op.tensor = s.names.Intern(p.Name(name, value));
+        tensor = p.Name(name, value);  // interned below, once its table slot is loaded
+        tensor_hash = NamePool::Hash(tensor);
+        s.names.Prefetch(tensor_hash);
         break;
       case field::kBytes:
         op.bytes = p.Int(name, value, 0, kBytes);
@@ -251,13 +331,14 @@ void ParseOpFields(std::span<const std::string_view> words, LineParser& p, Compa
       case field::kAfter:
         ForEachPart(value, ',', [&](std::string_view dep) {
           if (dep.empty()) p.Fail("after: empty key in '{}'", value);
-          s.after_name.push_back(s.names.Intern(dep));
+          s.after_name.push_back(recent.InternAfter(s.names, dep));
         });
         break;
     }
   }
   if (!(seen & field::kDev)) p.Fail("missing field 'dev'");
   if (!(seen & field::kStream)) p.Fail("missing field 'stream'");
+  if (!tensor.empty()) op.tensor = s.names.Intern(tensor, tensor_hash);
 }
 
 // Reads .pir text line by line into a CompactSchedule; holds no line after it is parsed.
@@ -267,6 +348,12 @@ class PirReader {
 
   void Line(std::string_view line) {
     ++line_no_;
+    WordCursor cursor(line);
+    const std::string_view first = cursor.Next();
+    if (first == "op" && saw_magic_ && next_header_ == kHeader.size()) {
+      OpLine(cursor);
+      return;
+    }
     LineParser p(origin_, line_no_);
     SplitWhitespace(line, words_);
     const std::vector<std::string_view>& words = words_;
@@ -301,31 +388,20 @@ class PirReader {
         g.ranks.push_back(p.Int32("group ranks", r, 0, kDeviceIndex));
       });
       s_.groups.push_back(std::move(g));
-    } else if (directive == "op") {
-      if (words.size() < 3) p.Fail("op takes a key, a kind and fields");
-      if (s_.ops.size() >= static_cast<size_t>(limits::kMaxOps)) {
-        p.Fail("more than the limit {} ops (kMaxOps, models/limits.h)", limits::kMaxOps);
-      }
-      CompactOp op;
-      const std::string_view key = p.Name("key", words[1]);
-      p.SetKey(key);
-      op.line = line_no_;
-      std::optional<OpKind> kind = ParseOpKind(words[2]);
-      if (!kind) p.Fail("unknown op kind '{}'", words[2]);
-      op.kind = *kind;
-      ParseOpFields(words, p, s_, op);
-      op.key = s_.names.Intern(key);
-      s_.AddOp(op);
     } else {
       p.Fail("unknown directive '{}'", directive);
     }
   }
 
-  // Room for `ops` ops (a hint).
-  void Reserve(size_t ops) {
+  // Room for about `ops` ops, `names` names of `chars` characters and `after` references
+  // (hints).
+  void Reserve(size_t ops, size_t names, size_t chars, size_t after) {
     s_.ops.reserve(ops);
     s_.after_offset.reserve(ops + 1);
+    s_.after_name.reserve(after);
+    s_.names.Reserve(names, chars);
   }
+  const CompactSchedule& Schedule() const { return s_; }
 
   CompactSchedule Finish() {
     if (!saw_magic_) {
@@ -342,6 +418,30 @@ class PirReader {
   // Header lines must come in this order, each once, before groups and ops.
   static constexpr std::array<std::string_view, 6> kHeader = {"model",   "layers", "sequence",
                                                               "devices", "batch",  "shape"};
+
+  // An op line, its first word read: `op KEY KIND field=value...`.
+  void OpLine(WordCursor& words) {
+    LineParser p(origin_, line_no_);
+    const std::string_view key_word = words.Next();
+    const std::string_view kind_word = words.Next();
+    if (kind_word.empty()) p.Fail("op takes a key, a kind and fields");
+    if (s_.ops.size() >= static_cast<size_t>(limits::kMaxOps)) {
+      p.Fail("more than the limit {} ops (kMaxOps, models/limits.h)", limits::kMaxOps);
+    }
+    CompactOp op;
+    const std::string_view key = p.Name("key", key_word);
+    const uint64_t key_hash = NamePool::Hash(key);
+    s_.names.Prefetch(key_hash);  // interned last: the table's line is loaded by then
+    p.SetKey(key);
+    op.line = line_no_;
+    std::optional<OpKind> kind = ParseOpKind(kind_word);
+    if (!kind) p.Fail("unknown op kind '{}'", kind_word);
+    op.kind = *kind;
+    ParseOpFields(words, p, s_, recent_, op);
+    op.key = s_.names.Intern(key, key_hash);
+    recent_.AddKey(op.key);
+    s_.AddOp(op);
+  }
 
   void Header(const LineParser& p, std::string_view directive) {
     const std::vector<std::string_view>& words = words_;
@@ -387,6 +487,7 @@ class PirReader {
   const std::string& origin_;
   CompactSchedule s_;
   std::vector<std::string_view> words_;
+  RecentNames recent_;
   int line_no_ = 0;
   size_t next_header_ = 0;
   bool saw_magic_ = false;
@@ -456,40 +557,43 @@ CompactSchedule ReadCompactPir(std::string_view text, const std::string& origin)
 CompactSchedule ReadCompactPirFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) ThrowInput("{}: cannot read", path);
-  // Streams in blocks, so that the file's text is never held whole. A first pass counts the
-  // lines that start with 'o', an upper bound on the ops, so that the op array is allocated
-  // once.
-  constexpr size_t kBlock = 1 << 20;
-  std::vector<char> block(kBlock);
-  size_t op_lines = 0;
-  bool line_start = true;
-  while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    const char* end = block.data() + in.gcount();
-    for (const char* c = block.data(); c < end; ++c) {
-      op_lines += line_start && *c == 'o';
-      line_start = *c == '\n';
-    }
-  }
-  in.clear();
-  in.seekg(0);
+  std::error_code size_error;
+  const uintmax_t file_bytes = std::filesystem::file_size(path, size_error);
+  // Streams in blocks, so that the file's text is never held whole: each block's whole lines
+  // are parsed where they were read, and the part line at its end moves to the front.
+  std::vector<char> block(size_t{256} << 10);
+  size_t held = 0;    // bytes in `block` not parsed yet
+  size_t parsed = 0;  // bytes of the file parsed so far
+  bool reserved = false;
   PirReader reader(path);
-  reader.Reserve(std::min(op_lines, static_cast<size_t>(limits::kMaxOps)));
-  std::string buffer;
-  buffer.reserve(2 * kBlock);
   while (in) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    if (held == block.size()) block.resize(2 * block.size());  // a line longer than a block
+    in.read(block.data() + held, static_cast<std::streamsize>(block.size() - held));
     const size_t got = static_cast<size_t>(in.gcount());
     if (got == 0) break;
-    buffer.append(block.data(), got);
-    std::string_view rest(buffer);
-    for (size_t end; (end = rest.find('\n')) != std::string_view::npos;) {
-      reader.Line(rest.substr(0, end));
-      rest.remove_prefix(end + 1);
+    held += got;
+    const char* start = block.data();
+    const char* end = block.data() + held;
+    for (const char* nl; (nl = static_cast<const char*>(std::memchr(start, '\n', end - start)));) {
+      reader.Line(std::string_view(start, static_cast<size_t>(nl - start)));
+      start = nl + 1;
     }
-    buffer.erase(0, buffer.size() - rest.size());
+    const size_t used = static_cast<size_t>(start - block.data());
+    parsed += used;
+    held -= used;
+    std::memmove(block.data(), start, held);
+    if (!reserved && !size_error && parsed > 0) {
+      // From the first block, room for the whole file at its density plus a fifth, so that
+      // the arrays grow no more: capacity never written is never resident.
+      reserved = true;
+      const CompactSchedule& s = reader.Schedule();
+      const double scale = 1.2 * static_cast<double>(file_bytes) / static_cast<double>(parsed);
+      auto scaled = [scale](size_t n) { return static_cast<size_t>(scale * n) + 1024; };
+      reader.Reserve(std::min(scaled(s.ops.size()), static_cast<size_t>(limits::kMaxOps)),
+                     scaled(s.names.Size()), scaled(s.names.Chars()), scaled(s.after_name.size()));
+    }
   }
-  if (!buffer.empty()) reader.Line(buffer);
+  if (held > 0) reader.Line(std::string_view(block.data(), held));
   return reader.Finish();
 }
 

@@ -56,10 +56,11 @@ TimeNs AnalyticPlanNs(const CollectivePlan& plan, RouteCache& routes) {
 }
 
 AnalyticNetwork::AnalyticNetwork(Engine& engine, const std::vector<NetLink>& links,
-                                 FlowListener& listener)
+                                 FlowListener& listener, const SymmetryFold& fold)
     : engine_(engine),
       links_(links),
       listener_(listener),
+      fold_(fold),
       handler_id_(engine.AddHandler(this)),
       load_(links.size(), 0),
       holders_(links.size()),
@@ -79,16 +80,29 @@ void AnalyticNetwork::StartTransfer(const RouteCache::Entry& route, Bytes bytes,
   const int id = NewItem();
   Item& item = items_[id];
   item.crossings.clear();
-  for (int link : route.links) item.crossings.emplace_back(link, 1);
+  for (int link : route.links) {
+    // Folded: the images of the transfer that cross the link's representative.
+    const int rep = fold_.LinkRep(link);
+    const int k = fold_.LinkMultiplicity(link);
+    auto held = std::find_if(item.crossings.begin(), item.crossings.end(),
+                             [rep](const std::pair<int, int>& c) { return c.first == rep; });
+    if (held == item.crossings.end()) {
+      item.crossings.emplace_back(rep, k);
+    } else {
+      held->second += k;
+    }
+  }
   item.route = &route;
   item.plan = -1;
   item.bytes = bytes;
-  item.link_bytes = static_cast<double>(bytes) * static_cast<double>(route.links.size());
+  item.link_bytes = static_cast<double>(bytes) * static_cast<double>(route.links.size()) *
+                    static_cast<double>(fold_.Order());
   item.tag = tag;
   Hold(id);
 }
 
-void AnalyticNetwork::StartPlan(int plan_id, const CollectivePlan& plan, int64_t tag) {
+void AnalyticNetwork::StartPlan(int plan_id, const CollectivePlan& plan, int64_t tag,
+                                int stabilizer) {
   TERASIM_CHECK(plan_id >= 0, "plan id {}", plan_id);
   if (plan_id >= static_cast<int>(plans_.size())) plans_.resize(plan_id + 1);
   Plan& cached = plans_[plan_id];
@@ -105,10 +119,23 @@ void AnalyticNetwork::StartPlan(int plan_id, const CollectivePlan& plan, int64_t
       }
     }
     cached.crossings.assign(most.begin(), most.end());
+    // Folded: the group's images (|G| / stabilizer of them) load each link class evenly.
+    std::map<int, int> held;
+    for (const auto& [link, k] : cached.crossings) {
+      held[fold_.LinkRep(link)] += k * fold_.LinkMultiplicity(link);
+    }
+    for (const auto& [rep, k] : held) {
+      TERASIM_CHECK(k % stabilizer == 0,
+                    "plan {}: {} crossings of link {} by a group with "
+                    "stabilizer {}",
+                    plan_id, k, rep, stabilizer);
+      cached.held.emplace_back(rep, k / stabilizer);
+    }
+    cached.link_bytes *= static_cast<double>(fold_.Order()) / stabilizer;
   }
   const int id = NewItem();
   Item& item = items_[id];
-  item.crossings = cached.crossings;
+  item.crossings = cached.held;
   item.route = nullptr;
   item.plan = plan_id;
   item.bytes = 0;
@@ -138,16 +165,32 @@ void AnalyticNetwork::Hold(int id) {
   }
 }
 
+int AnalyticNetwork::OwnCrossings(const Item& item, int link) const {
+  if (item.route != nullptr) {
+    return static_cast<int>(std::count(item.route->links.begin(), item.route->links.end(), link));
+  }
+  const std::vector<std::pair<int, int>>& crossings = plans_[item.plan].crossings;
+  auto it = std::lower_bound(crossings.begin(), crossings.end(), std::make_pair(link, 0));
+  return it != crossings.end() && it->first == link ? it->second : 0;
+}
+
 template <typename Weight>
 TimeNs AnalyticNetwork::SharedNs(int id, Weight weight) {
   const Item& item = items_[id];
-  // Per link: the others' weighted crossings.
+  // Per real link: the others' weighted crossings, read on its representative. Folded, the
+  // item's images there count too (they start with it).
   const auto others = [&](int link) {
+    const int rep = fold_.LinkRep(link);
     double sum = 0;
-    for (const auto& [h, k] : holders_[link]) {
-      if (h != id) sum += k * weight(items_[h]);
+    int images = 0;
+    for (const auto& [h, k] : holders_[rep]) {
+      if (h != id) {
+        sum += k * weight(items_[h]);
+      } else {
+        images = k - OwnCrossings(item, link);
+      }
     }
-    return sum;
+    return images == 0 ? sum : sum + images * weight(item);
   };
   if (item.route != nullptr) {
     if (item.route->links.empty()) return 0;

@@ -20,6 +20,14 @@
 // sharing has it, and a long transfer that starts beside a short one is slowed by the short
 // one's remaining time only. Where transfers overlap staggered, the flow network's re-sharing is
 // what the analytic mode cannot see (AnalyticNetwork::StaggeredBytes counts the bytes concerned).
+//
+// Folded (sim/symmetry_fold.h): a transfer or collective started stands for its images, which
+// by symmetry start together and keep the same times. It holds each representative link with
+// the crossings of all its images there (a transfer's link l counts LinkMultiplicity(l) on
+// LinkRep(l); a collective's counts that divided by its group's stabilizer), so a link's load is
+// the full replay's load of every link of its class. The others on a real link l of its route
+// are then its representative's holders less the item's own crossings of l (its images count,
+// as what starts with it): the sums of the full replay, added in another order.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +39,7 @@
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/route_cache.h"
+#include "sim/symmetry_fold.h"
 
 namespace terasim {
 
@@ -42,15 +51,18 @@ TimeNs AnalyticPlanNs(const CollectivePlan& plan, RouteCache& routes);
 
 class AnalyticNetwork : public EventHandler {
  public:
-  // Borrows the engine, links and listener (they must outlive it); the listener hears
-  // OnFlowDone(tag) when a transfer or collective ends.
-  AnalyticNetwork(Engine& engine, const std::vector<NetLink>& links, FlowListener& listener);
+  // Borrows the engine, links, listener and fold (they must outlive it; the fold may be set
+  // until the first Start); the listener hears OnFlowDone(tag) when a transfer or collective
+  // ends.
+  AnalyticNetwork(Engine& engine, const std::vector<NetLink>& links, FlowListener& listener,
+                  const SymmetryFold& fold);
 
   // A transfer of `bytes` over `route`, starting now.
   void StartTransfer(const RouteCache::Entry& route, Bytes bytes, int64_t tag);
   // Collective plan number `plan_id` (the same id for the same plan; copied the first time),
-  // starting now.
-  void StartPlan(int plan_id, const CollectivePlan& plan, int64_t tag);
+  // starting now. `stabilizer`: the fold's elements that map its group onto itself (one plan
+  // id, one stabilizer; 1 without a fold).
+  void StartPlan(int plan_id, const CollectivePlan& plan, int64_t tag, int stabilizer = 1);
 
   // Bytes of the transfers and collectives that shared a link with one started at another
   // instant (where the flow network would have re-shared the link when either began or ended).
@@ -62,7 +74,7 @@ class AnalyticNetwork : public EventHandler {
  private:
   enum EventKind { kSettle = 0, kDone = 1 };
   struct Item {
-    std::vector<std::pair<int, int>> crossings;  // (link, crossings it holds)
+    std::vector<std::pair<int, int>> crossings;  // (representative link, crossings it holds)
     const RouteCache::Entry* route = nullptr;    // a transfer's route, or
     int plan = -1;                               // a collective's plan
     Bytes bytes = 0;
@@ -74,11 +86,14 @@ class AnalyticNetwork : public EventHandler {
   struct Plan {
     CollectivePlan plan;
     std::vector<std::pair<int, int>> crossings;       // per link: the most crossings of one phase
+    std::vector<std::pair<int, int>> held;            // the same with its images, folded
     std::vector<std::map<int, int>> phase_crossings;  // per phase: crossings per link
     double link_bytes = 0;
   };
 
   int NewItem();
+  // The crossings of real link `link` by item `id` alone (not its images).
+  int OwnCrossings(const Item& item, int link) const;
   void Hold(int item);
   void Settle();
   TimeNs DurationNs(int item);
@@ -89,6 +104,7 @@ class AnalyticNetwork : public EventHandler {
   Engine& engine_;
   const std::vector<NetLink>& links_;
   FlowListener& listener_;
+  const SymmetryFold& fold_;
   int handler_id_;
   std::vector<int> load_;                                  // per link: crossings in flight
   std::vector<std::vector<std::pair<int, int>>> holders_;  // per link: (item, crossings)

@@ -72,7 +72,7 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   network_ = std::make_unique<FlowNetwork>(engine_, std::move(capacity), *this);
   for (int g = 0; g < topology.NumGpus(); ++g) compute_route_.push_back({num_links_ + g});
   if (options_.network == NetworkMode::kAnalytic) {
-    analytic_ = std::make_unique<AnalyticNetwork>(engine_, topology.Links(), *this);
+    analytic_ = std::make_unique<AnalyticNetwork>(engine_, topology.Links(), *this, fold_);
   }
   BuildGraph();
   active_ops_ = static_cast<int>(ops_.size());
@@ -379,7 +379,8 @@ void Replay::BeginCollective(int id) {
   }
   if (analytic_) {
     analytic_->StartPlan(instance.plan, cached.plan,
-                         static_cast<int64_t>(id) * 4 + kTagAnalyticCollective);
+                         static_cast<int64_t>(id) * 4 + kTagAnalyticCollective,
+                         instance.folded != nullptr ? instance.folded->stabilizer : 1);
     return;
   }
   instance.phase = 0;

@@ -18,8 +18,6 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
                        const ComputeCostModel& cost, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ReplayOptions replay_options;
-  // The analytic network keeps per-link state of what is in flight (sim/analytic_network.h):
-  // the images of a folded transfer would not be in it, so only the flow network folds.
   const bool analytic = options.network == NetworkMode::kAnalytic;
   const bool declared = schedule.symmetry.representatives_only;
   if (declared && (analytic || options.record_link_rates)) {
@@ -28,7 +26,7 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
         "--link-rates replays folded; generate the whole schedule",
         schedule.source.empty() ? "schedule" : schedule.source);
   }
-  replay_options.fold = options.fold && !options.record_link_rates && !analytic;
+  replay_options.fold = options.fold && !options.record_link_rates;
   replay_options.network = options.network;
   replay_options.placement = options.placement;
   replay_options.collectives = options.collectives;
@@ -50,8 +48,7 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   result.iteration_time_ns = replay.EndNs();
   const SymmetryFold& fold = replay.Fold();
   result.fold_order = fold.Order();
-  result.fold_note =
-      options.fold && analytic ? "the analytic network does not fold" : fold.WhyNot();
+  result.fold_note = fold.WhyNot();
   result.events = replay.Events();
   result.flows = replay.Flows();
   result.analytic_staggered_fraction = replay.StaggeredFraction();

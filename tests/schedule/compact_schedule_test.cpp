@@ -50,6 +50,16 @@ Schedule Generated(int microbatches) {
   return Generate(o);
 }
 
+// The InputError that reading `path` throws ("" when none).
+std::string ReadError(const std::string& path) {
+  try {
+    ReadCompactPirFile(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 std::vector<std::string> Messages(const CompactSchedule& s) {
   std::vector<std::string> out;
   for (const Diagnostic& d : CheckSchedule(s)) out.push_back(FormatDiagnostic(s, d));
@@ -86,7 +96,7 @@ TEST_CASE("ToCompact and ToSchedule keep every field of every op", "[schedule][c
 TEST_CASE("the streaming reader reads a file of several blocks as ReadPir reads its text",
           "[schedule][compact]") {
   // 1F1B pp4 tp2 with 128 micro-batches: about 1.6 MB of text, so lines straddle the reader's
-  // 1 MB blocks.
+  // 256 KB blocks.
   const std::string text = WritePir(Generated(128));
   REQUIRE(text.size() > (size_t{1} << 20));
   TempFile file("big.pir");
@@ -103,25 +113,81 @@ TEST_CASE("the streaming reader reads a file of several blocks as ReadPir reads 
   CHECK(WritePir(ToSchedule(ReadCompactPirFile(cut.path))) == text);
 }
 
+TEST_CASE("NamePool keeps its ids through a reserve and a seal", "[schedule][compact]") {
+  NamePool pool;
+  pool.Reserve(3000, 30000);  // a table for 3000 names: no growth below
+  for (int i = 0; i < 5000; ++i) CHECK(pool.Intern(fmt::format("k{}", i)) == i);
+  CHECK(pool.Intern("k4321") == 4321);
+  CHECK(pool.Intern("k1", NamePool::Hash("k1")) == 1);
+  pool.Seal();
+  CHECK(pool.Find("k4999") == 4999);    // a linear scan once sealed
+  CHECK(pool.Intern("k5000") == 5000);  // the table rebuilt from the texts
+  CHECK(pool.Find("k17") == 17);
+  CHECK(pool.Size() == 5001);
+}
+
+TEST_CASE("the streaming reader takes tabs, carriage returns and a line longer than a block",
+          "[schedule][compact]") {
+  const std::string header =
+      "terasim-pir 1\nmodel tiny\nlayers 4\nsequence 32\ndevices 2\nbatch 1\n"
+      "shape strategy=- dp=1 pp=1 tp=1 v=1\ngroup g 0,1\n";
+  // Every field, separated by tabs and spaces, the line ending in \r\n.
+  const std::string every =
+      "op\tA FWD  dev=0\tstream=c stage=0 layers=1-2 part=mlp mb=3 rows=2 tokens=4-8 group=g "
+      "recompute=full sp=1\r\nop B ALLREDUCE dev=1 stream=c group=g tensor=t bytes=9 after=A\n"
+      "op C OPTIMIZER dev=0 stream=s zero=2 group=g after=A\n";
+  TempFile file("fields.pir");
+  file.Write(header + every);
+  const CompactSchedule c = ReadCompactPirFile(file.path);
+  REQUIRE(c.ops.size() == 3);
+  const CompactOp& a = c.ops[0];
+  CHECK(c.Key(a) == "A");
+  CHECK(a.kind == OpKind::kFwd);
+  CHECK(a.stage == 0);
+  CHECK(a.layers == Range{1, 2});
+  CHECK(a.part == LayerPart::kMlp);
+  CHECK(a.microbatch == 3);
+  CHECK(a.rows == 2);
+  CHECK(a.tokens == Range{4, 8});
+  CHECK(a.recompute == Recompute::kFull);
+  CHECK(a.sequence_parallel);
+  CHECK(a.line == 9);
+  CHECK(c.ops[1].bytes == 9);
+  CHECK(c.Name(c.ops[1].tensor) == "t");
+  CHECK(c.AfterNames(1).size() == 1);
+  CHECK(c.Name(c.AfterNames(1)[0]) == "A");
+  CHECK(c.ops[2].zero == 2);
+  CHECK(c.Name(c.ops[2].group) == "g");
+
+  // A field name of a known one's length, one letter off, is still unknown.
+  TempFile bad("stagf.pir");
+  bad.Write(header + "op A FWD dev=0 stream=c stagf=0\n");
+  CHECK(ReadError(bad.path) == bad.path + ":9: A: unknown field 'stagf'");
+
+  // An op waiting for 40000 keys: one line of about 300 KB, more than the reader's block.
+  std::string line = "op Z SEND dev=0 stream=c peer=1 tensor=z bytes=1 after=";
+  std::string ops;
+  for (int i = 0; i < 40000; ++i) {
+    ops += fmt::format("op K{} FWD dev=0 stream=c\n", i);
+    line += fmt::format("{}K{}", i > 0 ? "," : "", i);
+  }
+  REQUIRE(line.size() > (size_t{256} << 10));
+  TempFile longer("long.pir");
+  longer.Write(header + ops + line + "\n");
+  const CompactSchedule l = ReadCompactPirFile(longer.path);
+  REQUIRE(l.ops.size() == 40001);
+  CHECK(l.AfterNames(40000).size() == 40000);
+  CHECK(l.Name(l.AfterNames(40000)[39999]) == "K39999");
+  CHECK(l.ops[40000].line == 9 + 40000);
+}
+
 TEST_CASE("the streaming reader names the file and line of an error", "[schedule][compact]") {
   TempFile file("bad.pir");
   file.Write(
       "terasim-pir 1\nmodel tiny\nlayers 4\nsequence 32\ndevices 2\nbatch 1\n"
       "shape strategy=- dp=1 pp=1 tp=1 v=1\nop A FWD dev=0 dev=1 stream=c");
-  std::string error;
-  try {
-    ReadCompactPirFile(file.path);
-  } catch (const InputError& e) {
-    error = e.what();
-  }
-  CHECK(error == file.path + ":8: A: field 'dev' given twice");
-  std::string missing;
-  try {
-    ReadCompactPirFile(file.path + ".absent");
-  } catch (const InputError& e) {
-    missing = e.what();
-  }
-  CHECK(missing == file.path + ".absent: cannot read");
+  CHECK(ReadError(file.path) == file.path + ":8: A: field 'dev' given twice");
+  CHECK(ReadError(file.path + ".absent") == file.path + ".absent: cannot read");
 }
 
 TEST_CASE("the checker gives the same messages on the compact schedule of every broken file",

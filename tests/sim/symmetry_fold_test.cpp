@@ -101,9 +101,9 @@ TEST_CASE("folded replay equals the full replay on every generator, both network
       SimOptions sim;
       sim.network = mode;
       const SimResult folded = RequireFoldExact(schedule, topology, sim);
-      // Both symmetries hold: one device of the 8 stands for dp x tp = 4 (flow network; the
-      // analytic network does not fold: sim/simulator.cpp).
-      CHECK(folded.fold_order == (mode == NetworkMode::kFlow ? 4 : 1));
+      // Both symmetries hold: one device of the 8 stands for dp x tp = 4, in both networks
+      // (the analytic one counts the images on its representative links).
+      CHECK(folded.fold_order == 4);
     }
   }
 }
@@ -132,8 +132,8 @@ TEST_CASE("megatron recipes and data-parallel only fold exactly") {
       SimOptions sim;
       sim.network = mode;
       const SimResult folded = RequireFoldExact(Generate(options), topology, sim);
-      // 4 with sp + recompute, 2 dp only; the analytic network does not fold.
-      CHECK(folded.fold_order == (mode == NetworkMode::kFlow ? options.dp * options.tp : 1));
+      // 4 with sp + recompute, 2 dp only.
+      CHECK(folded.fold_order == options.dp * options.tp);
     }
   }
 }
@@ -149,7 +149,7 @@ TEST_CASE("a real cluster folds data-parallel replicas sharing its links") {
       sim.network = mode;
       const SimResult folded =
           RequireFoldExact(Generate(Options(strategy, 2, 2, 4)), topology, sim);
-      CHECK(folded.fold_order == (mode == NetworkMode::kFlow ? 4 : 1));
+      CHECK(folded.fold_order == 4);
     }
   }
 }
@@ -175,13 +175,8 @@ TEST_CASE("a placement that breaks the replica symmetry is not folded across rep
   for (NetworkMode mode : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
     sim.network = mode;
     const SimResult folded = RequireFoldExact(schedule, topology, sim);
-    if (mode == NetworkMode::kFlow) {
-      CHECK(folded.fold_order == 2);
-      CHECK(folded.fold_note.find("data-parallel") != std::string::npos);
-    } else {
-      CHECK(folded.fold_order == 1);
-      CHECK(folded.fold_note == "the analytic network does not fold");
-    }
+    CHECK(folded.fold_order == 2);
+    CHECK(folded.fold_note.find("data-parallel") != std::string::npos);
   }
 }
 

@@ -80,12 +80,13 @@ std::vector<Family> AllFamilies();
 
 struct Candidate {
   Family family = Family::kTeraPipe;
-  GenerateOptions options;  // fully specified: model, strategy, degrees, micro-batches
-  double estimate_s = 0;    // analytic estimate (see the header comment)
-  double bound_s = 0;       // compute-only lower bound used for pruning
-  int units = 0;            // (micro-batch, slice) units per replica
-  std::string slicing;      // the slicing spec ("" for micro-batch families)
-  Bytes analytic_peak = 0;  // AnalyticMemory of `options` (0 for terapipe)
+  GenerateOptions options;   // fully specified: model, strategy, degrees, micro-batches
+  double estimate_s = 0;     // analytic estimate (see the header comment)
+  double bound_s = 0;        // lower bound of any replay, used for ordering and pruning
+  int64_t ops_estimate = 0;  // ops the generated schedule will have, about (EstimateOps)
+  int units = 0;             // (micro-batch, slice) units per replica
+  std::string slicing;       // the slicing spec ("" for micro-batch families)
+  Bytes analytic_peak = 0;   // AnalyticMemory of `options` (0 for terapipe)
   bool analytic_fits = true;
   std::string analytic_reason;  // when !analytic_fits: the peak and its largest term
   // Further recipe variants that fit analytically, ascending estimate, tried when `options`
@@ -132,8 +133,18 @@ struct SearchRequest {
   // family; false: only the plain variant (no recomputation, no sharding).
   bool recipes = true;
   int microbatch_size = 0;  // > 0: only micro-batches of this many rows (micro-batch families)
+  // Candidates whose EstimateOps exceeds this are not generated (0: no limit); counted as
+  // pruned by the op budget.
+  int64_t max_ops = 0;
   // Called with progress lines ("planning 1x48x8 terapipe ...") when set.
   std::function<void(const std::string&)> progress;
+  // Network lower bounds for the candidates' bounds, from the caller's simulator view (unset:
+  // the bounds count compute only). Each returns, in ns, a lower bound of the time the
+  // replay takes for that communication alone on an idle network: a collective of `kind` over
+  // the GPUs `gpus` (in group order) with `bytes` per rank, and transfers of `bytes` each
+  // between the (src, dst) GPU pairs, started together, until the last arrives.
+  std::function<double(OpKind kind, const std::vector<int>& gpus, Bytes bytes)> collective_ns;
+  std::function<double(const std::vector<std::pair<int, int>>& pairs, Bytes bytes)> transfers_ns;
 };
 
 struct FamilyResult {
@@ -143,9 +154,16 @@ struct FamilyResult {
   std::vector<Evaluation> tried;  // every candidate considered, in the order tried
   std::string reason;             // why nothing was found, when !found
   int candidates = 0;             // enumerated
-  int pruned_by_bound = 0;        // never tried: compute-only bound >= the best simulated time
+  int pruned_by_bound = 0;        // never tried: lower bound >= the best simulated time
   int pruned_by_budget = 0;       // never tried: max_evaluations_per_family was reached
+  int pruned_by_ops = 0;          // not generated: EstimateOps > max_ops
 };
+
+// About how many ops Generate(options) writes (micro-batch families; the terapipe family's
+// units from its slicing), from the per-unit op counts of schedule/generator.h: compute ops per
+// layer and part, their tp collectives, the boundary SEND / RECV, ZeRO-3's per-layer
+// collectives; an estimate to budget evaluation cost, not an exact count.
+int64_t EstimateOps(const GenerateOptions& options, int units);
 
 // Evaluates a generated, memory-checked schedule; returns its iteration time in seconds.
 using EvaluateFn = std::function<double(const Candidate&, const Schedule&)>;
@@ -166,6 +184,13 @@ class StrategySearch {
   // Fills estimate_s and bound_s; for terapipe also plans the slicing. False when the
   // configuration cannot be built (e.g. interleaving constraints).
   bool Estimate(Candidate& candidate, const SearchRequest& request) const;
+  // A lower bound of any replay of the micro-batch family candidate `o`, in ns: the pipeline
+  // of M units of `unit_compute_ns` (plus the blocking tp collectives) and `fill_steps` more on
+  // the other stages, the first micro-batch's p2p trip where nothing fills it, and StepTailNs.
+  double LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
+                      double unit_compute_ns, double fill_steps) const;
+  // What follows the first rank's last backward: its data-parallel step and its OPTIMIZER.
+  double StepTailNs(const GenerateOptions& o, const SearchRequest& request) const;
   // Picks the candidate's recipe among `variants` (see the top of this file).
   void ChooseRecipe(Candidate& candidate, const std::vector<GenerateOptions>& variants,
                     const SearchRequest& request) const;

@@ -15,6 +15,8 @@
 #include "models/roofline_cost.h"
 #include "schedule/memory_estimate.h"
 #include "schedule/schedule_ir.h"
+#include "schedule/strategy_search.h"
+#include "sim/route_cache.h"
 #include "sim/simulator.h"
 #include "topologies/topology.h"
 
@@ -47,6 +49,14 @@ class PlanningContext {
   // Replays `schedule` (for this model) on the cluster; peak memory from `memory` when given.
   SimResult Evaluate(const Schedule& schedule, const MemoryEstimate* memory = nullptr) const;
 
+  // Sets the search's network lower bounds (SearchRequest::collective_ns, transfers_ns) to this
+  // cluster's collective plans and routes costed alone (sim/analytic_network.h: a plan's
+  // phases one after another, each run's steps x (alpha + bytes / its narrowest share), which
+  // the flow replay's aggregate flows cannot beat: they wait the same alphas and move the same
+  // bytes over the same links, slower when others share them). The callbacks borrow this
+  // context and are not thread-safe.
+  void SetNetworkBounds(SearchRequest& request) const;
+
  private:
   ModelCard model_;
   Cluster cluster_;
@@ -56,6 +66,7 @@ class PlanningContext {
   CollectiveOptions collectives_;
   NetworkMode network_;
   bool fold_ = true;
+  std::unique_ptr<RouteCache> routes_;  // for SetNetworkBounds' callbacks
 };
 
 }  // namespace terasim::cli

@@ -180,7 +180,11 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
     SliceCostFn compute_only = [&](int rows, int tokens, int context) {
       return stage.ComputeNs(rows, tokens, context);
     };
-    c.bound_s = PlanLatency(plan.microbatches, o.pp, compute_only) / 1e9;
+    // Scaled by floor / ceil of the layers per stage: the planner costs every stage as the
+    // largest, and a stage of one layer less computes at least that share of it.
+    const double scale = static_cast<double>(model_.layers / o.pp) /
+                         static_cast<double>((model_.layers + o.pp - 1) / o.pp);
+    c.bound_s = scale * PlanLatency(plan.microbatches, o.pp, compute_only) / 1e9;
     // After the last backward: the first stage's data-parallel step and optimizer.
     c.bound_s += StepTailNs(o, request) / 1e9;
     c.ops_estimate = EstimateOps(o, c.units);
@@ -283,11 +287,15 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
     tp_ns = 4.0 * part * (model_.layers / stages) * o.virtual_stages;
   }
   const double unit = unit_compute_ns + tp_ns;
+  // On the other stages with sequence parallelism the replay runs a stage's forward faster
+  // than compute + collectives (measured: gpt3-1b 1x8x2 on p3.16xlarge:2, stage 1 47 ms
+  // against stage 0's 57 ms), so there only the compute is counted.
+  const double other_unit = o.sequence_parallel && o.tp > 1 ? unit_compute_ns : unit;
   // The fill steps run on the other stages, which may hold one layer less than the first:
   // scaled by floor / ceil of the layers per stage (compute grows with the layers).
   const double fill_scale = static_cast<double>(model_.layers / stages) /
                             static_cast<double>((model_.layers + stages - 1) / stages);
-  double ns = o.microbatches * unit + fill_steps * unit * fill_scale;
+  double ns = o.microbatches * unit + fill_steps * other_unit * fill_scale;
   const bool split = o.strategy == Strategy::kZbH1 || o.strategy == Strategy::kZbH2 ||
                      o.strategy == Strategy::kInterleavedZb || o.strategy == Strategy::kZbV ||
                      o.strategy == Strategy::kDualPipeV;
@@ -323,7 +331,7 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
   // across every boundary twice. Its compute is at least P ranks of floor-sized stages; with
   // a split backward only the forward and input-gradient part, counted as half of the unit
   // (the weight-gradient part is at most the input-gradient part).
-  chain_ns += o.pp * unit * fill_scale * (split ? 0.5 : 1.0);
+  chain_ns += o.pp * other_unit * fill_scale * (split ? 0.5 : 1.0);
   // Pipeline p2p: the last pipeline rank can start nothing before the first micro-batch has
   // crossed the P - 1 boundaries to it (each transfer waits for the forward before it), and
   // then runs all of its units. In GPipe, 1F1B and interleaved 1F1B its last op is a backward
@@ -332,6 +340,22 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
   // zero-bubble orders may end on a weight-gradient op instead: once.
   ns += (split ? 1 : 2) * first_trip;
   ns = std::max(ns, chain_ns);
+  if (o.dp > 1 && o.zero == 3 && request.collective_ns) {
+    // ZeRO-3 (schedule/generator.cpp): every unit all-gathers each layer's parameters for its
+    // forward and again for its backward on the device's `zero` stream, and reduce-scatters
+    // each layer's gradients on its `dp` stream; a stream runs its ops one after another, so
+    // the iteration lasts at least either stream's sum (over floor(L / (P V)) layers a chunk).
+    std::vector<int> group;
+    for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp);
+    const Bytes layer_bytes = 2 * LayerShardParams(model_, o.tp, Block::kWhole);
+    const double per_unit = static_cast<double>(model_.layers / stages) * o.virtual_stages *
+                            std::max(1, o.microbatches);
+    const double gathers =
+        2 * per_unit * request.collective_ns(OpKind::kAllGather, group, layer_bytes);
+    const double scatters =
+        per_unit * request.collective_ns(OpKind::kReduceScatter, group, layer_bytes);
+    ns = std::max({ns, gathers, scatters});
+  }
   return ns + StepTailNs(o, request);
 }
 

@@ -27,18 +27,27 @@
 // analytically the candidate keeps the variant with the smallest peak, to report why.
 //
 // Every candidate gets an analytic estimate from StageCost: for the micro-batch families the
-// compute-only pipeline bound (M + P - 1) x (forward + backward of one micro-batch on the
-// largest stage) (interleaved: (M V + P - 1) chunks of 1/V of that; zero bubble: M units plus
+// pipeline (M + P - 1) x (forward + backward of one micro-batch on the largest stage, with its
+// communication) (interleaved: (M V + P - 1) chunks of 1/V of that; zero bubble: M units plus
 // (P - 1) thirds of a unit, the bubble of ZB-H1 with F = B = W; interleaved-zb, zb-v and
-// dualpipe-v: M units plus (P - 1) thirds of a chunk of 1/V of a unit), a lower bound of any
-// replay;
-// recomputation adds one forward per backward (full) or the attention core's forward
-// (selective); ZeRO-3 adds its per-micro-batch parameter all-gathers and gradient
-// reduce-scatters (3 x the stage's fp16 parameters over the data-parallel route) to the
-// estimate. For terapipe the planner's own T = sum + (K - 1) max. Candidates are generated,
-// checked against device memory (schedule/memory_estimate.h) and evaluated (by the caller's
-// callback: the simulator) in ascending estimate order; a family stops once a candidate's
-// compute-only bound exceeds its best evaluated time.
+// dualpipe-v: M units plus (P - 1) thirds of a chunk of 1/V of a unit); recomputation adds one
+// forward per backward (full) or the attention core's forward (selective); ZeRO-3 adds its
+// per-micro-batch parameter all-gathers and gradient reduce-scatters (3 x the stage's fp16
+// parameters over the data-parallel route). For terapipe the planner's own T = sum + (K - 1)
+// max. The estimate orders a candidate's recipe variants (above).
+//
+// And a lower bound of any replay (StrategySearch::LowerBoundNs; tests/tools/search_bounds_test.cpp
+// checks it against the flow and analytic replays of every candidate): the pipeline steps
+// above with the fill on floor-sized stages, each unit's compute plus its blocking tp
+// collectives (on the compute stream); one micro-batch's chain through every stage and
+// boundary; the first micro-batch's trip to the last rank (and back where the last op is a
+// backward); ZeRO-3's zero and dp streams' sums; then the first rank's data-parallel step and
+// OPTIMIZER. The network terms come from SearchRequest::collective_ns / transfers_ns
+// (tools/planning_context costs them alone on the cluster); without them it is compute only.
+// Run prunes by analytic memory first (never generated), then generates, checks memory
+// (schedule/memory_estimate.h) and evaluates (the caller's callback: the simulator) the rest in
+// ascending bound order; a family stops once a bound reaches its best evaluated time, which no
+// later candidate can then beat. Candidates of more than max_ops (EstimateOps) are skipped.
 //
 // Borrows everything it is given. Not thread-safe (the callback may be).
 #pragma once

@@ -654,6 +654,10 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
       }
       e.iteration_s = evaluate(e.candidate, schedule);
       e.evaluated = true;
+      if (request.progress) {
+        request.progress(fmt::format("{} {}: {:.3f} s", FamilyName(family),
+                                     DegreesText(e.candidate.options), e.iteration_s));
+      }
       ++evaluations;
       if (!result.found || e.iteration_s < result.best.iteration_s) {
         result.best = e;

@@ -180,7 +180,14 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
     SliceCostFn compute_only = [&](int rows, int tokens, int context) {
       return stage.ComputeNs(rows, tokens, context);
     };
-    c.bound_s = PlanLatency(plan.microbatches, o.pp, compute_only) / 1e9;
+    // Scaled by floor / ceil of the layers per stage: the planner costs every stage as the
+    // largest, and a stage of one layer less computes at least that share of it.
+    const double scale = static_cast<double>(model_.layers / o.pp) /
+                         static_cast<double>((model_.layers + o.pp - 1) / o.pp);
+    c.bound_s = scale * PlanLatency(plan.microbatches, o.pp, compute_only) / 1e9;
+    // After the last backward: the first stage's data-parallel step and optimizer.
+    c.bound_s += StepTailNs(o, request) / 1e9;
+    c.ops_estimate = EstimateOps(o, c.units);
     return true;
   }
   const int m = o.microbatches, p = o.pp, v = o.virtual_stages;
@@ -218,8 +225,9 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
       o.strategy == Strategy::kDualPipeV) {
     steps = m + (p - 1) / (3.0 * v);
   }
-  c.bound_s = steps * (unit_compute + recompute_ns) / 1e9;
+  c.bound_s = LowerBoundNs(o, request, unit_compute + recompute_ns, steps - m) / 1e9;
   c.estimate_s = steps * (unit_total + recompute_ns) / 1e9;
+  c.ops_estimate = EstimateOps(o, c.units);
   if (o.zero == 3 && o.dp > 1) {
     // Per micro-batch: the stage's parameters all-gathered forward and backward and its
     // gradients reduce-scattered, (D - 1) / D of the bytes each over the dp route.
@@ -229,6 +237,150 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
     c.estimate_s += m * 3.0 * (o.dp - 1) / o.dp * bytes / bw;
   }
   return true;
+}
+
+double StrategySearch::StepTailNs(const GenerateOptions& o, const SearchRequest& request) const {
+  // The first rank's last chunk (its whole share with V = 1): floor(L / (P V)) layers at least.
+  const int chunk_layers = std::max(1, model_.layers / (o.pp * o.virtual_stages));
+  // The OPTIMIZER of that chunk runs on the compute stream after its dp collective (or after
+  // its last backward with D = 1): its work is the chunk's tp shard, 1 / D of it with ZeRO
+  // (sim/op_work.cpp's tp degree of an OPTIMIZER op).
+  const int zero = o.dp > 1 ? o.zero : 0;
+  SliceWork opt;
+  opt.pass = Pass::kOptimizer;
+  opt.layers = chunk_layers;
+  opt.rows = 1;
+  opt.tp = std::max(1, o.tp) * (zero > 0 ? o.dp : 1);
+  double ns = static_cast<double>(compute_.Time(opt));
+  if (o.dp < 2 || zero == 3 || !request.collective_ns) return ns;
+  // The dp collective of the chunk's fp16 weight gradients over tp rank 0's dp group (ranks
+  // d P T): it waits for the chunk's last backward and the OPTIMIZER waits for it (an
+  // ALLREDUCE; ZeRO-1 and 2 a REDUCE_SCATTER before the OPTIMIZER and an ALLGATHER after it;
+  // ZeRO-3's per-layer reduce-scatters are not counted). schedule/generator.cpp writes no
+  // overlap of this step with the backward, so it adds to the path in full.
+  std::vector<int> group;
+  for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp);
+  const Bytes bytes = 2 * static_cast<Bytes>(chunk_layers) * model_.ParamsPerLayer() / o.tp;
+  if (zero == 0) return ns + request.collective_ns(OpKind::kAllReduce, group, bytes);
+  return ns + request.collective_ns(OpKind::kReduceScatter, group, bytes) +
+         request.collective_ns(OpKind::kAllGather, group, bytes);
+}
+
+double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
+                                    double unit_compute_ns, double fill_steps) const {
+  const int L = model_.sequence;
+  const int stages = o.pp * o.virtual_stages;
+  // Blocking tp collectives: schedule/generator.cpp puts each layer part's tp collective on
+  // the compute stream between the parts (ALLREDUCE, or ALLGATHER before and REDUCE_SCATTER
+  // after with sequence parallelism), two parts forward and two backward per layer, so the
+  // first rank's compute stream runs them in series with its compute, one unit after another.
+  // Counted over floor(L / (P V)) layers per chunk (every stage has at least that many).
+  double tp_ns = 0;
+  if (o.tp > 1 && request.collective_ns) {
+    std::vector<int> group;
+    for (int t = 0; t < o.tp; ++t) group.push_back(t);
+    const Bytes bytes = static_cast<Bytes>(o.microbatch_size) * L * model_.hidden * 2;
+    const double part = o.sequence_parallel
+                            ? request.collective_ns(OpKind::kAllGather, group, bytes) +
+                                  request.collective_ns(OpKind::kReduceScatter, group, bytes)
+                            : request.collective_ns(OpKind::kAllReduce, group, bytes);
+    tp_ns = 4.0 * part * (model_.layers / stages) * o.virtual_stages;
+  }
+  const double unit = unit_compute_ns + tp_ns;
+  // On the other stages with sequence parallelism the replay runs a stage's forward faster
+  // than compute + collectives (measured: gpt3-1b 1x8x2 on p3.16xlarge:2, stage 1 47 ms
+  // against stage 0's 57 ms), so there only the compute is counted.
+  const double other_unit = o.sequence_parallel && o.tp > 1 ? unit_compute_ns : unit;
+  // The fill steps run on the other stages, which may hold one layer less than the first:
+  // scaled by floor / ceil of the layers per stage (compute grows with the layers).
+  const double fill_scale = static_cast<double>(model_.layers / stages) /
+                            static_cast<double>((model_.layers + stages - 1) / stages);
+  double ns = o.microbatches * unit + fill_steps * other_unit * fill_scale;
+  const bool split = o.strategy == Strategy::kZbH1 || o.strategy == Strategy::kZbH2 ||
+                     o.strategy == Strategy::kInterleavedZb || o.strategy == Strategy::kZbV ||
+                     o.strategy == Strategy::kDualPipeV;
+  // The trip of one micro-batch's boundary tensor over the pipeline ranks of `path` (virtual
+  // stages in order; consecutive stages on one rank hand over in memory), tp rank 0 of rank r
+  // being GPU r T.
+  double chain_ns = 0, first_trip = 0;
+  if (o.pp > 1 && request.transfers_ns) {
+    Bytes bytes = static_cast<Bytes>(o.microbatch_size) * L * model_.hidden * 2;
+    if (o.sequence_parallel && o.tp > 1) bytes /= o.tp;
+    std::vector<int> ranks;  // the rank of each virtual stage
+    for (int vs = 0; vs < stages; ++vs) {
+      const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
+      ranks.push_back(v_shape && vs >= o.pp ? 2 * o.pp - 1 - vs : vs % o.pp);
+    }
+    for (int vs = 0; vs + 1 < stages; ++vs) {
+      if (ranks[vs] == ranks[vs + 1]) continue;
+      // Point to point: every tp rank sends its tensor to its peer at once, and the next
+      // stage's first tp collective needs every rank's (sharing the node's NICs); broadcast:
+      // tp rank 0 to tp rank 0 (its broadcast inside the stage not counted).
+      std::vector<std::pair<int, int>> pairs;
+      const int senders = o.boundary == Boundary::kBroadcast ? 1 : o.tp;
+      for (int t = 0; t < senders; ++t) {
+        pairs.emplace_back(ranks[vs] * o.tp + t, ranks[vs + 1] * o.tp + t);
+      }
+      const double c = request.transfers_ns(pairs, bytes);
+      chain_ns += 2 * c;  // forward, and the gradient back
+      if (vs + 1 < o.pp) first_trip += c;
+    }
+  }
+  // One micro-batch's chain: its forward through every virtual stage then its backward back
+  // (the input-gradient half with a split backward), each step waiting for the one before,
+  // across every boundary twice. Its compute is at least P ranks of floor-sized stages; with
+  // a split backward only the forward and input-gradient part, counted as half of the unit
+  // (the weight-gradient part is at most the input-gradient part).
+  chain_ns += o.pp * other_unit * fill_scale * (split ? 0.5 : 1.0);
+  // Pipeline p2p: the last pipeline rank can start nothing before the first micro-batch has
+  // crossed the P - 1 boundaries to it (each transfer waits for the forward before it), and
+  // then runs all of its units. In GPipe, 1F1B and interleaved 1F1B its last op is a backward
+  // of its first chunk (stage P - 1), whose gradient then crosses the P - 1 boundaries back to
+  // the first rank, which ends with that micro-batch's backward: twice the boundaries. The
+  // zero-bubble orders may end on a weight-gradient op instead: once.
+  ns += (split ? 1 : 2) * first_trip;
+  ns = std::max(ns, chain_ns);
+  if (o.dp > 1 && o.zero == 3 && request.collective_ns) {
+    // ZeRO-3 (schedule/generator.cpp): every unit all-gathers each layer's parameters for its
+    // forward and again for its backward on the device's `zero` stream, and reduce-scatters
+    // each layer's gradients on its `dp` stream; a stream runs its ops one after another, so
+    // the iteration lasts at least either stream's sum (over floor(L / (P V)) layers a chunk).
+    std::vector<int> group;
+    for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp);
+    const Bytes layer_bytes = 2 * LayerShardParams(model_, o.tp, Block::kWhole);
+    const double per_unit = static_cast<double>(model_.layers / stages) * o.virtual_stages *
+                            std::max(1, o.microbatches);
+    const double gathers =
+        2 * per_unit * request.collective_ns(OpKind::kAllGather, group, layer_bytes);
+    const double scatters =
+        per_unit * request.collective_ns(OpKind::kReduceScatter, group, layer_bytes);
+    ns = std::max({ns, gathers, scatters});
+  }
+  return ns + StepTailNs(o, request);
+}
+
+int64_t EstimateOps(const GenerateOptions& o, int units) {
+  const int stages = o.pp * o.virtual_stages;
+  const int chunk_layers = (o.model.layers + stages - 1) / stages;
+  const bool zero3 = o.dp > 1 && o.zero == 3;
+  const bool split = o.strategy == Strategy::kZbH1 || o.strategy == Strategy::kZbH2 ||
+                     o.strategy == Strategy::kInterleavedZb || o.strategy == Strategy::kZbV ||
+                     o.strategy == Strategy::kDualPipeV;
+  // Passes per unit and chunk: forward, backward (input and weight when split), recompute.
+  const int passes = 2 + (split ? 1 : 0) + (o.recompute == Recompute::kFull ? 1 : 0);
+  int64_t per_chunk = passes;  // one op per pass for the whole chunk
+  if (o.tp > 1 || zero3) {
+    // Per layer and part (2 parts with tp), each followed by its tp collective(s).
+    const int parts = o.tp > 1 ? 2 : 1;
+    const int collectives = o.tp > 1 ? (o.sequence_parallel ? 2 : 1) : 0;
+    per_chunk = static_cast<int64_t>(chunk_layers) * passes * parts * (1 + collectives);
+    if (zero3) per_chunk += 3LL * chunk_layers;  // all-gather forward, backward; reduce-scatter
+  }
+  per_chunk += 4;  // SEND / RECV of the activation and of its gradient
+  const int64_t per_device =
+      static_cast<int64_t>(std::max(1, units)) * o.virtual_stages * per_chunk +
+      4LL * o.virtual_stages;
+  return per_device * o.dp * o.pp * o.tp;
 }
 
 void StrategySearch::ChooseRecipe(Candidate& c, const std::vector<GenerateOptions>& variants,
@@ -413,19 +565,34 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
     FamilyResult result;
     result.family = family;
     std::vector<Candidate> candidates = Enumerate(family, request);
+    // Ascending lower bound (ties: ascending estimate, Enumerate's order): once a bound reaches
+    // the best time simulated, no later candidate can beat it.
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.bound_s < b.bound_s; });
     int evaluations = 0;
     int over_memory = 0;
+    bool stopped_by_bound = false;
+    // Memory first: what does not fit analytically is never generated, bound or not.
+    for (const Candidate& c : candidates) {
+      if (c.analytic_fits) continue;
+      Evaluation e;
+      e.candidate = c;
+      e.note = c.analytic_reason;
+      ++over_memory;
+      result.tried.push_back(std::move(e));
+    }
     for (Candidate& c : candidates) {
+      if (!c.analytic_fits) continue;
       if (evaluations >= request.max_evaluations_per_family) break;
       Evaluation e;
       e.candidate = c;
       if (result.found && c.bound_s >= result.best.iteration_s) {
-        break;  // ascending estimates: nothing later can beat the best on compute alone
+        stopped_by_bound = true;
+        break;
       }
-      if (!c.analytic_fits) {
-        e.note = c.analytic_reason;
-        ++over_memory;
-        result.tried.push_back(std::move(e));
+      if (request.max_ops > 0 && c.ops_estimate > request.max_ops) {
+        // Too big to generate within the budget; counted, not tried.
+        ++result.pruned_by_ops;
         continue;
       }
       if (family == Family::kTeraPipe) {
@@ -480,12 +647,17 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         continue;
       }
       if (request.progress) {
-        request.progress(fmt::format("{} {} {}: simulating ({} ops)", FamilyName(family),
-                                     DegreesText(e.candidate.options),
-                                     RecipeText(e.candidate.options), schedule.ops.size()));
+        request.progress(fmt::format("{} {} {}: simulating ({} ops, lower bound {:.3f} s)",
+                                     FamilyName(family), DegreesText(e.candidate.options),
+                                     RecipeText(e.candidate.options), schedule.ops.size(),
+                                     e.candidate.bound_s));
       }
       e.iteration_s = evaluate(e.candidate, schedule);
       e.evaluated = true;
+      if (request.progress) {
+        request.progress(fmt::format("{} {}: {:.3f} s", FamilyName(family),
+                                     DegreesText(e.candidate.options), e.iteration_s));
+      }
       ++evaluations;
       if (!result.found || e.iteration_s < result.best.iteration_s) {
         result.best = e;
@@ -495,9 +667,9 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
     }
     // The loop stops early only at the budget or at the bound.
     result.candidates = static_cast<int>(candidates.size());
-    const int untried = result.candidates - static_cast<int>(result.tried.size());
-    (evaluations >= request.max_evaluations_per_family ? result.pruned_by_budget
-                                                       : result.pruned_by_bound) = untried;
+    const int untried =
+        result.candidates - static_cast<int>(result.tried.size()) - result.pruned_by_ops;
+    (stopped_by_bound ? result.pruned_by_bound : result.pruned_by_budget) = untried;
     if (!result.found) {
       if (candidates.empty()) {
         if (family == Family::kInterleaved || family == Family::kInterleavedZb) {
@@ -513,6 +685,12 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         } else {
           result.reason = "no configuration of the degrees uses every GPU";
         }
+      } else if (result.pruned_by_ops > 0) {
+        result.reason = fmt::format(
+            "{} of {} configurations exceed the op budget ({} ops), the others do not fit in "
+            "memory{}",
+            result.pruned_by_ops, candidates.size(), request.max_ops,
+            result.tried.empty() ? "" : " (" + result.tried.front().note + ")");
       } else {
         result.reason =
             fmt::format("none of {} configurations fits in memory ({})", candidates.size(),

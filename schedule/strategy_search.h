@@ -27,18 +27,27 @@
 // analytically the candidate keeps the variant with the smallest peak, to report why.
 //
 // Every candidate gets an analytic estimate from StageCost: for the micro-batch families the
-// compute-only pipeline bound (M + P - 1) x (forward + backward of one micro-batch on the
-// largest stage) (interleaved: (M V + P - 1) chunks of 1/V of that; zero bubble: M units plus
+// pipeline (M + P - 1) x (forward + backward of one micro-batch on the largest stage, with its
+// communication) (interleaved: (M V + P - 1) chunks of 1/V of that; zero bubble: M units plus
 // (P - 1) thirds of a unit, the bubble of ZB-H1 with F = B = W; interleaved-zb, zb-v and
-// dualpipe-v: M units plus (P - 1) thirds of a chunk of 1/V of a unit), a lower bound of any
-// replay;
-// recomputation adds one forward per backward (full) or the attention core's forward
-// (selective); ZeRO-3 adds its per-micro-batch parameter all-gathers and gradient
-// reduce-scatters (3 x the stage's fp16 parameters over the data-parallel route) to the
-// estimate. For terapipe the planner's own T = sum + (K - 1) max. Candidates are generated,
-// checked against device memory (schedule/memory_estimate.h) and evaluated (by the caller's
-// callback: the simulator) in ascending estimate order; a family stops once a candidate's
-// compute-only bound exceeds its best evaluated time.
+// dualpipe-v: M units plus (P - 1) thirds of a chunk of 1/V of a unit); recomputation adds one
+// forward per backward (full) or the attention core's forward (selective); ZeRO-3 adds its
+// per-micro-batch parameter all-gathers and gradient reduce-scatters (3 x the stage's fp16
+// parameters over the data-parallel route). For terapipe the planner's own T = sum + (K - 1)
+// max. The estimate orders a candidate's recipe variants (above).
+//
+// And a lower bound of any replay (StrategySearch::LowerBoundNs; tests/tools/search_bounds_test.cpp
+// checks it against the flow and analytic replays of every candidate): the pipeline steps
+// above with the fill on floor-sized stages, each unit's compute plus its blocking tp
+// collectives (on the compute stream); one micro-batch's chain through every stage and
+// boundary; the first micro-batch's trip to the last rank (and back where the last op is a
+// backward); ZeRO-3's zero and dp streams' sums; then the first rank's data-parallel step and
+// OPTIMIZER. The network terms come from SearchRequest::collective_ns / transfers_ns
+// (tools/planning_context costs them alone on the cluster); without them it is compute only.
+// Run prunes by analytic memory first (never generated), then generates, checks memory
+// (schedule/memory_estimate.h) and evaluates (the caller's callback: the simulator) the rest in
+// ascending bound order; a family stops once a bound reaches its best evaluated time, which no
+// later candidate can then beat. Candidates of more than max_ops (EstimateOps) are skipped.
 //
 // Borrows everything it is given. Not thread-safe (the callback may be).
 #pragma once
@@ -80,12 +89,13 @@ std::vector<Family> AllFamilies();
 
 struct Candidate {
   Family family = Family::kTeraPipe;
-  GenerateOptions options;  // fully specified: model, strategy, degrees, micro-batches
-  double estimate_s = 0;    // analytic estimate (see the header comment)
-  double bound_s = 0;       // compute-only lower bound used for pruning
-  int units = 0;            // (micro-batch, slice) units per replica
-  std::string slicing;      // the slicing spec ("" for micro-batch families)
-  Bytes analytic_peak = 0;  // AnalyticMemory of `options` (0 for terapipe)
+  GenerateOptions options;   // fully specified: model, strategy, degrees, micro-batches
+  double estimate_s = 0;     // analytic estimate (see the header comment)
+  double bound_s = 0;        // lower bound of any replay, used for ordering and pruning
+  int64_t ops_estimate = 0;  // ops the generated schedule will have, about (EstimateOps)
+  int units = 0;             // (micro-batch, slice) units per replica
+  std::string slicing;       // the slicing spec ("" for micro-batch families)
+  Bytes analytic_peak = 0;   // AnalyticMemory of `options` (0 for terapipe)
   bool analytic_fits = true;
   std::string analytic_reason;  // when !analytic_fits: the peak and its largest term
   // Further recipe variants that fit analytically, ascending estimate, tried when `options`
@@ -132,8 +142,18 @@ struct SearchRequest {
   // family; false: only the plain variant (no recomputation, no sharding).
   bool recipes = true;
   int microbatch_size = 0;  // > 0: only micro-batches of this many rows (micro-batch families)
+  // Candidates whose EstimateOps exceeds this are not generated (0: no limit); counted as
+  // pruned by the op budget.
+  int64_t max_ops = 0;
   // Called with progress lines ("planning 1x48x8 terapipe ...") when set.
   std::function<void(const std::string&)> progress;
+  // Network lower bounds for the candidates' bounds, from the caller's simulator view (unset:
+  // the bounds count compute only). Each returns, in ns, a lower bound of the time the
+  // replay takes for that communication alone on an idle network: a collective of `kind` over
+  // the GPUs `gpus` (in group order) with `bytes` per rank, and transfers of `bytes` each
+  // between the (src, dst) GPU pairs, started together, until the last arrives.
+  std::function<double(OpKind kind, const std::vector<int>& gpus, Bytes bytes)> collective_ns;
+  std::function<double(const std::vector<std::pair<int, int>>& pairs, Bytes bytes)> transfers_ns;
 };
 
 struct FamilyResult {
@@ -143,9 +163,16 @@ struct FamilyResult {
   std::vector<Evaluation> tried;  // every candidate considered, in the order tried
   std::string reason;             // why nothing was found, when !found
   int candidates = 0;             // enumerated
-  int pruned_by_bound = 0;        // never tried: compute-only bound >= the best simulated time
+  int pruned_by_bound = 0;        // never tried: lower bound >= the best simulated time
   int pruned_by_budget = 0;       // never tried: max_evaluations_per_family was reached
+  int pruned_by_ops = 0;          // not generated: EstimateOps > max_ops
 };
+
+// About how many ops Generate(options) writes (micro-batch families; the terapipe family's
+// units from its slicing), from the per-unit op counts of schedule/generator.h: compute ops per
+// layer and part, their tp collectives, the boundary SEND / RECV, ZeRO-3's per-layer
+// collectives; an estimate to budget evaluation cost, not an exact count.
+int64_t EstimateOps(const GenerateOptions& options, int units);
 
 // Evaluates a generated, memory-checked schedule; returns its iteration time in seconds.
 using EvaluateFn = std::function<double(const Candidate&, const Schedule&)>;
@@ -166,6 +193,13 @@ class StrategySearch {
   // Fills estimate_s and bound_s; for terapipe also plans the slicing. False when the
   // configuration cannot be built (e.g. interleaving constraints).
   bool Estimate(Candidate& candidate, const SearchRequest& request) const;
+  // A lower bound of any replay of the micro-batch family candidate `o`, in ns: the pipeline
+  // of M units of `unit_compute_ns` (plus the blocking tp collectives) and `fill_steps` more on
+  // the other stages, the first micro-batch's p2p trip where nothing fills it, and StepTailNs.
+  double LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
+                      double unit_compute_ns, double fill_steps) const;
+  // What follows the first rank's last backward: its data-parallel step and its OPTIMIZER.
+  double StepTailNs(const GenerateOptions& o, const SearchRequest& request) const;
   // Picks the candidate's recipe among `variants` (see the top of this file).
   void ChooseRecipe(Candidate& candidate, const std::vector<GenerateOptions>& variants,
                     const SearchRequest& request) const;

@@ -136,6 +136,7 @@ int RunPlan(const Args& args) {
   const std::string strategy = vm["strategy"].as<std::string>();
   if (strategy != "all") request.families = {ParseFamily(strategy)};
   request.progress = [](const std::string& line) { std::cerr << "terasim plan: " << line << "\n"; };
+  context.SetNetworkBounds(request);
   StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
   std::vector<FamilyResult> results =
       search.Run(request, [&](const Candidate&, const Schedule& schedule) {

@@ -1,5 +1,7 @@
 #include "tools/planning_context.h"
 
+#include "sim/analytic_network.h"
+#include "sim/collective_plan.h"
 #include "tools/cli.h"
 
 namespace terasim::cli {
@@ -21,7 +23,8 @@ PlanningContext::PlanningContext(const PlanningInputs& inputs)
       roofline_(std::make_unique<RooflineCostModel>(model_, device_)),
       topology_(std::make_unique<ClusterTopology>(cluster_)),
       network_(inputs.network),
-      fold_(inputs.fold) {
+      fold_(inputs.fold),
+      routes_(std::make_unique<RouteCache>(*topology_)) {
   std::string path = inputs.collectives;
   if (!path.empty() && path[0] != '/') path = DataRoot() + "/" + path;
   collectives_ = LoadCollectiveOptions(path);
@@ -46,6 +49,35 @@ SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstima
 SimResult PlanningContext::EvaluateGenerated(const GenerateOptions& gen,
                                              const MemoryEstimate* memory) const {
   return SimulateGenerated(gen, *topology_, *roofline_, Options(memory));
+}
+
+void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
+  request.collective_ns = [this](OpKind kind, const std::vector<int>& gpus, Bytes bytes) {
+    const CollectivePlan plan =
+        PlanCollective(kind, gpus, gpus.front(), bytes, *topology_, collectives_);
+    // 0.999: the flow replay rounds each step to whole ns.
+    return 0.999 * static_cast<double>(AnalyticPlanNs(plan, *routes_));
+  };
+  request.transfers_ns = [this](const std::vector<std::pair<int, int>>& pairs, Bytes bytes) {
+    // One phase of one-step open chains: AnalyticPlanNs divides each link by the transfers
+    // crossing it, as max-min sharing does for equal transfers started together.
+    CollectivePhase phase;
+    for (const auto& [src, dst] : pairs) {
+      const RouteCache::Entry& route = routes_->Get(src, dst);
+      if (route.links.empty()) continue;
+      RingRun run;
+      run.gpus = {src, dst};
+      run.closed = false;
+      run.steps = 1;
+      run.bytes_per_flow = static_cast<double>(bytes);
+      run.links = route.links;
+      run.alpha_ns = route.latency_ns;
+      phase.runs.push_back(std::move(run));
+    }
+    CollectivePlan plan;
+    if (!phase.runs.empty()) plan.phases.push_back(std::move(phase));
+    return 0.999 * static_cast<double>(AnalyticPlanNs(plan, *routes_));
+  };
 }
 
 }  // namespace terasim::cli

@@ -16,6 +16,8 @@
 #include "schedule/generator.h"
 #include "schedule/memory_estimate.h"
 #include "schedule/schedule_ir.h"
+#include "schedule/strategy_search.h"
+#include "sim/route_cache.h"
 #include "sim/simulator.h"
 #include "topologies/topology.h"
 
@@ -54,6 +56,14 @@ class PlanningContext {
   SimResult EvaluateGenerated(const GenerateOptions& gen,
                               const MemoryEstimate* memory = nullptr) const;
 
+  // Sets the search's network lower bounds (SearchRequest::collective_ns, transfers_ns) to this
+  // cluster's collective plans and routes costed alone (sim/analytic_network.h: a plan's
+  // phases one after another, each run's steps x (alpha + bytes / its narrowest share), which
+  // the flow replay's aggregate flows cannot beat: they wait the same alphas and move the same
+  // bytes over the same links, slower when others share them). The callbacks borrow this
+  // context and are not thread-safe.
+  void SetNetworkBounds(SearchRequest& request) const;
+
  private:
   SimOptions Options(const MemoryEstimate* memory) const;
 
@@ -65,6 +75,7 @@ class PlanningContext {
   CollectiveOptions collectives_;
   NetworkMode network_;
   bool fold_ = true;
+  std::unique_ptr<RouteCache> routes_;  // for SetNetworkBounds' callbacks
 };
 
 }  // namespace terasim::cli

@@ -81,13 +81,13 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
   CHECK(timeline.rfind("<svg", 0) == 0);
   CHECK(timeline.find("class=\"op\"") != std::string::npos);
   // Each family's search account adds up: every configuration simulated, over memory, not
-  // generated or pruned (by the bound or the budget of 1).
+  // generated or pruned (by the bound, the budget of 1 or the op budget).
   for (const auto& r : rows) {
     const auto& a = r.at("search");
     CHECK(a.at("candidates").get<int>() ==
           a.at("simulated").get<int>() + a.at("over_memory").get<int>() +
               a.at("not_generated").get<int>() + a.at("pruned_by_bound").get<int>() +
-              a.at("pruned_by_budget").get<int>());
+              a.at("pruned_by_budget").get<int>() + a.at("pruned_by_ops").get<int>());
     CHECK(a.at("simulated").get<int>() == 1);
   }
   std::filesystem::remove_all(dir);

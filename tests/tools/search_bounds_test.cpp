@@ -1,0 +1,55 @@
+// The strategy search's lower bounds (schedule/strategy_search.h) against the simulator: with
+// the network terms of tools/planning_context (SetNetworkBounds), every candidate's bound must
+// not exceed its replayed iteration time, or the search would prune a candidate that wins.
+#include <catch2/catch.hpp>
+
+#include "schedule/strategy_search.h"
+#include "sim/simulator.h"
+#include "tools/planning_context.h"
+
+using namespace terasim;
+using namespace terasim::cli;
+
+namespace {
+
+// Replays every candidate of every family that fits (the callback returns a time no bound
+// reaches, so nothing is pruned) and checks bound <= replay. Returns how many were replayed.
+int CheckBounds(const std::string& model, const std::string& cluster, int batch,
+                NetworkMode network) {
+  PlanningInputs inputs;
+  inputs.model = model;
+  inputs.cluster = cluster;
+  inputs.network = network;
+  PlanningContext context(inputs);
+  SearchRequest request;
+  request.batch = batch;
+  request.max_evaluations_per_family = 1000;
+  context.SetNetworkBounds(request);
+  StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
+  int replayed = 0;
+  search.Run(request, [&](const Candidate& c, const Schedule& schedule) {
+    const double seconds = NsToSeconds(context.Evaluate(schedule).iteration_time_ns);
+    INFO(FamilyName(c.family) << " " << DegreesText(c.options) << " " << c.options.microbatches
+                              << " x " << c.options.microbatch_size << " v"
+                              << c.options.virtual_stages << " " << RecipeText(c.options)
+                              << ": bound " << c.bound_s << " s, replay " << seconds << " s");
+    CHECK(c.bound_s <= seconds);
+    CHECK(c.bound_s > 0);
+    ++replayed;
+    return 1e9;
+  });
+  return replayed;
+}
+
+}  // namespace
+
+TEST_CASE("The search's lower bounds never exceed the flow replay", "[search][bounds]") {
+  // 16 V100s on two nodes (the pipeline crosses the network between them), gpt3-1b's 24
+  // layers: P = 16 leaves stages of 1 and 2 layers (the fill scaled by floor / ceil).
+  CHECK(CheckBounds("gpt3-1b", "p3.16xlarge:2", 8, NetworkMode::kFlow) > 20);
+}
+
+TEST_CASE("The search's lower bounds never exceed the analytic replay", "[search][bounds]") {
+  // 24 A100s on three nodes: D x P x T with P = 3, 6, 12, 24 over 24 layers, ZeRO over D.
+  CHECK(CheckBounds("gpt3-1b", "p4d.24xlarge:3", 12, NetworkMode::kAnalytic) > 20);
+}

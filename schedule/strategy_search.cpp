@@ -616,9 +616,15 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         request.progress(fmt::format("{} {}: generating and checking memory", FamilyName(family),
                                      DegreesText(c.options)));
       }
+      // The whole schedule, or for a large candidate the representatives' ops only.
+      const auto generate = [&request, &c](const GenerateOptions& options) {
+        return request.generate_folded && c.ops_estimate > request.folded_above_ops
+                   ? request.generate_folded(options)
+                   : Generate(options);
+      };
       Schedule schedule;
       try {
-        schedule = Generate(c.options);
+        schedule = generate(c.options);
       } catch (const InputError& error) {
         e.note = fmt::format("cannot generate: {}", error.what());
         result.tried.push_back(std::move(e));
@@ -632,7 +638,7 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         next.options = c.fallbacks[f];
         next.fallbacks.clear();
         if (!Estimate(next, request)) continue;
-        Schedule other = Generate(next.options);
+        Schedule other = generate(next.options);
         MemoryEstimate memory = EstimateMemory(other, model_, device_);
         if (!memory.fits) continue;
         e.candidate = next;

@@ -145,6 +145,12 @@ struct SearchRequest {
   // Candidates whose EstimateOps exceeds this are not generated (0: no limit); counted as
   // pruned by the op budget.
   int64_t max_ops = 0;
+  // Generates a candidate's schedule with only its representative devices' ops where the
+  // caller's simulator folds it (sim/simulator.h GenerateForSimulation); used instead of
+  // Generate for candidates whose EstimateOps exceeds folded_above_ops (so smaller ones, and
+  // what compare stores for them, keep every device's ops). Unset: always Generate.
+  std::function<Schedule(const GenerateOptions&)> generate_folded;
+  int64_t folded_above_ops = 200000;
   // Called with progress lines ("planning 1x48x8 terapipe ...") when set.
   std::function<void(const std::string&)> progress;
   // Network lower bounds for the candidates' bounds, from the caller's simulator view (unset:

@@ -175,8 +175,8 @@ std::string DeclaredRefusal(const Schedule& schedule, const NetworkTopology& top
 
 }  // namespace
 
-SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
-                            const ComputeCostModel& cost, const SimOptions& options) {
+Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology& topology,
+                               const ComputeCostModel& cost, const SimOptions& options) {
   const bool declarable =
       options.fold && options.network == NetworkMode::kFlow && !options.record_link_rates &&
       options.compute_ns.empty() &&
@@ -192,11 +192,16 @@ SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& t
       // Checked on a probe with few micro-batches first; refused: more tp ranks, or (refused
       // for another reason than the tp rotation) the whole schedule.
       const std::string why = DeclaredRefusal(DeclaredProbe(reps), topology, cost, options);
-      if (why.empty()) return Simulate(Generate(reps), topology, cost, options);
+      if (why.empty()) return Generate(reps);
       if (why.find("tensor-parallel:") == std::string::npos) break;
     }
   }
-  return Simulate(Generate(gen), topology, cost, options);
+  return Generate(gen);
+}
+
+SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
+                            const ComputeCostModel& cost, const SimOptions& options) {
+  return Simulate(GenerateForSimulation(gen, topology, cost, options), topology, cost, options);
 }
 
 }  // namespace terasim

@@ -105,5 +105,9 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
 // that way). Throws InputError as Generate and Simulate do.
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
                             const ComputeCostModel& cost, const SimOptions& options = {});
+// The schedule SimulateGenerated runs: representatives only where the declared symmetry holds
+// for `options`, else the whole schedule.
+Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology& topology,
+                               const ComputeCostModel& cost, const SimOptions& options = {});
 
 }  // namespace terasim

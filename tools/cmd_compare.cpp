@@ -451,6 +451,9 @@ int RunCompare(const Args& args) {
     std::cerr << "terasim compare: " << line << "\n";
   };
   context.SetNetworkBounds(request);
+  request.generate_folded = [&context](const GenerateOptions& o) {
+    return context.GenerateForEvaluation(o);
+  };
 
   // The simulator's full result for each family's best candidate so far.
   std::map<Family, SimResult> best_results;

@@ -51,6 +51,10 @@ SimResult PlanningContext::EvaluateGenerated(const GenerateOptions& gen,
   return SimulateGenerated(gen, *topology_, *roofline_, Options(memory));
 }
 
+Schedule PlanningContext::GenerateForEvaluation(const GenerateOptions& gen) const {
+  return GenerateForSimulation(gen, *topology_, *roofline_, Options(nullptr));
+}
+
 void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
   request.collective_ns = [this](OpKind kind, const std::vector<int>& gpus, Bytes bytes) {
     const CollectivePlan plan =

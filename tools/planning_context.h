@@ -56,6 +56,9 @@ class PlanningContext {
   SimResult EvaluateGenerated(const GenerateOptions& gen,
                               const MemoryEstimate* memory = nullptr) const;
 
+  // The schedule EvaluateGenerated would replay (GenerateForSimulation, sim/simulator.h).
+  Schedule GenerateForEvaluation(const GenerateOptions& gen) const;
+
   // Sets the search's network lower bounds (SearchRequest::collective_ns, transfers_ns) to this
   // cluster's collective plans and routes costed alone (sim/analytic_network.h: a plan's
   // phases one after another, each run's steps x (alpha + bytes / its narrowest share), which

@@ -251,9 +251,10 @@ void FlowNetwork::SolveComponent() {
   for (int c : component_channels_) {
     if (channels_[c].unfixed > 0) active_.push_back(c);
   }
-  if (active_.size() <= kScanChannels) {
-    // Few channels: a scan of their current shares per round finds the same bottleneck as the
-    // heap (the smallest share, ties to the lowest channel id) for less than the heap's upkeep.
+  if (active_.size() * component_flows_.size() <= kScanWork) {
+    // Few channels and flows (at most one round per flow): a scan of the channels' current
+    // shares per round finds the same bottleneck as the heap (the smallest share, ties to the
+    // lowest channel id) for less than the heap's upkeep.
     while (!active_.empty()) {
       int best = -1;
       double best_share = 0;

@@ -137,8 +137,9 @@ class FlowNetwork : public EventHandler {
   std::vector<int> touched_;
   std::vector<ShareEntry> heap_;
   std::vector<int> active_;  // channels with unfixed flows, in component order
-  // Up to this many channels with flows, a solve scans them per round instead of keeping a heap.
-  static constexpr size_t kScanChannels = 32;
+  // Up to this many (channels with flows) x (flows), a solve scans the channels each round
+  // instead of keeping a heap.
+  static constexpr size_t kScanWork = 160;
   std::vector<Batch> batches_;
   std::vector<int> free_batches_;
   OpenBatch open_activate_, open_finish_;

@@ -212,7 +212,7 @@ void FlowNetwork::Reallocate() {
 }
 
 // Heap order: the smallest share on top, ties to the lowest channel id.
-bool FlowNetwork::LaterShare(const ShareEntry& x, const ShareEntry& y) {
+bool FlowNetwork::LaterShare::operator()(const ShareEntry& x, const ShareEntry& y) const {
   return x.share != y.share ? x.share > y.share : x.channel > y.channel;
 }
 
@@ -220,7 +220,7 @@ void FlowNetwork::PushShare(int c) {
   Channel& channel = channels_[c];
   ++channel.heap_version;
   heap_.push_back({std::max(0.0, channel.left_per_s) / channel.unfixed, c, channel.heap_version});
-  std::push_heap(heap_.begin(), heap_.end(), LaterShare);
+  std::push_heap(heap_.begin(), heap_.end(), LaterShare{});
 }
 
 void FlowNetwork::SolveComponent() {
@@ -247,12 +247,45 @@ void FlowNetwork::SolveComponent() {
   for (int id : component_flows_) {
     for (int c : flows_[id].route) ++channels_[c].unfixed;
   }
-  heap_.clear();
+  active_.clear();
   for (int c : component_channels_) {
-    if (channels_[c].unfixed > 0) PushShare(c);
+    if (channels_[c].unfixed > 0) active_.push_back(c);
   }
+  if (active_.size() * component_flows_.size() <= kScanWork) {
+    // Few channels and flows (at most one round per flow): a scan of the channels' current
+    // shares per round finds the same bottleneck as the heap (the smallest share, ties to the
+    // lowest channel id) for less than the heap's upkeep.
+    while (!active_.empty()) {
+      int best = -1;
+      double best_share = 0;
+      for (int c : active_) {
+        const Channel& channel = channels_[c];
+        const double share = std::max(0.0, channel.left_per_s) / channel.unfixed;
+        if (best < 0 || share < best_share || (share == best_share && c < best)) {
+          best = c;
+          best_share = share;
+        }
+      }
+      for (int f : channels_[best].flows) {
+        Flow& flow = flows_[f];
+        if (flow.fixed == stamp) continue;
+        flow.fixed = stamp;
+        flow.new_rate = best_share;
+        for (int c : flow.route) {
+          channels_[c].left_per_s -= best_share;
+          --channels_[c].unfixed;
+        }
+      }
+      active_.erase(std::remove_if(active_.begin(), active_.end(),
+                                   [this](int c) { return channels_[c].unfixed == 0; }),
+                    active_.end());
+    }
+    return;
+  }
+  heap_.clear();
+  for (int c : active_) PushShare(c);
   while (!heap_.empty()) {
-    std::pop_heap(heap_.begin(), heap_.end(), LaterShare);
+    std::pop_heap(heap_.begin(), heap_.end(), LaterShare{});
     const ShareEntry top = heap_.back();
     heap_.pop_back();
     Channel& bottleneck = channels_[top.channel];

@@ -115,7 +115,10 @@ class FlowNetwork : public EventHandler {
   // MaxMinFairRates, bit for bit), into Flow::new_rate and Channel::rate_sum.
   void SolveComponent();
   void PushShare(int channel);
-  static bool LaterShare(const ShareEntry& x, const ShareEntry& y);
+  // Heap order (a function object, so that the heap operations inline it).
+  struct LaterShare {
+    bool operator()(const ShareEntry& x, const ShareEntry& y) const;
+  };
   void ScheduleFinish(int flow);
   // Schedules flow's activation (kActivate) or finish (kFinish) at `time_ns`.
   void Enqueue(EventKind kind, TimeNs time_ns, int flow);
@@ -133,6 +136,10 @@ class FlowNetwork : public EventHandler {
   std::vector<int> stack_;
   std::vector<int> touched_;
   std::vector<ShareEntry> heap_;
+  std::vector<int> active_;  // channels with unfixed flows, in component order
+  // Up to this many (channels with flows) x (flows), a solve scans the channels each round
+  // instead of keeping a heap.
+  static constexpr size_t kScanWork = 160;
   std::vector<Batch> batches_;
   std::vector<int> free_batches_;
   OpenBatch open_activate_, open_finish_;

@@ -83,4 +83,36 @@ SliceWork SliceWorkOf(const Op& op, int tp) {
   return work;
 }
 
+// A new SliceWork field must join WorkTimeCache::Key (or two works differing in it would share a
+// time): this fails when SliceWork's size changes.
+static_assert(sizeof(SliceWork) == 40, "SliceWork changed: update WorkTimeCache::Key");
+
+size_t WorkTimeCache::KeyHash::operator()(const Key& k) const {
+  uint64_t h = static_cast<uint64_t>(k.tokens) * 0x9E3779B97F4A7C15ULL;
+  for (uint64_t v : {static_cast<uint64_t>(k.context), static_cast<uint64_t>(k.layers),
+                     static_cast<uint64_t>(k.rows), static_cast<uint64_t>(k.tp),
+                     static_cast<uint64_t>(k.pass) | (static_cast<uint64_t>(k.block) << 8) |
+                         (static_cast<uint64_t>(k.recompute_attention) << 16)}) {
+    h = (h ^ v) * 0x100000001B3ULL;
+    h ^= h >> 29;
+  }
+  return static_cast<size_t>(h);
+}
+
+TimeNs WorkTimeCache::Time(const SliceWork& work) {
+  const Key key{work.tokens,
+                work.context,
+                work.layers,
+                work.rows,
+                work.tp,
+                static_cast<uint8_t>(work.pass),
+                static_cast<uint8_t>(work.block),
+                static_cast<uint8_t>(work.recompute_attention)};
+  auto it = times_.find(key);
+  if (it != times_.end()) return it->second;
+  const TimeNs ns = cost_.Time(work);
+  times_.emplace(key, ns);
+  return ns;
+}
+
 }  // namespace terasim

@@ -5,6 +5,8 @@
 // the op's group (1 without one; OPTIMIZER ops take the schedule's tp degree).
 #pragma once
 
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "models/compute_cost.h"
@@ -23,5 +25,31 @@ std::vector<int> WorkTpDegrees(const Schedule& schedule);
 
 // The SliceWork of compute op `op` whose tp degree is `tp` (from WorkTpDegrees).
 SliceWork SliceWorkOf(const Op& op, int tp);
+
+// ComputeCostModel::Time memoized per distinct SliceWork. A cost model is a pure function of
+// the work (models/compute_cost.h), and a schedule repeats the same work thousands of times
+// (every micro-batch, every stage of equal layers): each distinct work costs one model call.
+// Borrows the model. Not thread-safe.
+class WorkTimeCache {
+ public:
+  explicit WorkTimeCache(const ComputeCostModel& cost) : cost_(cost) {}
+  TimeNs Time(const SliceWork& work);
+  // Distinct works seen (model calls made).
+  int Size() const { return static_cast<int>(times_.size()); }
+
+ private:
+  // Every field of SliceWork, packed.
+  struct Key {
+    int64_t tokens, context;
+    int32_t layers, rows, tp;
+    uint8_t pass, block, recompute_attention;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  const ComputeCostModel& cost_;
+  std::unordered_map<Key, TimeNs, KeyHash> times_;
+};
 
 }  // namespace terasim

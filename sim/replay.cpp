@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <string_view>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "models/errors.h"
 #include "sim/analytic_network.h"
 #include "sim/op_work.h"
+#include "sim/replay_graph.h"
 
 namespace terasim {
 namespace {
@@ -42,6 +41,7 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
     : schedule_(schedule),
       topology_(topology),
       cost_(cost),
+      work_times_(cost),
       options_(std::move(options)),
       handler_id_(engine_.AddHandler(this)),
       routes_(topology) {
@@ -134,112 +134,29 @@ void Replay::SetLinkRateSampler(std::function<void(TimeNs, int, double)> sampler
 }
 
 void Replay::BuildGraph() {
-  const std::string where = schedule_.source.empty() ? "schedule" : schedule_.source;
+  // Every string resolved once, into integers (sim/replay_graph.h).
+  ReplayGraph graph = BuildReplayGraph(schedule_, placement_);
   const int n = static_cast<int>(schedule_.ops.size());
   ops_.assign(n, OpState{});
-  work_tp_.assign(n, 1);
-  std::unordered_map<std::string_view, int> key_index;
-  key_index.reserve(n);
-  for (int i = 0; i < n; ++i) key_index.emplace(schedule_.ops[i].key, i);
-  std::unordered_map<std::string_view, int> group_index;
-  for (size_t g = 0; g < schedule_.groups.size(); ++g) {
-    group_index.emplace(schedule_.groups[g].name, static_cast<int>(g));
-    std::vector<int> gpus;
-    for (int rank : schedule_.groups[g].ranks) {
-      if (rank < 0 || rank >= static_cast<int>(placement_.size())) {
-        ThrowInput("{}: group {}: rank {} is not a device", where, schedule_.groups[g].name, rank);
-      }
-      gpus.push_back(placement_[rank]);
-    }
-    group_gpus_.push_back(std::move(gpus));
-  }
-
-  // Predecessors: the previous op on the same stream, and the `after` deps. Flat tables keyed
-  // by device (a schedule has millions of ops and a handful of streams per device).
-  const int devices = schedule_.devices;
-  std::vector<std::pair<int, int>> edges;  // (pred, succ)
-  edges.reserve(2 * static_cast<size_t>(n));
-  std::vector<std::vector<std::pair<std::string_view, int>>> stream_tail(devices);
-  // SENDs by (source, destination) device pair, then tensor name.
-  std::unordered_map<int64_t, std::unordered_map<std::string_view, int>> sends;
-  const int num_groups = static_cast<int>(schedule_.groups.size());
-  std::vector<int> issued(static_cast<size_t>(num_groups) * devices, 0);  // (group, device)
-  std::vector<std::vector<int>> instance_of(num_groups);                  // group -> k -> instance
   for (int i = 0; i < n; ++i) {
-    const Op& op = schedule_.ops[i];
-    // The place for error messages, formatted only when one is thrown.
-    auto at = [&] { return fmt::format("{}:{}: {}", where, op.line, op.key); };
-    if (op.device < 0 || op.device >= devices) {
-      ThrowInput("{}: device {} is outside 0..{}", at(), op.device, devices - 1);
-    }
-    auto& tails = stream_tail[op.device];
-    auto tail = std::find_if(tails.begin(), tails.end(),
-                             [&](const auto& t) { return t.first == op.stream; });
-    if (tail == tails.end()) {
-      tails.emplace_back(op.stream, i);
-    } else {
-      edges.emplace_back(tail->second, i);
-      tail->second = i;
-    }
-    for (const std::string& dep : op.after) {
-      auto it = key_index.find(dep);
-      if (it == key_index.end()) ThrowInput("{}: after: unknown key {}", at(), dep);
-      edges.emplace_back(it->second, i);
-    }
-    if (IsCompute(op.kind)) {
-      // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
-      if (!op.group.empty()) {
-        auto g = group_index.find(op.group);
-        work_tp_[i] =
-            g != group_index.end() ? static_cast<int>(schedule_.groups[g->second].ranks.size()) : 1;
-      } else if (op.kind == OpKind::kOptimizer) {
-        work_tp_[i] = std::max(1, schedule_.shape.tp);
-      }
-    }
-    if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
-      sends[static_cast<int64_t>(op.device) * devices + op.peer].emplace(op.tensor, i);
-    }
-    if (IsCollective(op.kind)) {
-      auto g = group_index.find(op.group);
-      if (g == group_index.end()) ThrowInput("{}: group {} is not declared", at(), op.group);
-      const int k = issued[static_cast<size_t>(g->second) * devices + op.device]++;
-      std::vector<int>& instances = instance_of[g->second];
-      if (k == static_cast<int>(instances.size())) {
-        instances.push_back(static_cast<int>(instances_.size()));
-        Instance instance;
-        instance.group = g->second;
-        instance.kind = op.kind;
-        instance.bytes = op.bytes;
-        instance.expected = static_cast<int>(schedule_.groups[g->second].ranks.size());
-        instance.root_gpu =
-            op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < schedule_.devices
-                ? placement_[op.peer]
-                : -1;
-        instances_.push_back(std::move(instance));
-      }
-      ops_[i].instance = instances[k];
-    }
+    ops_[i].pending = graph.pending[i];
+    ops_[i].partner = graph.partner[i];
+    ops_[i].instance = graph.instance[i];
   }
-  for (int i = 0; i < n; ++i) {
-    const Op& op = schedule_.ops[i];
-    if (op.kind != OpKind::kRecv || op.peer < 0 || op.peer >= devices) continue;
-    auto pair = sends.find(static_cast<int64_t>(op.peer) * devices + op.device);
-    if (pair == sends.end()) continue;
-    auto it = pair->second.find(op.tensor);
-    if (it != pair->second.end()) {
-      ops_[i].partner = it->second;
-      ops_[it->second].partner = i;
-    }
+  work_tp_ = std::move(graph.work_tp);
+  succ_begin_ = std::move(graph.succ_begin);
+  succ_ = std::move(graph.succ);
+  group_gpus_ = std::move(graph.group_gpus);
+  instances_.resize(graph.instances.size());
+  for (size_t k = 0; k < graph.instances.size(); ++k) {
+    const ReplayGraph::Instance& from = graph.instances[k];
+    Instance& instance = instances_[k];
+    instance.group = from.group;
+    instance.kind = from.kind;
+    instance.bytes = from.bytes;
+    instance.root_gpu = from.root_gpu;
+    instance.expected = from.expected;
   }
-  succ_begin_.assign(n + 1, 0);
-  for (const auto& [pred, succ] : edges) {
-    ++succ_begin_[pred + 1];
-    ++ops_[succ].pending;
-  }
-  for (int i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
-  succ_.resize(edges.size());
-  std::vector<int> fill(succ_begin_.begin(), succ_begin_.end() - 1);
-  for (const auto& [pred, succ] : edges) succ_[fill[pred]++] = succ;
 }
 
 void Replay::Run() {
@@ -265,7 +182,7 @@ void Replay::StartOp(int i) {
     s.comm_start_ns = now;
     TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
                          ? options_.compute_ns[i]
-                         : cost_.Time(SliceWorkOf(op, work_tp_[i]));
+                         : work_times_.Time(SliceWorkOf(op, work_tp_[i]));
     if (op.device < static_cast<int>(options_.device_speed.size())) {
       work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[op.device]);
     }

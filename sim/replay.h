@@ -30,6 +30,7 @@
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/network_topology.h"
+#include "sim/op_work.h"
 #include "sim/replay_observer.h"
 #include "sim/route_cache.h"
 #include "sim/symmetry_fold.h"
@@ -168,6 +169,7 @@ class Replay : public EventHandler, public FlowListener {
   const Schedule& schedule_;
   const NetworkTopology& topology_;
   const ComputeCostModel& cost_;
+  WorkTimeCache work_times_;  // cost_.Time per distinct work
   ReplayOptions options_;
   std::vector<int> placement_;
   Engine engine_;

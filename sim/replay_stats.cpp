@@ -5,9 +5,8 @@
 namespace terasim {
 namespace {
 
-// Total length of the union of `intervals` (sorted in place).
-TimeNs UnionNs(std::vector<std::pair<TimeNs, TimeNs>>& intervals) {
-  std::sort(intervals.begin(), intervals.end());
+// Total length of the union of `intervals`, sorted.
+TimeNs UnionNs(const std::vector<std::pair<TimeNs, TimeNs>>& intervals) {
   TimeNs total = 0;
   TimeNs covered_to = INT64_MIN;
   for (const auto& [begin, end] : intervals) {
@@ -16,6 +15,13 @@ TimeNs UnionNs(std::vector<std::pair<TimeNs, TimeNs>>& intervals) {
     covered_to = std::max(covered_to, end);
   }
   return total;
+}
+
+// Sorts `intervals` (they arrive in end order, mostly already sorted by start).
+void Sort(std::vector<std::pair<TimeNs, TimeNs>>& intervals) {
+  if (!std::is_sorted(intervals.begin(), intervals.end())) {
+    std::sort(intervals.begin(), intervals.end());
+  }
 }
 
 }  // namespace
@@ -37,10 +43,15 @@ void ReplayStats::OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs 
 
 std::vector<ReplayStats::DeviceTimes> ReplayStats::Devices(TimeNs iteration_ns) const {
   std::vector<DeviceTimes> devices(schedule_.devices);
+  std::vector<Interval> compute, comm, both;
   for (int d = 0; d < schedule_.devices; ++d) {
-    std::vector<std::pair<TimeNs, TimeNs>> compute = compute_[d];
-    std::vector<std::pair<TimeNs, TimeNs>> both = compute_[d];
-    both.insert(both.end(), comm_[d].begin(), comm_[d].end());
+    // Sorting each list and merging the two is sorting their concatenation.
+    compute = compute_[d];
+    comm = comm_[d];
+    Sort(compute);
+    Sort(comm);
+    both.resize(compute.size() + comm.size());
+    std::merge(compute.begin(), compute.end(), comm.begin(), comm.end(), both.begin());
     devices[d].compute_ns = UnionNs(compute);
     devices[d].comm_ns = UnionNs(both) - devices[d].compute_ns;
     devices[d].idle_ns =

@@ -1,0 +1,206 @@
+#include "sim/replay_graph.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "models/errors.h"
+
+namespace terasim {
+namespace {
+
+size_t HashOf(std::string_view text) { return std::hash<std::string_view>()(text); }
+
+// An open-addressing index of integer values (op or group positions) by a hash; the caller's
+// `same(value)` says whether a stored value has the looked-up name. One flat array of slots,
+// sized once for `expected` values: no allocation per entry.
+class FlatIndex {
+ public:
+  explicit FlatIndex(size_t expected) {
+    size_t capacity = 16;
+    while (capacity < 2 * expected) capacity *= 2;
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+  }
+
+  // The stored value with hash `hash` for which same(value) holds, or -1.
+  template <typename Same>
+  int Find(size_t hash, Same&& same) const {
+    const auto low = static_cast<uint32_t>(hash);
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.value < 0) return -1;
+      if (slot.hash == low && same(slot.value)) return slot.value;
+    }
+  }
+
+  // Stores `value` unless a value for which same(value) holds is already there (the first
+  // stays, as std::unordered_map::emplace has it).
+  template <typename Same>
+  void Emplace(size_t hash, int value, Same&& same) {
+    const auto low = static_cast<uint32_t>(hash);
+    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (slot.value < 0) {
+        slot = Slot{low, value};
+        return;
+      }
+      if (slot.hash == low && same(slot.value)) return;
+    }
+  }
+
+ private:
+  struct Slot {
+    uint32_t hash = 0;
+    int32_t value = -1;
+  };
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
+
+// The hash of a SEND's identity: (source device, destination device, tensor).
+size_t SendHash(int src, int dst, std::string_view tensor) {
+  const uint64_t pair =
+      (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
+  return HashOf(tensor) ^ (pair * 0x9E3779B97F4A7C15ULL);
+}
+
+}  // namespace
+
+ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& placement) {
+  const std::string where = schedule.source.empty() ? "schedule" : schedule.source;
+  const std::vector<Op>& ops = schedule.ops;
+  const int n = static_cast<int>(ops.size());
+  const int devices = schedule.devices;
+  ReplayGraph g;
+  g.pending.assign(n, 0);
+  g.partner.assign(n, -1);
+  g.instance.assign(n, -1);
+  g.work_tp.assign(n, 1);
+
+  FlatIndex key_index(n);
+  for (int i = 0; i < n; ++i) {
+    const std::string_view key = ops[i].key;
+    key_index.Emplace(HashOf(key), i, [&](int j) { return ops[j].key == key; });
+  }
+  const int num_groups = static_cast<int>(schedule.groups.size());
+  FlatIndex group_index(num_groups);
+  for (int k = 0; k < num_groups; ++k) {
+    const Group& group = schedule.groups[k];
+    group_index.Emplace(HashOf(group.name), k,
+                        [&](int j) { return schedule.groups[j].name == group.name; });
+    std::vector<int> gpus;
+    gpus.reserve(group.ranks.size());
+    for (int rank : group.ranks) {
+      if (rank < 0 || rank >= static_cast<int>(placement.size())) {
+        ThrowInput("{}: group {}: rank {} is not a device", where, group.name, rank);
+      }
+      gpus.push_back(placement[rank]);
+    }
+    g.group_gpus.push_back(std::move(gpus));
+  }
+  // The group an op names, -1 when none is declared; the last name looked up is remembered
+  // (consecutive ops mostly name the same group).
+  std::string_view last_group_name;
+  int last_group = -2;
+  auto group_of = [&](const std::string& name) {
+    if (last_group != -2 && name == last_group_name) return last_group;
+    last_group_name = name;
+    last_group =
+        group_index.Find(HashOf(name), [&](int j) { return schedule.groups[j].name == name; });
+    return last_group;
+  };
+
+  // Predecessors: the previous op on the same stream, and the `after` deps. Each op has at most
+  // one stream predecessor, so the edges fit in n plus the `after` references.
+  size_t num_after = 0;
+  for (const Op& op : ops) num_after += op.after.size();
+  std::vector<std::pair<int, int>> edges;  // (pred, succ)
+  edges.reserve(static_cast<size_t>(n) + num_after);
+  // Per device: its streams (name, last op), a handful each.
+  std::vector<std::vector<std::pair<std::string_view, int>>> stream_tail(devices);
+  FlatIndex sends(n);  // SENDs by (source, destination, tensor)
+  std::vector<int> issued(static_cast<size_t>(num_groups) * devices, 0);  // (group, device)
+  std::vector<std::vector<int>> instance_of(num_groups);                  // group -> k -> instance
+  for (int i = 0; i < n; ++i) {
+    const Op& op = ops[i];
+    // The place for error messages, formatted only when one is thrown.
+    auto at = [&] { return fmt::format("{}:{}: {}", where, op.line, op.key); };
+    if (op.device < 0 || op.device >= devices) {
+      ThrowInput("{}: device {} is outside 0..{}", at(), op.device, devices - 1);
+    }
+    auto& tails = stream_tail[op.device];
+    auto tail = std::find_if(tails.begin(), tails.end(),
+                             [&](const auto& t) { return t.first == op.stream; });
+    if (tail == tails.end()) {
+      tails.emplace_back(op.stream, i);
+    } else {
+      edges.emplace_back(tail->second, i);
+      tail->second = i;
+    }
+    for (const std::string& dep : op.after) {
+      const int pred = key_index.Find(HashOf(dep), [&](int j) { return ops[j].key == dep; });
+      if (pred < 0) ThrowInput("{}: after: unknown key {}", at(), dep);
+      edges.emplace_back(pred, i);
+    }
+    if (IsCompute(op.kind)) {
+      // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
+      if (!op.group.empty()) {
+        const int k = group_of(op.group);
+        g.work_tp[i] = k >= 0 ? static_cast<int>(schedule.groups[k].ranks.size()) : 1;
+      } else if (op.kind == OpKind::kOptimizer) {
+        g.work_tp[i] = std::max(1, schedule.shape.tp);
+      }
+    }
+    if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
+      sends.Emplace(SendHash(op.device, op.peer, op.tensor), i, [&](int j) {
+        return ops[j].device == op.device && ops[j].peer == op.peer && ops[j].tensor == op.tensor;
+      });
+    }
+    if (IsCollective(op.kind)) {
+      const int k = group_of(op.group);
+      if (k < 0) ThrowInput("{}: group {} is not declared", at(), op.group);
+      const int nth = issued[static_cast<size_t>(k) * devices + op.device]++;
+      std::vector<int>& instances = instance_of[k];
+      if (nth == static_cast<int>(instances.size())) {
+        instances.push_back(static_cast<int>(g.instances.size()));
+        ReplayGraph::Instance instance;
+        instance.group = k;
+        instance.kind = op.kind;
+        instance.bytes = op.bytes;
+        instance.expected = static_cast<int>(schedule.groups[k].ranks.size());
+        instance.root_gpu = op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices
+                                ? placement[op.peer]
+                                : -1;
+        g.instances.push_back(instance);
+      }
+      g.instance[i] = instances[nth];
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const Op& op = ops[i];
+    if (op.kind != OpKind::kRecv || op.peer < 0 || op.peer >= devices) continue;
+    const int send = sends.Find(SendHash(op.peer, op.device, op.tensor), [&](int j) {
+      return ops[j].device == op.peer && ops[j].peer == op.device && ops[j].tensor == op.tensor;
+    });
+    if (send >= 0) {
+      g.partner[i] = send;
+      g.partner[send] = i;
+    }
+  }
+  g.succ_begin.assign(n + 1, 0);
+  for (const auto& [pred, succ] : edges) {
+    ++g.succ_begin[pred + 1];
+    ++g.pending[succ];
+  }
+  for (int i = 0; i < n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
+  g.succ.resize(edges.size());
+  std::vector<int> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
+  for (const auto& [pred, succ] : edges) g.succ[fill[pred]++] = succ;
+  return g;
+}
+
+}  // namespace terasim

@@ -1,0 +1,45 @@
+// ReplayGraph: the integer dependency graph a Replay runs on, built from a Schedule in one pass.
+//
+// Every string of the IR (op keys named by `after`, stream names, group names, SEND/RECV tensor
+// names) is resolved here once, through flat open-addressing indexes over the schedule's own
+// strings (no per-op allocation); the replay's hot path then sees only integers: CSR successor
+// lists, a predecessor count per op, the SEND <-> RECV partner of each point-to-point op and the
+// collective instance of each collective op. Same resolution rules as the string maps it
+// replaces: the first op of a duplicated key and the first declaration of a duplicated group
+// win; the first SEND of a (source, destination, tensor) is the one a RECV matches.
+#pragma once
+
+#include <vector>
+
+#include "models/units.h"
+#include "schedule/schedule_ir.h"
+
+namespace terasim {
+
+struct ReplayGraph {
+  // One collective instance: the k-th collective on a group on each member.
+  struct Instance {
+    int group = -1;
+    OpKind kind = OpKind::kAllReduce;
+    Bytes bytes = 0;
+    int root_gpu = -1;  // BROADCAST: the GPU of its root; -1 otherwise
+    int expected = 0;   // members (the group's ranks)
+  };
+
+  std::vector<int> pending;     // per op: predecessors (stream order + `after` deps)
+  std::vector<int> succ_begin;  // CSR successor lists: succ[succ_begin[i], succ_begin[i + 1])
+  std::vector<int> succ;
+  std::vector<int> partner;   // per op: SEND <-> RECV, -1 none
+  std::vector<int> instance;  // per op: its collective instance, -1 none
+  std::vector<int> work_tp;   // per op: the tp degree of its compute work (sim/op_work.h)
+  std::vector<Instance> instances;
+  std::vector<std::vector<int>> group_gpus;  // per group: the GPUs of its ranks
+};
+
+// Builds the graph of `schedule` with its devices on `placement` (GPU per device; covers every
+// device). Throws InputError naming the op (source:line: key) on a device out of range, an
+// unknown `after` key or an undeclared collective group, and naming the group on a rank that
+// is not a device.
+ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& placement);
+
+}  // namespace terasim

@@ -590,7 +590,12 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         stopped_by_bound = true;
         break;
       }
-      if (request.max_ops > 0 && c.ops_estimate > request.max_ops) {
+      const bool folded = request.generate_folded && c.ops_estimate > request.folded_above_ops;
+      const int64_t generated_ops =
+          folded && request.folded_order
+              ? c.ops_estimate / std::max(1, request.folded_order(c.options))
+              : c.ops_estimate;
+      if (request.max_ops > 0 && generated_ops > request.max_ops) {
         // Too big to generate within the budget; counted, not tried.
         ++result.pruned_by_ops;
         continue;
@@ -617,10 +622,8 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
                                      DegreesText(c.options)));
       }
       // The whole schedule, or for a large candidate the representatives' ops only.
-      const auto generate = [&request, &c](const GenerateOptions& options) {
-        return request.generate_folded && c.ops_estimate > request.folded_above_ops
-                   ? request.generate_folded(options)
-                   : Generate(options);
+      const auto generate = [&request, folded](const GenerateOptions& options) {
+        return folded ? request.generate_folded(options) : Generate(options);
       };
       Schedule schedule;
       try {

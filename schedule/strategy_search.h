@@ -151,6 +151,9 @@ struct SearchRequest {
   // what compare stores for them, keep every device's ops). Unset: always Generate.
   std::function<Schedule(const GenerateOptions&)> generate_folded;
   int64_t folded_above_ops = 200000;
+  // With generate_folded: how many devices each generated device stands for; max_ops then
+  // bounds EstimateOps / that order (the ops generated and simulated).
+  std::function<int(const GenerateOptions&)> folded_order;
   // Called with progress lines ("planning 1x48x8 terapipe ...") when set.
   std::function<void(const std::string&)> progress;
   // Network lower bounds for the candidates' bounds, from the caller's simulator view (unset:
@@ -171,7 +174,7 @@ struct FamilyResult {
   int candidates = 0;             // enumerated
   int pruned_by_bound = 0;        // never tried: lower bound >= the best simulated time
   int pruned_by_budget = 0;       // never tried: max_evaluations_per_family was reached
-  int pruned_by_ops = 0;          // not generated: EstimateOps > max_ops
+  int pruned_by_ops = 0;          // not generated: EstimateOps (/ its fold order) > max_ops
 };
 
 // About how many ops Generate(options) writes (micro-batch families; the terapipe family's

@@ -175,28 +175,37 @@ std::string DeclaredRefusal(const Schedule& schedule, const NetworkTopology& top
 
 }  // namespace
 
-Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology& topology,
-                               const ComputeCostModel& cost, const SimOptions& options) {
+int RepresentativeTpRanks(const GenerateOptions& gen, const NetworkTopology& topology,
+                          const ComputeCostModel& cost, const SimOptions& options) {
   const bool declarable =
       options.fold && options.network == NetworkMode::kFlow && !options.record_link_rates &&
       options.compute_ns.empty() &&
       std::adjacent_find(options.device_speed.begin(), options.device_speed.end(),
                          std::not_equal_to<>()) == options.device_speed.end() &&
       (gen.dp > 1 || gen.tp > 1);
-  if (declarable) {
-    for (int ranks = 1; ranks < std::max(2, gen.tp); ranks *= 2) {
-      if (gen.tp % ranks != 0) continue;
-      GenerateOptions reps = gen;
-      reps.representatives_only = true;
-      reps.representative_tp_ranks = ranks;
-      // Checked on a probe with few micro-batches first; refused: more tp ranks, or (refused
-      // for another reason than the tp rotation) the whole schedule.
-      const std::string why = DeclaredRefusal(DeclaredProbe(reps), topology, cost, options);
-      if (why.empty()) return Generate(reps);
-      if (why.find("tensor-parallel:") == std::string::npos) break;
-    }
+  if (!declarable) return 0;
+  for (int ranks = 1; ranks < std::max(2, gen.tp); ranks *= 2) {
+    if (gen.tp % ranks != 0) continue;
+    GenerateOptions reps = gen;
+    reps.representatives_only = true;
+    reps.representative_tp_ranks = ranks;
+    // Checked on a probe with few micro-batches first; refused: more tp ranks, or (refused for
+    // another reason than the tp rotation) the whole schedule.
+    const std::string why = DeclaredRefusal(DeclaredProbe(reps), topology, cost, options);
+    if (why.empty()) return ranks;
+    if (why.find("tensor-parallel:") == std::string::npos) break;
   }
-  return Generate(gen);
+  return 0;
+}
+
+Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology& topology,
+                               const ComputeCostModel& cost, const SimOptions& options) {
+  const int ranks = RepresentativeTpRanks(gen, topology, cost, options);
+  if (ranks == 0) return Generate(gen);
+  GenerateOptions reps = gen;
+  reps.representatives_only = true;
+  reps.representative_tp_ranks = ranks;
+  return Generate(reps);
 }
 
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,

@@ -105,6 +105,11 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
 // that way). Throws InputError as Generate and Simulate do.
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
                             const ComputeCostModel& cost, const SimOptions& options = {});
+// The tp ranks of replica 0 a representatives-only schedule of `gen` keeps for `options` (1, 2,
+// 4, ...: the fewest the network's symmetry allows), or 0 when the whole schedule must run.
+// Its fold order is then dp x tp / ranks.
+int RepresentativeTpRanks(const GenerateOptions& gen, const NetworkTopology& topology,
+                          const ComputeCostModel& cost, const SimOptions& options = {});
 // The schedule SimulateGenerated runs: representatives only where the declared symmetry holds
 // for `options`, else the whole schedule.
 Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology& topology,

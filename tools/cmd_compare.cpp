@@ -380,7 +380,8 @@ int RunCompare(const Args& args) {
       ("max-evaluations", po::value<int>()->default_value(16),
        "simulations per family at most (the output counts what the budget left out)")
       ("max-ops", po::value<int64_t>()->default_value(kDefaultMaxOps),
-       "candidates of more ops (estimated) are not generated; 0: no limit")
+       "candidates of more ops (estimated; of the representatives where the replay folds) are "
+       "not generated; 0: no limit")
       ("nic-gbps", po::value<double>()->default_value(0, "instance's"),
        "what-if: NIC line rate, Gbit/s")
       ("paper", po::bool_switch(), "the published experiment's settings, without and with slicing")
@@ -453,6 +454,9 @@ int RunCompare(const Args& args) {
   context.SetNetworkBounds(request);
   request.generate_folded = [&context](const GenerateOptions& o) {
     return context.GenerateForEvaluation(o);
+  };
+  request.folded_order = [&context](const GenerateOptions& o) {
+    return context.EvaluationFoldOrder(o);
   };
 
   // The simulator's full result for each family's best candidate so far.

@@ -52,7 +52,8 @@ int RunPlan(const Args& args) {
       ("batch", po::value<int>()->default_value(2),
        "global batch (sequences; alias --global-batch-size)")
       ("strategy", po::value<std::string>()->default_value("all"),
-       "family to search: gpipe | 1f1b | interleaved | megatron | terapipe | all")
+       "family to search: gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe | "
+       "interleaved-zb | zb-v | dualpipe-v | all")
       ("microbatch-size", po::value<int>()->default_value(0, "search"),
        "sequences per micro-batch of the micro-batch families (alias --micro-batch-size)")
       ("granularity", po::value<int>()->default_value(8), "token granularity of the slicing DP")
@@ -139,6 +140,9 @@ int RunPlan(const Args& args) {
   context.SetNetworkBounds(request);
   request.generate_folded = [&context](const GenerateOptions& o) {
     return context.GenerateForEvaluation(o);
+  };
+  request.folded_order = [&context](const GenerateOptions& o) {
+    return context.EvaluationFoldOrder(o);
   };
   StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
   std::vector<FamilyResult> results =

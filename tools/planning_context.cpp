@@ -55,6 +55,11 @@ Schedule PlanningContext::GenerateForEvaluation(const GenerateOptions& gen) cons
   return GenerateForSimulation(gen, *topology_, *roofline_, Options(nullptr));
 }
 
+int PlanningContext::EvaluationFoldOrder(const GenerateOptions& gen) const {
+  const int ranks = RepresentativeTpRanks(gen, *topology_, *roofline_, Options(nullptr));
+  return ranks == 0 ? 1 : gen.dp * (gen.tp / ranks);
+}
+
 void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
   request.collective_ns = [this](OpKind kind, const std::vector<int>& gpus, Bytes bytes) {
     const CollectivePlan plan =

@@ -58,6 +58,8 @@ class PlanningContext {
 
   // The schedule EvaluateGenerated would replay (GenerateForSimulation, sim/simulator.h).
   Schedule GenerateForEvaluation(const GenerateOptions& gen) const;
+  // How many devices each device of GenerateForEvaluation(gen) stands for (1: all present).
+  int EvaluationFoldOrder(const GenerateOptions& gen) const;
 
   // Sets the search's network lower bounds (SearchRequest::collective_ns, transfers_ns) to this
   // cluster's collective plans and routes costed alone (sim/analytic_network.h: a plan's

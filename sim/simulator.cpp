@@ -18,12 +18,11 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
                        const ComputeCostModel& cost, const SimOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   ReplayOptions replay_options;
-  const bool analytic = options.network == NetworkMode::kAnalytic;
   const bool declared = schedule.symmetry.representatives_only;
-  if (declared && (analytic || options.record_link_rates)) {
+  if (declared && options.record_link_rates) {
     ThrowInput(
-        "{}: holds only representative devices' ops, which only the flow network without "
-        "--link-rates replays folded; generate the whole schedule",
+        "{}: holds only representative devices' ops, which are replayed folded only without "
+        "--link-rates; generate the whole schedule",
         schedule.source.empty() ? "schedule" : schedule.source);
   }
   replay_options.fold = options.fold && !options.record_link_rates;
@@ -178,8 +177,7 @@ std::string DeclaredRefusal(const Schedule& schedule, const NetworkTopology& top
 int RepresentativeTpRanks(const GenerateOptions& gen, const NetworkTopology& topology,
                           const ComputeCostModel& cost, const SimOptions& options) {
   const bool declarable =
-      options.fold && options.network == NetworkMode::kFlow && !options.record_link_rates &&
-      options.compute_ns.empty() &&
+      options.fold && !options.record_link_rates && options.compute_ns.empty() &&
       std::adjacent_find(options.device_speed.begin(), options.device_speed.end(),
                          std::not_equal_to<>()) == options.device_speed.end() &&
       (gen.dp > 1 || gen.tp > 1);

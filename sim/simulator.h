@@ -40,7 +40,7 @@ struct SimOptions {
   // Simulate each class of identical devices once (sim/symmetry_fold.h) when the run is
   // symmetric; the result is expanded to every device. Off with record_link_rates. A schedule
   // holding only the representatives (Schedule::symmetry) is folded whatever this says, and
-  // refused (InputError) with the analytic network, record_link_rates or an input that breaks
+  // refused (InputError) with record_link_rates or an input that breaks
   // its declared symmetry; its trace has the representatives' rows only.
   bool fold = true;
 };
@@ -99,7 +99,7 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
 // Generates `gen` and simulates it, holding only the representatives' ops where the declared
 // symmetry holds (GenerateOptions::representatives_only; memory and time grow with one
 // replica's tp ranks, not the cluster): replica 0 with tp ranks 1, 2, 4, ... present, the
-// fewest the network's symmetry allows; else (the analytic network, link rates, no fold, a
+// fewest the network's symmetry allows (flow or analytic); else (link rates, no fold, a
 // slow device, measured durations, an asymmetric placement) the whole schedule. The result is
 // Simulate's of the schedule it ran (its trace has the representatives' rows only when folded
 // that way). Throws InputError as Generate and Simulate do.

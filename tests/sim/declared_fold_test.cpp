@@ -116,11 +116,15 @@ TEST_CASE("a representatives-only schedule replays as the whole one on every gen
   };
   for (const auto& [name, options] : cases) {
     for (bool step_by_step : {false, true}) {
-      INFO(name << (step_by_step ? ", collectives step by step" : ""));
-      SimOptions sim;
-      sim.collectives.step_by_step = step_by_step;
-      const SimResult declared = RequireDeclaredExact(options, topology, sim);
-      CHECK(declared.fold_order == 4);  // dp 2 x tp 2: one device of 8 simulated per stage pair
+      for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+        INFO(name << (step_by_step ? ", collectives step by step" : "") << ", "
+                  << NetworkModeName(network) << " network");
+        SimOptions sim;
+        sim.collectives.step_by_step = step_by_step;
+        sim.network = network;
+        const SimResult declared = RequireDeclaredExact(options, topology, sim);
+        CHECK(declared.fold_order == 4);  // dp 2 x tp 2: one device of 8 per stage pair
+      }
     }
   }
 }
@@ -172,19 +176,27 @@ TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else 
   CHECK(generated.fold_order == 4);
   CHECK(generated.trace.rows.size() * 4 == whole.trace.rows.size());
   CHECK(generated.iteration_time_ns == whole.iteration_time_ns);
-  // A slow device and the analytic network: the whole schedule, as Simulate of it.
+  // A slow device: the whole schedule, as Simulate of it.
   sim.device_speed.assign(16, 1.0);
   sim.device_speed[9] = 1.25;
   const SimResult slow = SimulateGenerated(options, topology, cost, sim);
   CHECK(slow.trace.rows.size() == whole.trace.rows.size());
   CHECK(slow.iteration_time_ns ==
         Simulate(Generate(options), topology, cost, sim).iteration_time_ns);
+  // The analytic network folds too (its per-link state counts images by multiplicity): the
+  // representatives, at the whole schedule's time.
   SimOptions analytic;
   analytic.network = NetworkMode::kAnalytic;
   const SimResult ana = SimulateGenerated(options, topology, cost, analytic);
-  CHECK(ana.trace.rows.size() == whole.trace.rows.size());
+  CHECK(ana.fold_order == 4);
+  CHECK(ana.trace.rows.size() * 4 == whole.trace.rows.size());
   CHECK(ana.iteration_time_ns ==
         Simulate(Generate(options), topology, cost, analytic).iteration_time_ns);
+  // Link rates are sampled per real link: the whole schedule.
+  SimOptions rates;
+  rates.record_link_rates = true;
+  const SimResult sampled = SimulateGenerated(options, topology, cost, rates);
+  CHECK(sampled.trace.rows.size() == whole.trace.rows.size());
 }
 
 TEST_CASE("an input that breaks the declared symmetry is refused") {
@@ -206,10 +218,10 @@ TEST_CASE("an input that breaks the declared symmetry is refused") {
     sim.compute_ns.assign(reps.ops.size(), 1000);
     REQUIRE_THROWS_WITH(Simulate(reps, topology, cost, sim), Catch::Contains("measured durations"));
   }
-  SECTION("the analytic network") {
+  SECTION("link rates (sampled per real link)") {
     SimOptions sim;
-    sim.network = NetworkMode::kAnalytic;
-    REQUIRE_THROWS_AS(Simulate(reps, topology, cost, sim), InputError);
+    sim.record_link_rates = true;
+    REQUIRE_THROWS_WITH(Simulate(reps, topology, cost, sim), Catch::Contains("--link-rates"));
   }
   SECTION("representative tp ranks that do not divide tp") {
     GenerateOptions options = Representatives(Options(Strategy::kOneFOneB, 2, 2, 4), 3);

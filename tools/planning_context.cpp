@@ -46,11 +46,6 @@ SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstima
   return Simulate(schedule, *topology_, *roofline_, Options(memory));
 }
 
-SimResult PlanningContext::EvaluateGenerated(const GenerateOptions& gen,
-                                             const MemoryEstimate* memory) const {
-  return SimulateGenerated(gen, *topology_, *roofline_, Options(memory));
-}
-
 Schedule PlanningContext::GenerateForEvaluation(const GenerateOptions& gen) const {
   return GenerateForSimulation(gen, *topology_, *roofline_, Options(nullptr));
 }

@@ -49,14 +49,9 @@ class PlanningContext {
 
   // Replays `schedule` (for this model) on the cluster; peak memory from `memory` when given.
   SimResult Evaluate(const Schedule& schedule, const MemoryEstimate* memory = nullptr) const;
-  // Generates `gen` and replays it as Evaluate does, with only the representatives' ops where
-  // the declared symmetry holds (SimulateGenerated, sim/simulator.h): the memory and time of one
-  // replica. `memory` may come from a representatives-only schedule (EstimateMemory covers
-  // every device of one).
-  SimResult EvaluateGenerated(const GenerateOptions& gen,
-                              const MemoryEstimate* memory = nullptr) const;
-
-  // The schedule EvaluateGenerated would replay (GenerateForSimulation, sim/simulator.h).
+  // The schedule to evaluate for `gen`: only the representatives' ops where the declared
+  // symmetry holds (GenerateForSimulation, sim/simulator.h; the memory and time of one replica),
+  // else the whole schedule. EstimateMemory covers every device of either.
   Schedule GenerateForEvaluation(const GenerateOptions& gen) const;
   // How many devices each device of GenerateForEvaluation(gen) stands for (1: all present).
   int EvaluationFoldOrder(const GenerateOptions& gen) const;

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <tuple>
 
 #include "models/model_card.h"
 #include "schedule/generator.h"
@@ -16,10 +17,7 @@ GenerateOptions Options(const char* model, Strategy strategy, int dp, int pp, in
   GenerateOptions o;
   o.model = LoadModelCard(model);
   o.strategy = strategy;
-  o.dp = dp;
-  o.pp = pp;
-  o.tp = tp;
-  o.microbatches = microbatches;
+  std::tie(o.dp, o.pp, o.tp, o.microbatches) = std::tie(dp, pp, tp, microbatches);
   o.virtual_stages = strategy == Strategy::kInterleaved || strategy == Strategy::kZbV ? 2 : 1;
   return o;
 }

@@ -427,3 +427,45 @@ TEST_CASE("operator_model: tiles, L2 bandwidth and GEMM streaming are optional a
   CHECK_THROWS_WITH(parse(R"(, "gemm_memory_efficiency": 1.5)"),
                     Catch::Contains("gemm_memory_efficiency"));
 }
+
+TEST_CASE(
+    "the eager variant runs TeraPipe's layer: fp32 softmax, no dropout, a sequence-long "
+    "key/value gradient, per-tensor accumulation",
+    "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-175b");  // h 12288, 96 heads, sequence 2048
+  const LayerOperatorOptions eager{false, false, 2};
+  const LayerOperatorOptions fused{true, false, 2};
+  const SliceWork w = Work(120, 1000, 4);
+  const auto forward = LayerOperators(m, w, OperatorPass::kForward, eager);
+  for (const LayerOperator& op : forward) {
+    INFO(op.name);
+    CHECK(std::strstr(op.name, "dropout") == nullptr);
+  }
+  // Score elements 24 x 120 x 1120; softmax reads fp16 and writes fp32, the cast the reverse.
+  const int64_t score = 24 * 120 * 1120;
+  CHECK(Find(forward, "softmax").bytes == 6 * score);
+  CHECK(Find(forward, "softmax_cast").bytes == 6 * score);
+  // Keys and values (h / t = 3072 columns): zero-fill 2048 rows, copy 1120, add 2048 (read
+  // two, write one): 2 x 2 x 3072 x (4 x 2048 + 2 x 1120) bytes in six kernels, whatever
+  // the slice's length at the same c + l.
+  auto cache = [&](int64_t l, int64_t c) {
+    return Find(LayerOperators(m, Work(l, c, 4), OperatorPass::kBackwardInput, eager),
+                "kv_cache.bwd");
+  };
+  CHECK(cache(120, 1000).bytes == 2 * 2 * 3072 * (4 * 2048 + 2 * 1120));
+  CHECK(cache(120, 1000).kernels == 6);
+  CHECK(cache(20, 1100).bytes == cache(120, 1000).bytes);
+  // w.grad += grad_w: three times the fused accumulation's bytes, one kernel per tensor.
+  const auto eager_weight = LayerOperators(m, w, OperatorPass::kBackwardWeight, eager);
+  const auto fused_weight = LayerOperators(m, w, OperatorPass::kBackwardWeight, fused);
+  for (const char* name : {"mlp_grad_accumulate", "attn_grad_accumulate"}) {
+    INFO(name);
+    CHECK(Find(eager_weight, name).bytes == 3 * Find(fused_weight, name).bytes);
+    CHECK(Find(eager_weight, name).kernels == 6);
+  }
+  // One pass of the gradient (weight_gradient_passes 1): nothing to accumulate.
+  for (const LayerOperator& op :
+       LayerOperators(m, w, OperatorPass::kBackwardWeight, {false, false, 1})) {
+    CHECK(std::strstr(op.name, "accumulate") == nullptr);
+  }
+}

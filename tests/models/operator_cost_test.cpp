@@ -190,8 +190,18 @@ TEST_CASE("GEMM time has tile and wave quantization", "[models][operators]") {
   CHECK(fc1(129).compute_s == Approx(fc1(256).compute_s));
   // A one-token GEMM pays for whole tiles: as much compute time as 128 tokens.
   CHECK(fc1(1).compute_s == Approx(fc1(128).compute_s));
-  // ... but is memory-bound: its 2048 x 8192 fp16 weights dominate the bytes.
-  CHECK(std::string(fc1(1).bound) != "compute");
+  // ... but is memory-bound when its 2048 x 8192 fp16 weights (33.5 MB) stream at half of
+  // 900 GB/s (75 us), longer than one wave of 128 x 128 tiles of depth 2048 (54 us at the
+  // fitted tile fraction, 0.79).
+  DeviceSpec slow = v100;
+  slow.operator_model->gemm_memory_efficiency = 0.5;
+  const OperatorCostModel slow_model(LoadModelCard("gpt3-1b"), slow);
+  for (const OperatorTiming& t : slow_model.Breakdown(Work(1), OperatorPass::kForward)) {
+    if (std::strcmp(t.op.name, "fc1") != 0) continue;
+    CHECK(t.memory_s == Approx(2.0 * (2048 + 2048 * 8192 + 8192) / (900e9 * 0.5)));
+    CHECK(t.memory_s > t.compute_s);
+    CHECK(std::string(t.bound) != "compute");
+  }
 }
 
 TEST_CASE("operator model: the host queue makes small slices flat and adds up large ones",

@@ -90,15 +90,14 @@ class OperatorList {
   }
 
   void MlpBackwardInput() {
-    if (!options_.fused) {
-      EagerMlpBackwardInput();
-      return;
-    }
-    Memory("bias_dropout_add2.bwd", 2 * kFp16 * x_ + x_);
+    const bool fused = options_.fused;
+    if (fused) Memory("bias_dropout_add2.bwd", 2 * kFp16 * x_ + x_);  // eager: no dropout
     Gemm("fc2.dX", 1, bl_, f_t_, h_);
-    Memory("gelu.bwd", 3 * kFp16 * bl_ * f_t_);
+    Memory(fused ? "gelu.bwd" : "relu.bwd", 3 * kFp16 * bl_ * f_t_);
     Gemm("fc1.dX", 1, bl_, h_, f_t_);
-    Memory("ln2.bwd", 3 * kFp16 * x_, 2);
+    // Eager: PyTorch 1.x LayerNorm backward in four kernels (internal gradients, fused
+    // parameters, dX, gamma / beta), reading dY and X twice.
+    Memory("ln2.bwd", (fused ? 3 : 5) * kFp16 * x_, fused ? 2 : 4);
     Memory("grad_add2", 3 * kFp16 * x_);  // the residual's two gradients summed
   }
 
@@ -190,15 +189,6 @@ class OperatorList {
     Gemm("fc2", 1, bl_, h_, f_t_);
     Memory("fc2_bias", 2 * kFp16 * bl_ * h_);
     Memory("residual2", 3 * kFp16 * x_);
-  }
-
-  void EagerMlpBackwardInput() {
-    Gemm("fc2.dX", 1, bl_, f_t_, h_);
-    Memory("relu.bwd", 3 * kFp16 * bl_ * f_t_);
-    Gemm("fc1.dX", 1, bl_, h_, f_t_);
-    // PyTorch 1.x LayerNorm backward: internal gradients, fused parameters, dX, gamma / beta.
-    Memory("ln2.bwd", 5 * kFp16 * x_, 4);
-    Memory("grad_add2", 3 * kFp16 * x_);  // the residual's two gradients summed
   }
 
   void EagerAttentionBackwardInput() {

@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <map>
 #include <span>
 #include <string_view>
-#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -54,16 +52,35 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
-bool operator<(const Key& x, const Key& y) {
-  return std::tie(x.device, x.kind, x.part, x.layer, x.mb, x.a, x.b, x.sp) <
-         std::tie(y.device, y.kind, y.part, y.layer, y.mb, y.a, y.b, y.sp);
+// A key in three words, for sorting and comparing writes: equal words are equal keys (the
+// device aside, which the writes of one device share). The order is arbitrary but total.
+struct PackedKey {
+  uint64_t x = 0;  // kind, part, sp, layer
+  uint64_t y = 0;  // mb, a
+  uint32_t z = 0;  // b
+  bool operator==(const PackedKey&) const = default;
+  bool operator<(const PackedKey& o) const {
+    return x != o.x ? x < o.x : y != o.y ? y < o.y : z < o.z;
+  }
+};
+
+PackedKey Pack(const Key& k) {
+  PackedKey p;
+  p.x = static_cast<uint64_t>(k.kind) | static_cast<uint64_t>(static_cast<uint8_t>(k.part)) << 8 |
+        static_cast<uint64_t>(k.sp) << 16 |
+        static_cast<uint64_t>(static_cast<uint32_t>(k.layer)) << 32;
+  p.y = static_cast<uint32_t>(k.mb) | static_cast<uint64_t>(static_cast<uint32_t>(k.a)) << 32;
+  p.z = static_cast<uint32_t>(k.b);
+  return p;
 }
 
-// One op writing one key. All writes are kept in one array sorted by key (then op), so that a
-// million-op schedule costs one allocation rather than a hash node and a vector per key.
+// One op writing one key. The writes of one device are kept in one array sorted by key (then
+// op), so that a million-op schedule costs one allocation rather than a hash node and a vector
+// per key.
 struct Written {
-  Key key;
+  PackedKey key;
   int op = 0;
+  bool operator<(const Written& o) const { return key < o.key || (key == o.key && op < o.op); }
 };
 
 constexpr int kAttn = static_cast<int>(LayerPart::kAttention);
@@ -223,22 +240,21 @@ bool IsStageGradients(const CompactOp& op, const Tensor& t) {
 
 class DataFlow {
  public:
-  DataFlow(const CompactSchedule& s, const ScheduleIndex& ix) : s_(s), ix_(ix) {
-    const size_t n = s.ops.size();
-    {
-      const std::vector<int64_t> one(n, 1);
-      DryRunResult r = DryRun(s, ix, one);
-      start_ = std::move(r.start_tick);
-      finish_ = std::move(r.finish_tick);
-    }
-    seen_.assign(n, 0);
-  }
+  DataFlow(const CompactSchedule& s, const ScheduleIndex& ix, const DryRunResult& unit_run)
+      : s_(s),
+        ix_(ix),
+        start_(unit_run.start_tick),
+        finish_(unit_run.finish_tick),
+        seen_(s.ops.size(), 0),
+        tensor_slot_(s.names.Size(), -1),
+        stream_stamp_(ix.streams.size(), 0),
+        stream_slot_(ix.streams.size(), 0) {}
 
   void Run(std::vector<Diagnostic>& out) {
     const int n = static_cast<int>(s_.ops.size());
-    // Device by device (a read is served by writes on its own device): two walks over the
-    // device's ops, the first collecting the writes, the second checking the reads. The writes
-    // of one device at a time are held, sorted, in one array.
+    // Device by device (a read is served by writes on its own device): one walk over the
+    // device's ops collects its writes and its reads, the writes are sorted, and the reads are
+    // then checked in op order. The writes and reads of one device at a time are held.
     std::vector<int> device_offset(s_.devices + 1, 0), device_ops(n);
     for (const CompactOp& op : s_.ops) ++device_offset[op.device + 1];
     for (int d = 0; d < s_.devices; ++d) device_offset[d + 1] += device_offset[d];
@@ -249,37 +265,39 @@ class DataFlow {
     std::vector<std::pair<int, Diagnostic>> found;  // (op, diagnostic), put in op order below
     std::vector<Diagnostic> one;
     std::vector<Key> reads;
-    std::vector<int> producers;
+    std::vector<size_t> reads_end;  // per op of the device: the end of its reads in `reads`
     for (int d = 0; d < s_.devices; ++d) {
       const std::span<const int> ops(device_ops.data() + device_offset[d],
                                      device_ops.data() + device_offset[d + 1]);
       writes_.clear();
-      collect_writes_ = true;
+      reads.clear();
+      reads_end.clear();
       for (int i : ops) {
-        reads.clear();
         Effects(i, reads);
+        reads_end.push_back(reads.size());
       }
-      std::sort(writes_.begin(), writes_.end(), [](const Written& x, const Written& y) {
-        return x.key < y.key || (!(y.key < x.key) && x.op < y.op);
-      });
-      collect_writes_ = false;
-      for (int i : ops) {
-        reads.clear();
-        Effects(i, reads);
-        for (const Key& k : reads) {
+      std::sort(writes_.begin(), writes_.end());
+      size_t r = 0;
+      for (size_t j = 0; j < ops.size(); r = reads_end[j], ++j) {
+        const int i = ops[j];
+        for (; r < reads_end[j]; ++r) {
+          const Key& k = reads[r];
+          const PackedKey packed = Pack(k);
           auto first =
-              std::lower_bound(writes_.begin(), writes_.end(), k,
-                               [](const Written& w, const Key& key) { return w.key < key; });
-          producers.clear();
-          for (auto w = first; w != writes_.end() && w->key == k; ++w) producers.push_back(w->op);
-          if (producers.empty()) {
+              std::lower_bound(writes_.begin(), writes_.end(), packed,
+                               [](const Written& w, const PackedKey& key) { return w.key < key; });
+          producers_.clear();
+          for (auto w = first; w != writes_.end() && w->key == packed; ++w) {
+            producers_.push_back(w->op);
+          }
+          if (producers_.empty()) {
             one.push_back(OpDiagnostic(s_, i,
                                        fmt::format("reads {}, which no op on dev {} writes",
                                                    Describe(k, tensors_), s_.ops[i].device)));
             break;
           }
           auto what = [&] { return Describe(k, tensors_); };
-          if (!CheckProducers(i, what, producers, /*all=*/false, one)) break;
+          if (!CheckProducers(i, what, producers_, /*all=*/false, one)) break;
         }
         for (Diagnostic& diagnostic : one) found.emplace_back(i, std::move(diagnostic));
         one.clear();
@@ -293,18 +311,27 @@ class DataFlow {
     // contributes (the executor also waits for every such op issued before them on the device).
     // ZeRO-3's per-layer reduce-scatters complete their stage's gradients too; with sequence
     // parallelism the dp collective of a stage also reads the tp sum's result.
-    std::map<int, std::vector<int>> backward_of_device, wgrad_of_device, layer_of_device;
-    for (int i = 0; i < n; ++i) {
-      if (IsBackwardOp(s_.ops[i], TensorOf(i))) backward_of_device[s_.ops[i].device].push_back(i);
-      if (TensorOf(i).wgrad_layer >= 0) layer_of_device[s_.ops[i].device].push_back(i);
-      if (IsStageGradients(s_.ops[i], TensorOf(i))) wgrad_of_device[s_.ops[i].device].push_back(i);
-    }
+    std::vector<std::vector<int>> backward_of_device(s_.devices), wgrad_of_device(s_.devices),
+        layer_of_device(s_.devices);
     for (int i = 0; i < n; ++i) {
       const CompactOp& op = s_.ops[i];
-      const bool wgrad = IsStageGradients(op, TensorOf(i));
+      const Tensor& t = TensorOf(i);
+      if (IsBackwardOp(op, t)) backward_of_device[op.device].push_back(i);
+      if (t.wgrad_layer >= 0) layer_of_device[op.device].push_back(i);
+      if (IsStageGradients(op, t)) wgrad_of_device[op.device].push_back(i);
+    }
+    std::vector<int> needed;
+    for (int i = 0; i < n; ++i) {
+      const CompactOp& op = s_.ops[i];
+      if (op.kind != OpKind::kOptimizer && op.kind != OpKind::kAllReduce &&
+          op.kind != OpKind::kReduceScatter) {
+        continue;
+      }
+      const Tensor t = TensorOf(i);  // a copy: TensorOf(j) below may add to parsed_
+      const bool wgrad = IsStageGradients(op, t);
       if (!wgrad && op.kind != OpKind::kOptimizer) continue;
-      const int stage = wgrad ? TensorOf(i).wgrad_stage : op.stage;
-      std::vector<int> needed;
+      const int stage = wgrad ? t.wgrad_stage : op.stage;
+      needed.clear();
       for (int b : backward_of_device[op.device]) {
         const int bs = s_.ops[b].stage;
         const bool earlier = b < i && (!wgrad || bs == stage || bs < 0);
@@ -313,11 +340,10 @@ class DataFlow {
       for (int j : layer_of_device[op.device]) {
         if (s_.ops[j].stage == stage) needed.push_back(j);
       }
-      if (stage >= 0 && (!wgrad || !TensorOf(i).spgrad)) {
+      if (stage >= 0 && (!wgrad || !t.spgrad)) {
         for (int j : wgrad_of_device[op.device]) {
-          if (TensorOf(j).wgrad_stage == stage && (!wgrad || TensorOf(j).spgrad)) {
-            needed.push_back(j);
-          }
+          const Tensor& tj = TensorOf(j);
+          if (tj.wgrad_stage == stage && (!wgrad || tj.spgrad)) needed.push_back(j);
         }
       }
       CheckProducers(
@@ -327,21 +353,21 @@ class DataFlow {
   }
 
  private:
-  // Op `op`'s tensor identity, parsed once per distinct name.
+  // Op `op`'s tensor identity, parsed once per distinct name. The reference stays valid until
+  // the next call.
   const Tensor& TensorOf(int op) {
     static const Tensor kNone;
     const int name = s_.ops[op].tensor;
     if (name < 0) return kNone;
-    auto [it, inserted] = parsed_.try_emplace(name);
-    if (inserted) it->second = tensors_.Parse(name, s_.Name(name));
-    return it->second;
+    int& slot = tensor_slot_[name];
+    if (slot < 0) {
+      slot = static_cast<int>(parsed_.size());
+      parsed_.push_back(tensors_.Parse(name, s_.Name(name)));
+    }
+    return parsed_[slot];
   }
 
-  void Write(int op, Key k) {
-    if (!collect_writes_) return;
-    k.device = s_.ops[op].device;
-    writes_.push_back({k, op});
-  }
+  void Write(int op, const Key& k) { writes_.push_back({Pack(k), op}); }
   static void Read(std::vector<Key>& reads, const CompactOp& op, Key k) {
     k.device = op.device;
     reads.push_back(k);
@@ -630,21 +656,36 @@ class DataFlow {
     }
   }
 
+  // A few op positions: `op` alone, a SEND with its RECV, or a collective's members.
+  class Joined {
+   public:
+    explicit Joined(std::span<const int> ops) : ops_(ops) {}
+    Joined(int a, int b) : pair_{a, b}, ops_(pair_, 2) {}
+    Joined(const Joined&) = delete;
+    Joined& operator=(const Joined&) = delete;
+    const int* begin() const { return ops_.data(); }
+    const int* end() const { return ops_.data() + ops_.size(); }
+
+   private:
+    int pair_[2] = {0, 0};
+    std::span<const int> ops_;
+  };
+
   // The ops whose predecessors must all be done before `op` can finish, `op` included: a RECV
   // completes only once its SEND started, a collective only once every member arrived. Not the
   // reverse for a SEND: executors buffer it (exec/transport.h), so it may finish before its
   // RECV is even posted. These are the edges every implementation honours.
-  std::vector<int> JoinedBefore(int op) const {
+  Joined JoinedBefore(const int& op) const {
     if (ix_.partner[op] >= 0 && s_.ops[op].kind == OpKind::kRecv) return {op, ix_.partner[op]};
-    if (ix_.instance[op] >= 0) return ix_.instance_ops[ix_.instance[op]];
-    return {op};
+    if (ix_.instance[op] >= 0) return Joined(ix_.instance_ops[ix_.instance[op]]);
+    return Joined(std::span<const int>(&op, 1));
   }
   // The ops whose successors wait for `op`'s predecessors: the reverse of JoinedBefore (a SEND
   // and its RECV, a collective's members).
-  std::vector<int> JoinedAfter(int op) const {
+  Joined JoinedAfter(const int& op) const {
     if (ix_.partner[op] >= 0 && s_.ops[op].kind == OpKind::kSend) return {op, ix_.partner[op]};
-    if (ix_.instance[op] >= 0) return ix_.instance_ops[ix_.instance[op]];
-    return {op};
+    if (ix_.instance[op] >= 0) return Joined(ix_.instance_ops[ix_.instance[op]]);
+    return Joined(std::span<const int>(&op, 1));
   }
 
   // Whether the order puts `p` before `c` (p finishes before c can start, whatever the
@@ -660,8 +701,9 @@ class DataFlow {
     }
     if (finish_[p] < 0 || start_[c] < 0 || finish_[p] > start_[c]) return false;
     ++stamp_;
-    std::vector<int> stack;
-    auto push_preds = [&](int x) {
+    std::vector<int>& stack = stack_;
+    stack.clear();
+    auto push_preds = [&](const int& x) {
       for (int m : JoinedBefore(x)) {
         const int stream = ix_.stream_of[m];
         const int pos = ix_.position_in_stream[m];
@@ -695,7 +737,7 @@ class DataFlow {
     std::vector<int> queue{c};
     step[c].from = -1;
     // p waits for c once c is before p or before an op p joins (JoinedBefore).
-    const std::vector<int> target = JoinedBefore(p);
+    const Joined target = JoinedBefore(p);
     int hit = -1;
     for (size_t q = 0; q < queue.size() && hit < 0; ++q) {
       const int x = queue[q];
@@ -743,16 +785,25 @@ class DataFlow {
   bool CheckProducers(int c, const What& what, const std::vector<int>& producers, bool all,
                       std::vector<Diagnostic>& out) {
     // Only the last producer of each stream matters: stream order puts the others before it.
-    std::map<int, int> last;  // stream -> producer
+    // last_ holds (stream, producer), one per stream; stream_slot_ its place while the stream's
+    // stamp is this call's.
+    last_.clear();
+    ++stream_call_;
     for (int p : producers) {
       if (p == c) continue;
-      auto [it, inserted] = last.emplace(ix_.stream_of[p], p);
-      if (!inserted && ix_.position_in_stream[p] > ix_.position_in_stream[it->second]) {
-        it->second = p;
+      const int stream = ix_.stream_of[p];
+      if (stream_stamp_[stream] != stream_call_) {
+        stream_stamp_[stream] = stream_call_;
+        stream_slot_[stream] = static_cast<int>(last_.size());
+        last_.emplace_back(stream, p);
+        continue;
       }
+      int& held = last_[stream_slot_[stream]].second;
+      if (ix_.position_in_stream[p] > ix_.position_in_stream[held]) held = p;
     }
+    if (last_.size() > 1) std::sort(last_.begin(), last_.end());  // stream order, as before
     int bad = -1;
-    for (const auto& [stream, p] : last) {
+    for (const auto& [stream, p] : last_) {
       const bool before = Before(p, c);
       if (before && !all) return true;
       if (!before && bad < 0) bad = p;
@@ -784,19 +835,27 @@ class DataFlow {
   const bool zero3_ =
       std::any_of(s_.ops.begin(), s_.ops.end(), [](const CompactOp& op) { return op.zero == 3; });
   Tensors tensors_;
-  std::unordered_map<int, Tensor> parsed_;  // tensor name id -> its identity
-  std::vector<int64_t> start_, finish_;
+  const std::vector<int64_t>& start_;  // the unit-duration dry run
+  const std::vector<int64_t>& finish_;
   std::vector<uint32_t> seen_;
   uint32_t stamp_ = 0;
-  std::vector<Written> writes_;  // sorted by key once collected
-  bool collect_writes_ = true;
+  std::vector<int> tensor_slot_;  // tensor name id -> its place in parsed_, -1 not parsed yet
+  std::vector<Tensor> parsed_;
+  std::vector<Written> writes_;  // of one device, sorted by key once collected
+  // Scratch of CheckProducers and Before, kept to reuse their capacity.
+  std::vector<int> producers_;
+  std::vector<std::pair<int, int>> last_;
+  std::vector<uint32_t> stream_stamp_;
+  std::vector<int> stream_slot_;
+  uint32_t stream_call_ = 0;
+  std::vector<int> stack_;
 };
 
 }  // namespace
 
 void CheckDataFlow(const CompactSchedule& schedule, const ScheduleIndex& index,
-                   std::vector<Diagnostic>& diagnostics) {
-  DataFlow(schedule, index).Run(diagnostics);
+                   const DryRunResult& unit_run, std::vector<Diagnostic>& diagnostics) {
+  DataFlow(schedule, index, unit_run).Run(diagnostics);
 }
 
 }  // namespace terasim

@@ -132,11 +132,12 @@ DryRunResult DryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
   return DryRunner(schedule, index, duration_ticks).Run();
 }
 
-void CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix, std::vector<Diagnostic>& out) {
-  const std::vector<int64_t> zero(s.ops.size(), 0);
-  DryRunner runner(s, ix, zero);
-  const DryRunResult r = runner.Run();
-  if (r.finished == static_cast<int64_t>(s.ops.size())) return;
+DryRunResult CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix,
+                         std::vector<Diagnostic>& out) {
+  const std::vector<int64_t> one(s.ops.size(), 1);
+  DryRunner runner(s, ix, one);
+  DryRunResult r = runner.Run();
+  if (r.finished == static_cast<int64_t>(s.ops.size())) return r;
 
   // Per device, the blocked stream head it waits at: preferably one that waits for another
   // device (the heart of a deadlock), else the first in issue order.
@@ -161,6 +162,7 @@ void CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix, std::vector<
   }
   message += fmt::format(" [{} of {} ops ran]", r.finished, s.ops.size());
   out.push_back(OpDiagnostic(s, waits_at.begin()->second, std::move(message)));
+  return r;
 }
 
 }  // namespace terasim

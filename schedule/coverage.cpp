@@ -1,6 +1,7 @@
 #include "schedule/coverage.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>
@@ -221,10 +222,25 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
       add(Work::kWeight);
     }
   }
-  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
-    return std::tie(a.microbatch, a.tp_rank, a.work, a.op) <
-           std::tie(b.microbatch, b.tp_rank, b.work, b.op);
-  });
+  // Sorted by (micro-batch, tp rank, work, op): the pieces are in op order already, so their
+  // positions break ties; the three fields and the position fit one 128-bit key each, whose
+  // sort is several times faster than a comparison of four fields.
+  {
+    std::vector<unsigned __int128> order(pieces.size());
+    auto bits = [](int v) {
+      return static_cast<unsigned __int128>(static_cast<uint32_t>(v) ^ 0x80000000u);
+    };
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      const Piece& p = pieces[k];
+      order[k] = bits(p.microbatch) << 96 | bits(p.tp_rank) << 64 |
+                 static_cast<unsigned __int128>(p.work) << 32 | k;
+    }
+    std::sort(order.begin(), order.end());
+    std::vector<Piece> sorted;
+    sorted.reserve(pieces.size());
+    for (const unsigned __int128 key : order) sorted.push_back(pieces[static_cast<uint32_t>(key)]);
+    pieces = std::move(sorted);
+  }
 
   CoverageChecker checker(s, out);
   size_t next = 0;

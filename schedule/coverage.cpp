@@ -97,25 +97,27 @@ class CoverageChecker {
     std::sort(segments_.begin(), segments_.end(), [](const Segment& a, const Segment& b) {
       return std::tie(a.index, a.t0, a.t1, a.op) < std::tie(b.index, b.t0, b.t1, b.op);
     });
-    const std::string who = show_tp
-                                ? fmt::format("micro-batch {} (tp rank {})", microbatch, tp_rank)
-                                : fmt::format("micro-batch {}", microbatch);
+    // Formatted only for a message.
+    auto who = [&] {
+      return show_tp ? fmt::format("micro-batch {} (tp rank {})", microbatch, tp_rank)
+                     : fmt::format("micro-batch {}", microbatch);
+    };
     if (!pieces.empty()) fallback_op = pieces.front().op;
     size_t next = 0;
     const int segment_count = static_cast<int>(breakpoints_.size()) - 1;
     for (int seg = 0; seg < segment_count; ++seg) {
-      const std::string where = DescribeUnits(breakpoints_[seg], breakpoints_[seg + 1]);
+      auto where = [&] { return DescribeUnits(breakpoints_[seg], breakpoints_[seg + 1]); };
       int cursor = 0;
       int last = -1;  // the op that covers up to `cursor`
       for (; next < segments_.size() && segments_[next].index == seg; ++next) {
         const Segment& p = segments_[next];
         if (p.t0 > cursor) {
-          Report(last >= 0 ? last : p.op, fmt::format("{}: {} tokens {}-{} {} not covered", who,
-                                                      where, cursor, p.t0, WorkName(work)));
+          Report(last >= 0 ? last : p.op, fmt::format("{}: {} tokens {}-{} {} not covered", who(),
+                                                      where(), cursor, p.t0, WorkName(work)));
           return;
         }
         if (p.t0 < cursor) {
-          Report(p.op, fmt::format("{}: {} tokens {}-{} {} covered twice ({}, {})", who, where,
+          Report(p.op, fmt::format("{}: {} tokens {}-{} {} covered twice ({}, {})", who(), where(),
                                    p.t0, std::min(p.t1, cursor), WorkName(work),
                                    s_.Key(s_.ops[last]), s_.Key(s_.ops[p.op])));
           return;
@@ -125,8 +127,8 @@ class CoverageChecker {
       }
       if (cursor < s_.sequence) {
         Report(last >= 0 ? last : fallback_op,
-               fmt::format("{}: {} tokens {}-{} {} not covered", who, where, cursor, s_.sequence,
-                           WorkName(work)));
+               fmt::format("{}: {} tokens {}-{} {} not covered", who(), where(), cursor,
+                           s_.sequence, WorkName(work)));
         return;
       }
     }
@@ -222,24 +224,35 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
       add(Work::kWeight);
     }
   }
-  // Sorted by (micro-batch, tp rank, work, op): the pieces are in op order already, so their
-  // positions break ties; the three fields and the position fit one 128-bit key each, whose
-  // sort is several times faster than a comparison of four fields.
+  // Sorted by (micro-batch, tp rank, work, op): the pieces are in op order already, so a
+  // stable counting sort over the (micro-batch, tp rank, work) buckets keeps op order within
+  // each; a piece's tp rank is below its micro-batch's tp_ranks. With more buckets than
+  // pieces (a few micro-batches on huge groups), a stable comparison sort instead.
   {
-    std::vector<unsigned __int128> order(pieces.size());
-    auto bits = [](int v) {
-      return static_cast<unsigned __int128>(static_cast<uint32_t>(v) ^ 0x80000000u);
-    };
-    for (size_t k = 0; k < pieces.size(); ++k) {
-      const Piece& p = pieces[k];
-      order[k] = bits(p.microbatch) << 96 | bits(p.tp_rank) << 64 |
-                 static_cast<unsigned __int128>(p.work) << 32 | k;
+    std::vector<size_t> bucket_start(ids.size() + 1, 0);
+    for (size_t k = 0; k < ids.size(); ++k) {
+      bucket_start[k + 1] = bucket_start[k] + 3 * static_cast<size_t>(infos[k].tp_ranks);
     }
-    std::sort(order.begin(), order.end());
-    std::vector<Piece> sorted;
-    sorted.reserve(pieces.size());
-    for (const unsigned __int128 key : order) sorted.push_back(pieces[static_cast<uint32_t>(key)]);
-    pieces = std::move(sorted);
+    if (bucket_start.back() <= 4 * pieces.size() + 1024) {
+      std::vector<uint32_t> bucket(pieces.size());
+      std::vector<size_t> next(bucket_start.back() + 1, 0);
+      for (size_t k = 0; k < pieces.size(); ++k) {
+        const Piece& p = pieces[k];
+        const size_t mb = std::lower_bound(ids.begin(), ids.end(), p.microbatch) - ids.begin();
+        bucket[k] = static_cast<uint32_t>(bucket_start[mb] + 3 * static_cast<size_t>(p.tp_rank) +
+                                          static_cast<size_t>(p.work));
+        ++next[bucket[k] + 1];
+      }
+      for (size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
+      std::vector<Piece> sorted(pieces.size());
+      for (size_t k = 0; k < pieces.size(); ++k) sorted[next[bucket[k]]++] = pieces[k];
+      pieces = std::move(sorted);
+    } else {
+      std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+        return std::tie(a.microbatch, a.tp_rank, a.work) <
+               std::tie(b.microbatch, b.tp_rank, b.work);
+      });
+    }
   }
 
   CoverageChecker checker(s, out);

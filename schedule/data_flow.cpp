@@ -1,6 +1,7 @@
 #include "schedule/data_flow.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <span>
@@ -52,16 +53,13 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
-// A key in three words, for sorting and comparing writes: equal words are equal keys (the
-// device aside, which the writes of one device share). The order is arbitrary but total.
+// A key in three words, for hashing and comparing writes: equal words are equal keys (the
+// device aside, which the writes of one device share).
 struct PackedKey {
   uint64_t x = 0;  // kind, part, sp, layer
   uint64_t y = 0;  // mb, a
   uint32_t z = 0;  // b
   bool operator==(const PackedKey&) const = default;
-  bool operator<(const PackedKey& o) const {
-    return x != o.x ? x < o.x : y != o.y ? y < o.y : z < o.z;
-  }
 };
 
 PackedKey Pack(const Key& k) {
@@ -74,13 +72,12 @@ PackedKey Pack(const Key& k) {
   return p;
 }
 
-// One op writing one key. The writes of one device are kept in one array sorted by key (then
-// op), so that a million-op schedule costs one allocation rather than a hash node and a vector
-// per key.
+// One op writing one key. The writes of one device are kept in one array, indexed by key
+// (DataFlow::IndexWrites), so that a million-op schedule costs a few allocations rather than
+// a hash node and a vector per key.
 struct Written {
   PackedKey key;
   int op = 0;
-  bool operator<(const Written& o) const { return key < o.key || (key == o.key && op < o.op); }
 };
 
 constexpr int kAttn = static_cast<int>(LayerPart::kAttention);
@@ -96,6 +93,31 @@ bool Tokens(std::string_view field, int& a, int& b) {
          r2.ptr == field.data() + field.size();
 }
 
+// The fields of a dotted name between its dots, as SplitDots (schedule/key_fields.h) splits
+// them, without allocating: the first six are held, size() counts all.
+class Dots {
+ public:
+  explicit Dots(std::string_view text) {
+    size_t start = 0;
+    while (true) {
+      const size_t dot = text.find('.', start);
+      const std::string_view part =
+          text.substr(start, dot == std::string_view::npos ? dot : dot - start);
+      if (count_ < parts_.size()) parts_[count_] = part;
+      ++count_;
+      if (dot == std::string_view::npos) return;
+      start = dot + 1;
+    }
+  }
+  size_t size() const { return count_; }
+  // Field `i` < min(size(), 6).
+  std::string_view operator[](size_t i) const { return parts_[i]; }
+
+ private:
+  std::array<std::string_view, 6> parts_;
+  size_t count_ = 0;
+};
+
 // A tensor identity as the executor reads it (exec/tensor_id.cpp: the same grammar).
 struct Tensor {
   Key key;               // device left 0
@@ -109,7 +131,7 @@ class Tensors {
   // `id` is the name id of `text`.
   Tensor Parse(int id, std::string_view text) {
     Tensor t;
-    const std::vector<std::string_view> f = SplitDots(text);
+    const Dots f(text);
     if ((f[0] == "act" || f[0] == "grad") && (f.size() == 4 || f.size() == 5)) {
       Key k;
       k.kind = f[0] == "act" ? Res::kAct : Res::kGrad;
@@ -276,19 +298,16 @@ class DataFlow {
         Effects(i, reads);
         reads_end.push_back(reads.size());
       }
-      std::sort(writes_.begin(), writes_.end());
+      IndexWrites();
       size_t r = 0;
       for (size_t j = 0; j < ops.size(); r = reads_end[j], ++j) {
         const int i = ops[j];
         for (; r < reads_end[j]; ++r) {
           const Key& k = reads[r];
           const PackedKey packed = Pack(k);
-          auto first =
-              std::lower_bound(writes_.begin(), writes_.end(), packed,
-                               [](const Written& w, const PackedKey& key) { return w.key < key; });
           producers_.clear();
-          for (auto w = first; w != writes_.end() && w->key == packed; ++w) {
-            producers_.push_back(w->op);
+          for (int w = FirstWrite(packed); w >= 0; w = same_key_[w]) {
+            producers_.push_back(writes_[w].op);
           }
           if (producers_.empty()) {
             one.push_back(OpDiagnostic(s_, i,
@@ -368,6 +387,39 @@ class DataFlow {
   }
 
   void Write(int op, const Key& k) { writes_.push_back({Pack(k), op}); }
+
+  static size_t HashKey(const PackedKey& k) {
+    uint64_t h = (k.x * 0x9e3779b97f4a7c15ULL) ^ (k.y * 0xbf58476d1ce4e5b9ULL) ^
+                 (k.z * 0x94d049bb133111ebULL);
+    return static_cast<size_t>(h ^ (h >> 29) ^ (h >> 47));
+  }
+
+  // Indexes writes_ by key (open addressing): key_slot_ holds the last write of each key,
+  // same_key_ links each write to the previous one of its key. The order of a key's writes
+  // does not matter (CheckProducers keeps the last per stream).
+  void IndexWrites() {
+    size_t capacity = 64;
+    while (capacity < 2 * writes_.size()) capacity *= 2;
+    key_slot_.assign(capacity, -1);
+    same_key_.resize(writes_.size());
+    const size_t mask = capacity - 1;
+    for (size_t w = 0; w < writes_.size(); ++w) {
+      size_t h = HashKey(writes_[w].key) & mask;
+      while (key_slot_[h] >= 0 && !(writes_[key_slot_[h]].key == writes_[w].key)) {
+        h = (h + 1) & mask;
+      }
+      same_key_[w] = key_slot_[h];
+      key_slot_[h] = static_cast<int>(w);
+    }
+  }
+  // The last write of `key` (then same_key_ for the others), or -1.
+  int FirstWrite(const PackedKey& key) const {
+    const size_t mask = key_slot_.size() - 1;
+    for (size_t h = HashKey(key) & mask;; h = (h + 1) & mask) {
+      const int w = key_slot_[h];
+      if (w < 0 || writes_[w].key == key) return w;
+    }
+  }
   static void Read(std::vector<Key>& reads, const CompactOp& op, Key k) {
     k.device = op.device;
     reads.push_back(k);
@@ -841,7 +893,9 @@ class DataFlow {
   uint32_t stamp_ = 0;
   std::vector<int> tensor_slot_;  // tensor name id -> its place in parsed_, -1 not parsed yet
   std::vector<Tensor> parsed_;
-  std::vector<Written> writes_;  // of one device, sorted by key once collected
+  std::vector<Written> writes_;  // of one device
+  std::vector<int> key_slot_;    // IndexWrites
+  std::vector<int> same_key_;
   // Scratch of CheckProducers and Before, kept to reuse their capacity.
   std::vector<int> producers_;
   std::vector<std::pair<int, int>> last_;

@@ -12,8 +12,10 @@ namespace {
 // their ops, so each op's start is simply the latest finish of what it waits for.
 class DryRunner {
  public:
-  DryRunner(const CompactSchedule& s, const ScheduleIndex& ix, std::span<const int64_t> duration)
-      : s_(s), ix_(ix), duration_(duration) {
+  // Op `op` takes duration[op] ticks, or `uniform` ticks when `duration` is empty.
+  DryRunner(const CompactSchedule& s, const ScheduleIndex& ix, std::span<const int64_t> duration,
+            int64_t uniform = 0)
+      : s_(s), ix_(ix), duration_(duration), uniform_(uniform) {
     const size_t n = s.ops.size();
     result_.start_tick.assign(n, -1);
     result_.finish_tick.assign(n, -1);
@@ -78,7 +80,7 @@ class DryRunner {
       const int partner = ix_.partner[op];
       if (!arrived_[partner]) return;
       const int64_t start = std::max(ready_tick_[op], ready_tick_[partner]);
-      const int64_t finish = start + std::max(duration_[op], duration_[partner]);
+      const int64_t finish = start + std::max(Duration(op), Duration(partner));
       Finish(op, start, finish);
       Finish(partner, start, finish);
     } else if (IsCollective(o.kind)) {
@@ -88,13 +90,15 @@ class DryRunner {
       int64_t start = 0, longest = 0;
       for (int m : members) {
         start = std::max(start, ready_tick_[m]);
-        longest = std::max(longest, duration_[m]);
+        longest = std::max(longest, Duration(m));
       }
       for (int m : members) Finish(m, start, start + longest);
     } else {
-      Finish(op, ready_tick_[op], ready_tick_[op] + duration_[op]);
+      Finish(op, ready_tick_[op], ready_tick_[op] + Duration(op));
     }
   }
+
+  int64_t Duration(int op) const { return duration_.empty() ? uniform_ : duration_[op]; }
 
   void Finish(int op, int64_t start, int64_t finish) {
     result_.start_tick[op] = start;
@@ -116,6 +120,7 @@ class DryRunner {
   const CompactSchedule& s_;
   const ScheduleIndex& ix_;
   std::span<const int64_t> duration_;
+  int64_t uniform_;
   DryRunResult result_;
   std::vector<int64_t> ready_tick_;  // latest finish among stream predecessor and deps so far
   std::vector<char> arrived_;        // heads its stream with its deps done
@@ -134,8 +139,7 @@ DryRunResult DryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
 
 DryRunResult CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix,
                          std::vector<Diagnostic>& out) {
-  const std::vector<int64_t> one(s.ops.size(), 1);
-  DryRunner runner(s, ix, one);
+  DryRunner runner(s, ix, {}, /*uniform=*/1);
   DryRunResult r = runner.Run();
   if (r.finished == static_cast<int64_t>(s.ops.size())) return r;
 

@@ -158,19 +158,32 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
   // The micro-batches in flat arrays (a map look-up per op was a third of this pass): `ids`
   // ascending, `infos` beside them.
   std::vector<int> ids;
+  int largest = -1;
   for (const CompactOp& op : s.ops) {
     if (op.microbatch >= 0 && (ids.empty() || ids.back() != op.microbatch)) {
       ids.push_back(op.microbatch);
+      largest = std::max(largest, op.microbatch);
     }
   }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (largest < (1 << 20)) {  // distinct by a flag per id rather than a sort
+    std::vector<char> present(static_cast<size_t>(largest) + 1, 0);
+    for (const int id : ids) present[id] = 1;
+    ids.clear();
+    for (int id = 0; id <= largest; ++id) {
+      if (present[id]) ids.push_back(id);
+    }
+  } else {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
   std::vector<MicrobatchInfo> infos(ids.size());
   auto info_of = [&](int microbatch) -> MicrobatchInfo& {
     return infos[std::lower_bound(ids.begin(), ids.end(), microbatch) - ids.begin()];
   };
+  std::vector<int> layer_compute;  // the layer compute ops, in op order
   for (int i = 0; i < n; ++i) {
     const CompactOp& op = s.ops[i];
+    if (IsLayerCompute(op.kind)) layer_compute.push_back(i);
     if (op.microbatch < 0) continue;
     MicrobatchInfo& mb = info_of(op.microbatch);
     if (mb.first_op < 0) mb.first_op = i;
@@ -207,11 +220,9 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
   }
 
   std::vector<Piece> pieces;
-  pieces.reserve(std::count_if(s.ops.begin(), s.ops.end(),
-                               [](const CompactOp& op) { return IsLayerCompute(op.kind); }));
-  for (int i = 0; i < n; ++i) {
+  pieces.reserve(layer_compute.size());
+  for (const int i : layer_compute) {
     const CompactOp& op = s.ops[i];
-    if (!IsLayerCompute(op.kind)) continue;
     const auto units = Units(op);  // not bindings: clang before 16 cannot capture those
     auto add = [&](Work work) {
       pieces.push_back({op.microbatch, ix.tp_rank[i], work, units.first, units.second,

@@ -277,12 +277,34 @@ class DataFlow {
     // Device by device (a read is served by writes on its own device): one walk over the
     // device's ops collects its writes and its reads, the writes are sorted, and the reads are
     // then checked in op order. The writes and reads of one device at a time are held.
+    // Two walks over all ops (each reads every op record): the first counts each device's ops
+    // and finds ZeRO-3; the second lists them and collects what the weight gradients below
+    // read, and the ops that read them.
     std::vector<int> device_offset(s_.devices + 1, 0), device_ops(n);
-    for (const CompactOp& op : s_.ops) ++device_offset[op.device + 1];
+    for (const CompactOp& op : s_.ops) {
+      ++device_offset[op.device + 1];
+      zero3_ = zero3_ || op.zero == 3;
+    }
     for (int d = 0; d < s_.devices; ++d) device_offset[d + 1] += device_offset[d];
+    // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
+    // contributes (the executor also waits for every such op issued before them on the device).
+    // ZeRO-3's per-layer reduce-scatters complete their stage's gradients too; with sequence
+    // parallelism the dp collective of a stage also reads the tp sum's result.
+    std::vector<std::vector<int>> backward_of_device(s_.devices), wgrad_of_device(s_.devices),
+        layer_of_device(s_.devices);
+    std::vector<int> gradient_readers;  // OPTIMIZER and stage-gradient collectives, in op order
     {
       std::vector<int> fill(device_offset.begin(), device_offset.end() - 1);
-      for (int i = 0; i < n; ++i) device_ops[fill[s_.ops[i].device]++] = i;
+      for (int i = 0; i < n; ++i) {
+        const CompactOp& op = s_.ops[i];
+        device_ops[fill[op.device]++] = i;
+        const Tensor& t = TensorOf(i);
+        if (IsBackwardOp(op, t)) backward_of_device[op.device].push_back(i);
+        if (t.wgrad_layer >= 0) layer_of_device[op.device].push_back(i);
+        const bool stage_gradients = IsStageGradients(op, t);
+        if (stage_gradients) wgrad_of_device[op.device].push_back(i);
+        if (stage_gradients || op.kind == OpKind::kOptimizer) gradient_readers.push_back(i);
+      }
     }
     std::vector<std::pair<int, Diagnostic>> found;  // (op, diagnostic), put in op order below
     std::vector<Diagnostic> one;
@@ -326,26 +348,9 @@ class DataFlow {
     std::stable_sort(found.begin(), found.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
     for (auto& [op, diagnostic] : found) out.push_back(std::move(diagnostic));
-    // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
-    // contributes (the executor also waits for every such op issued before them on the device).
-    // ZeRO-3's per-layer reduce-scatters complete their stage's gradients too; with sequence
-    // parallelism the dp collective of a stage also reads the tp sum's result.
-    std::vector<std::vector<int>> backward_of_device(s_.devices), wgrad_of_device(s_.devices),
-        layer_of_device(s_.devices);
-    for (int i = 0; i < n; ++i) {
-      const CompactOp& op = s_.ops[i];
-      const Tensor& t = TensorOf(i);
-      if (IsBackwardOp(op, t)) backward_of_device[op.device].push_back(i);
-      if (t.wgrad_layer >= 0) layer_of_device[op.device].push_back(i);
-      if (IsStageGradients(op, t)) wgrad_of_device[op.device].push_back(i);
-    }
     std::vector<int> needed;
-    for (int i = 0; i < n; ++i) {
+    for (const int i : gradient_readers) {
       const CompactOp& op = s_.ops[i];
-      if (op.kind != OpKind::kOptimizer && op.kind != OpKind::kAllReduce &&
-          op.kind != OpKind::kReduceScatter) {
-        continue;
-      }
       const Tensor t = TensorOf(i);  // a copy: TensorOf(j) below may add to parsed_
       const bool wgrad = IsStageGradients(op, t);
       if (!wgrad && op.kind != OpKind::kOptimizer) continue;
@@ -884,8 +889,7 @@ class DataFlow {
 
   const CompactSchedule& s_;
   const ScheduleIndex& ix_;
-  const bool zero3_ =
-      std::any_of(s_.ops.begin(), s_.ops.end(), [](const CompactOp& op) { return op.zero == 3; });
+  bool zero3_ = false;  // some op is ZeRO-3 (set by Run's first walk)
   Tensors tensors_;
   const std::vector<int64_t>& start_;  // the unit-duration dry run
   const std::vector<int64_t>& finish_;

@@ -12,6 +12,9 @@
 namespace terasim {
 namespace {
 
+// CheckRecompute without its test for a RECOMPUTE op (CheckCoverage knows).
+void CheckRecomputeOrder(const CompactSchedule& s, std::vector<Diagnostic>& out);
+
 // Coverage classes: what a micro-batch must compute exactly once.
 enum class Work { kForward, kBackward, kWeight };
 
@@ -181,9 +184,11 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
     return infos[std::lower_bound(ids.begin(), ids.end(), microbatch) - ids.begin()];
   };
   std::vector<int> layer_compute;  // the layer compute ops, in op order
+  bool recompute = false;          // some op is a RECOMPUTE
   for (int i = 0; i < n; ++i) {
     const CompactOp& op = s.ops[i];
     if (IsLayerCompute(op.kind)) layer_compute.push_back(i);
+    recompute = recompute || op.kind == OpKind::kRecompute;
     if (op.microbatch < 0) continue;
     MicrobatchInfo& mb = info_of(op.microbatch);
     if (mb.first_op < 0) mb.first_op = i;
@@ -284,15 +289,20 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
       }
     }
   }
-  CheckRecompute(s, out);
+  // Without a RECOMPUTE op nothing can be reported; skip the set of every forward.
+  if (recompute) CheckRecomputeOrder(s, out);
 }
 
 void CheckRecompute(const CompactSchedule& s, std::vector<Diagnostic>& out) {
-  // Without a RECOMPUTE op nothing can be reported; skip the set of every forward.
-  if (std::none_of(s.ops.begin(), s.ops.end(),
-                   [](const CompactOp& op) { return op.kind == OpKind::kRecompute; })) {
-    return;
+  if (std::any_of(s.ops.begin(), s.ops.end(),
+                  [](const CompactOp& op) { return op.kind == OpKind::kRecompute; })) {
+    CheckRecomputeOrder(s, out);
   }
+}
+
+namespace {
+
+void CheckRecomputeOrder(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   // (device, micro-batch, t0, layer, part) of what each device has run so far.
   using Unit = std::tuple<int, int, int, int, int>;
   std::set<Unit> forwards;
@@ -329,6 +339,8 @@ void CheckRecompute(const CompactSchedule& s, std::vector<Diagnostic>& out) {
                     op.microbatch, op.layers.begin, op.device)));
   }
 }
+
+}  // namespace
 
 void CheckSliceOrder(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   struct Lane {

@@ -296,7 +296,8 @@ uint64_t ZeroBytes(uint64_t v) { return ~(((v & ~kHigh) + ~kHigh) | v) & kHigh; 
 
 // The end of the word that starts at `p` (its first space, or `end`), eight bytes at a time;
 // sets `comma_or_equals` when the word holds a ',' or a '='.
-const char* WordEnd(const char* p, const char* end, bool& comma_or_equals) {
+[[gnu::always_inline]] inline const char* WordEnd(const char* p, const char* end,
+                                                  bool& comma_or_equals) {
   static_assert(std::endian::native == std::endian::little);
   while (true) {
     if (end - p >= 8) {
@@ -683,6 +684,33 @@ class PirReader {
   // runs), else by ParseOpKind.
   OpKind Kind(const LineParser& p, std::string_view word) {
     if (word == OpKindName(last_kind_)) return last_kind_;
+    // A guess by length and a letter, confirmed by its name (else ParseOpKind decides).
+    OpKind guess = OpKind::kFwd;
+    switch (word.size()) {
+      case 3:
+        guess = word[0] == 'B' ? OpKind::kBwd : OpKind::kFwd;
+        break;
+      case 4:
+        guess = word[0] == 'S' ? OpKind::kSend : OpKind::kRecv;
+        break;
+      case 9:
+        guess = word[0] == 'B'   ? (word[1] == 'W' ? OpKind::kBwdInput : OpKind::kBroadcast)
+                : word[0] == 'O' ? OpKind::kOptimizer
+                : word[0] == 'R' ? OpKind::kRecompute
+                : word[3] == 'R' ? OpKind::kAllReduce
+                                 : OpKind::kAllGather;
+        break;
+      case 10:
+        guess = OpKind::kBwdWeight;
+        break;
+      case 14:
+        guess = OpKind::kReduceScatter;
+        break;
+    }
+    if (word == OpKindName(guess)) {
+      last_kind_ = guess;
+      return guess;
+    }
     std::optional<OpKind> kind = ParseOpKind(word);
     if (!kind) p.Fail("unknown op kind '{}'", word);
     last_kind_ = *kind;

@@ -75,16 +75,15 @@ class DryRunner {
   void TryArrive(int op) {
     if (arrived_[op] || pending_[op] > 0 || !AtHead(op)) return;
     arrived_[op] = true;
-    const CompactOp& o = s_.ops[op];
-    if (IsPointToPoint(o.kind)) {
-      const int partner = ix_.partner[op];
+    // The kind from the index (matched SEND/RECV have a partner, collectives an instance):
+    // reading the op record here was a cache miss per op.
+    if (const int partner = ix_.partner[op]; partner >= 0) {
       if (!arrived_[partner]) return;
       const int64_t start = std::max(ready_tick_[op], ready_tick_[partner]);
       const int64_t finish = start + std::max(Duration(op), Duration(partner));
       Finish(op, start, finish);
       Finish(partner, start, finish);
-    } else if (IsCollective(o.kind)) {
-      const int instance = ix_.instance[op];
+    } else if (const int instance = ix_.instance[op]; instance >= 0) {
       const std::vector<int>& members = ix_.instance_ops[instance];
       if (++instance_arrived_[instance] < static_cast<int>(members.size())) return;
       int64_t start = 0, longest = 0;

@@ -586,6 +586,12 @@ class PirReader {
 
   void Line(std::string_view line) {
     ++line_no_;
+    if (line.size() > 2 && line[0] == 'o' && line[1] == 'p' && IsSpace(line[2]) && saw_magic_ &&
+        next_header_ == kHeader.size()) {  // "op " first: most lines
+      WordCursor cursor(line.substr(3));
+      OpLine(cursor);
+      return;
+    }
     WordCursor cursor(line);
     const std::string_view first = cursor.Next();
     if (first == "op" && saw_magic_ && next_header_ == kHeader.size()) {

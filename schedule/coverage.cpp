@@ -224,51 +224,47 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
     }
   }
 
-  std::vector<Piece> pieces;
-  pieces.reserve(layer_compute.size());
-  for (const int i : layer_compute) {
-    const CompactOp& op = s.ops[i];
-    const auto units = Units(op);  // not bindings: clang before 16 cannot capture those
-    auto add = [&](Work work) {
-      pieces.push_back({op.microbatch, ix.tp_rank[i], work, units.first, units.second,
-                        op.tokens.begin, op.tokens.end, i});
-    };
-    if (op.kind == OpKind::kFwd) add(Work::kForward);
-    if (IsBackwardCoverage(op.kind)) add(Work::kBackward);
-    if ((op.kind == OpKind::kBwd && info_of(op.microbatch).split_backward) ||
-        op.kind == OpKind::kBwdWeight) {
-      add(Work::kWeight);
-    }
-  }
-  // Sorted by (micro-batch, tp rank, work, op): the pieces are in op order already, so a
-  // stable counting sort over the (micro-batch, tp rank, work) buckets keeps op order within
-  // each; a piece's tp rank is below its micro-batch's tp_ranks. With more buckets than
-  // pieces (a few micro-batches on huge groups), a stable comparison sort instead.
-  {
-    std::vector<size_t> bucket_start(ids.size() + 1, 0);
-    for (size_t k = 0; k < ids.size(); ++k) {
-      bucket_start[k + 1] = bucket_start[k] + 3 * static_cast<size_t>(infos[k].tp_ranks);
-    }
-    if (bucket_start.back() <= 4 * pieces.size() + 1024) {
-      std::vector<uint32_t> bucket(pieces.size());
-      std::vector<size_t> next(bucket_start.back() + 1, 0);
-      for (size_t k = 0; k < pieces.size(); ++k) {
-        const Piece& p = pieces[k];
-        const size_t mb = std::lower_bound(ids.begin(), ids.end(), p.microbatch) - ids.begin();
-        bucket[k] = static_cast<uint32_t>(bucket_start[mb] + 3 * static_cast<size_t>(p.tp_rank) +
-                                          static_cast<size_t>(p.work));
-        ++next[bucket[k] + 1];
+  // The pieces, sorted by (micro-batch, tp rank, work, op). Generated in op order, so a
+  // counting sort over the (micro-batch, tp rank, work) buckets keeps op order within each: a
+  // first walk counts each bucket, a second places each piece (a piece's tp rank is below its
+  // micro-batch's tp_ranks). With more buckets than pieces (a few micro-batches on huge
+  // groups), a stable comparison sort instead.
+  auto for_each_piece = [&](auto&& visit) {
+    for (const int i : layer_compute) {
+      const CompactOp& op = s.ops[i];
+      const auto units = Units(op);  // not bindings: clang before 16 cannot capture those
+      auto add = [&](Work work) {
+        visit(Piece{op.microbatch, ix.tp_rank[i], work, units.first, units.second, op.tokens.begin,
+                    op.tokens.end, i});
+      };
+      if (op.kind == OpKind::kFwd) add(Work::kForward);
+      if (IsBackwardCoverage(op.kind)) add(Work::kBackward);
+      if ((op.kind == OpKind::kBwd && info_of(op.microbatch).split_backward) ||
+          op.kind == OpKind::kBwdWeight) {
+        add(Work::kWeight);
       }
-      for (size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
-      std::vector<Piece> sorted(pieces.size());
-      for (size_t k = 0; k < pieces.size(); ++k) sorted[next[bucket[k]]++] = pieces[k];
-      pieces = std::move(sorted);
-    } else {
-      std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
-        return std::tie(a.microbatch, a.tp_rank, a.work) <
-               std::tie(b.microbatch, b.tp_rank, b.work);
-      });
     }
+  };
+  std::vector<size_t> bucket_start(ids.size() + 1, 0);
+  for (size_t k = 0; k < ids.size(); ++k) {
+    bucket_start[k + 1] = bucket_start[k] + 3 * static_cast<size_t>(infos[k].tp_ranks);
+  }
+  auto bucket = [&](const Piece& p) {
+    const size_t mb = std::lower_bound(ids.begin(), ids.end(), p.microbatch) - ids.begin();
+    return bucket_start[mb] + 3 * static_cast<size_t>(p.tp_rank) + static_cast<size_t>(p.work);
+  };
+  std::vector<Piece> pieces;
+  if (bucket_start.back() <= 4 * layer_compute.size() + 1024) {
+    std::vector<size_t> next(bucket_start.back() + 1, 0);
+    for_each_piece([&](const Piece& p) { ++next[bucket(p) + 1]; });
+    for (size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
+    pieces.resize(next.back());
+    for_each_piece([&](const Piece& p) { pieces[next[bucket(p)]++] = p; });
+  } else {
+    for_each_piece([&](const Piece& p) { pieces.push_back(p); });
+    std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+      return std::tie(a.microbatch, a.tp_rank, a.work) < std::tie(b.microbatch, b.tp_rank, b.work);
+    });
   }
 
   CoverageChecker checker(s, out);

@@ -82,42 +82,6 @@ class LineParser {
 
   // An integer in [min_value, limit.value]; the error names the limit (models/limits.h).
   int64_t Int(std::string_view field, std::string_view text, int64_t min_value, Limit limit) const {
-    // Plain digits within the bounds take no call; anything else the checked path below.
-    const int64_t value = Digits(text);
-    if (value >= 0 && value >= min_value && value <= limit.value) return value;
-    return CheckedInt(field, text, min_value, limit);
-  }
-  int Int32(std::string_view field, std::string_view text, int64_t min_value, Limit limit) const {
-    return static_cast<int>(Int(field, text, min_value, limit));
-  }
-
-  Range ParseRange(std::string_view field, std::string_view text, Limit limit) const {
-    size_t dash = 0;
-    while (dash < text.size() && text[dash] != '-') ++dash;
-    if (dash > 0 && dash < text.size()) {  // "A-B" with plain digits in bounds: no call
-      const int64_t begin = Digits(text.substr(0, dash));
-      const int64_t end = Digits(text.substr(dash + 1));
-      if (begin >= 0 && end > begin && end <= limit.value) {
-        return Range{static_cast<int>(begin), static_cast<int>(end)};
-      }
-    }
-    return CheckedRange(field, text, limit);
-  }
-
-  // The value of `text` when it is 1 to 18 decimal digits (no sign), else -1.
-  static int64_t Digits(std::string_view text) {
-    if (text.empty() || text.size() > 18) return -1;
-    int64_t value = 0;
-    for (const char c : text) {
-      const unsigned digit = static_cast<unsigned char>(c) - static_cast<unsigned>('0');
-      if (digit > 9) return -1;
-      value = value * 10 + digit;
-    }
-    return value;
-  }
-
-  [[gnu::noinline]] int64_t CheckedInt(std::string_view field, std::string_view text,
-                                       int64_t min_value, Limit limit) const {
     int64_t value = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
     if (ec == std::errc::result_out_of_range) {
@@ -134,9 +98,11 @@ class LineParser {
     }
     return value;
   }
+  int Int32(std::string_view field, std::string_view text, int64_t min_value, Limit limit) const {
+    return static_cast<int>(Int(field, text, min_value, limit));
+  }
 
-  [[gnu::noinline]] Range CheckedRange(std::string_view field, std::string_view text,
-                                       Limit limit) const {
+  Range ParseRange(std::string_view field, std::string_view text, Limit limit) const {
     size_t dash = text.find('-');
     if (dash == std::string_view::npos || dash == 0)
       Fail("{}: '{}' is not a range A-B", field, text);
@@ -357,16 +323,8 @@ class FieldReader {
 
   int64_t Int(std::string_view field, int64_t min_value, Limit limit) {
     const char* start = q_;
-    int64_t value = 0;
-    while (q_ < end_ && q_ - start < 18) {
-      const unsigned digit = static_cast<unsigned char>(*q_) - static_cast<unsigned>('0');
-      if (digit > 9) break;
-      value = value * 10 + digit;
-      ++q_;
-    }
-    if (q_ > start && (q_ == end_ || IsSpace(*q_)) && value >= min_value && value <= limit.value) {
-      return value;
-    }
+    const int64_t value = Digits(18);
+    if (value >= min_value && value >= 0 && AtWordEnd() && value <= limit.value) return value;
     return p_.Int(field, Rest(start), min_value, limit);
   }
   int Int32(std::string_view field, int64_t min_value, Limit limit) {
@@ -375,11 +333,11 @@ class FieldReader {
 
   Range ParseRange(std::string_view field, Limit limit) {
     const char* start = q_;
-    const int64_t begin = Digits();
+    const int64_t begin = Digits(9);
     if (begin >= 0 && q_ < end_ && *q_ == '-') {
       ++q_;
-      const int64_t end = Digits();
-      if (end > begin && end <= limit.value && (q_ == end_ || IsSpace(*q_))) {
+      const int64_t end = Digits(9);
+      if (end > begin && end <= limit.value && AtWordEnd()) {
         return Range{static_cast<int>(begin), static_cast<int>(end)};
       }
     }
@@ -401,11 +359,11 @@ class FieldReader {
   }
 
  private:
-  // 1 to 9 digits at q_ (advanced past them): their value, else -1.
-  int64_t Digits() {
+  // 1 to `most` (at most 18) digits at q_, which moves past them: their value, else -1.
+  int64_t Digits(ptrdiff_t most) {
     const char* start = q_;
     int64_t value = 0;
-    while (q_ < end_ && q_ - start < 9) {
+    while (q_ < end_ && q_ - start < most) {
       const unsigned digit = static_cast<unsigned char>(*q_) - static_cast<unsigned>('0');
       if (digit > 9) break;
       value = value * 10 + digit;
@@ -413,6 +371,7 @@ class FieldReader {
     }
     return q_ > start ? value : -1;
   }
+  bool AtWordEnd() const { return q_ == end_ || IsSpace(*q_); }
   // The word from `start` on; q_ moves to its end.
   std::string_view Rest(const char* start) {
     bool comma_or_equals = false;

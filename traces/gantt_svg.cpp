@@ -434,13 +434,16 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   std::vector<char> critical(trace.rows.size(), 0);  // by row
   std::vector<size_t> critical_order;
   if (!options.critical_path.empty()) {
-    // Key -> the first row of it in drawing order.
+    // Path key -> the first row of it in drawing order (rows.size(): none).
     std::unordered_map<std::string_view, size_t> by_key;
-    by_key.reserve(order.size());
-    for (size_t i : order) by_key.emplace(trace.rows[i].key, i);
+    for (const std::string& key : options.critical_path) by_key.emplace(key, trace.rows.size());
+    for (size_t i : order) {
+      auto it = by_key.find(trace.rows[i].key);
+      if (it != by_key.end() && it->second == trace.rows.size()) it->second = i;
+    }
     for (const std::string& key : options.critical_path) {
       auto it = by_key.find(key);
-      if (it != by_key.end() && !critical[it->second]) {
+      if (it->second < trace.rows.size() && !critical[it->second]) {
         critical[it->second] = 1;
         critical_order.push_back(it->second);
       }

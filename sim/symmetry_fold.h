@@ -4,8 +4,9 @@
 //
 // A candidate symmetry is a permutation sigma of the schedule's devices (a shift by one
 // data-parallel replica; a rotation of the tp ranks inside every tp group by 1, or else by 2,
-// 4, ..., as where two GPUs share a NIC; ranks are dp * (P * T) + pipeline_rank * T + tp_rank). It
-// is accepted only when it is an automorphism of the whole replay:
+// 4, ..., where the rotation by 1 loads some links unevenly; ranks are dp * (P * T) +
+// pipeline_rank * T + tp_rank). It is accepted only when it is an automorphism of the whole
+// replay:
 //   - ops: the p-th op of device d and the p-th op of sigma(d) have the same kind, stream, stage,
 //     work (layers, part, rows, tokens, recipes, tp degree), bytes, measured duration and device
 //     speed; their successors map onto each other; SEND/RECV partners map to partners, peers to

@@ -56,20 +56,25 @@ class SharedNicTopology : public NetworkTopology {
     const int gpus = static_cast<int>(switch_of_.size());
     int switches = 0;
     for (int s : switch_of_) switches = std::max(switches, s + 1);
+    // Each direction's link ids, pushed per node (out / up first, then in / down).
+    const auto both = [this](std::vector<int>& up, std::vector<int>& down, double bw,
+                             TimeNs latency_ns, const std::string& name) {
+      up.push_back(static_cast<int>(links_.size()));
+      links_.push_back(NetLink{bw, latency_ns, name + " up"});
+      down.push_back(static_cast<int>(links_.size()));
+      links_.push_back(NetLink{bw, 0, name + " down"});
+    };
     for (int n = 0; n < nodes; ++n) {
+      const std::string node = "n" + std::to_string(n);
       for (int g = 0; g < gpus; ++g) {
-        const std::string name = "n" + std::to_string(n) + ".gpu" + std::to_string(g);
-        gpu_up_.push_back(Add(12e9, 1000, name + " up"));
-        gpu_down_.push_back(Add(12e9, 0, name + " down"));
-        ring_.push_back(Add(40e9, 500, name + " ring"));
+        both(gpu_up_, gpu_down_, 12e9, 1000, node + ".gpu" + std::to_string(g));
+        ring_.push_back(static_cast<int>(links_.size()));
+        links_.push_back(NetLink{40e9, 500, node + ".gpu" + std::to_string(g) + " ring"});
       }
       for (int s = 0; s < switches; ++s) {
-        const std::string name = "n" + std::to_string(n) + ".sw" + std::to_string(s);
-        switch_up_.push_back(Add(switch_bw, 200, name + " up"));
-        switch_down_.push_back(Add(switch_bw, 0, name + " down"));
+        both(switch_up_, switch_down_, switch_bw, 200, node + ".sw" + std::to_string(s));
       }
-      nic_out_.push_back(Add(3e9, 20000, "n" + std::to_string(n) + ".nic out"));
-      nic_in_.push_back(Add(3e9, 0, "n" + std::to_string(n) + ".nic in"));
+      both(nic_out_, nic_in_, 3e9, 20000, node + ".nic");
       std::vector<int> ring;
       for (int g = 0; g < gpus; ++g) ring.push_back(n * gpus + g);
       rings_.push_back({ring});
@@ -95,11 +100,6 @@ class SharedNicTopology : public NetworkTopology {
   std::vector<std::vector<int>> NodeRings(int node) const override { return rings_[node]; }
 
  private:
-  int Add(double bw, TimeNs latency_ns, std::string name) {
-    links_.push_back(NetLink{bw, latency_ns, std::move(name)});
-    return static_cast<int>(links_.size()) - 1;
-  }
-
   int nodes_;
   int switches_ = 0;
   std::vector<int> switch_of_;

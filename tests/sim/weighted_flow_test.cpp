@@ -14,15 +14,12 @@
 namespace terasim {
 namespace {
 
-// Records when each flow (by tag) finished.
-class Finished : public FlowListener {
- public:
-  explicit Finished(Engine& engine) : engine_(engine) {}
-  void OnFlowDone(int64_t tag) override { at[tag] = engine_.Now(); }
-  std::map<int64_t, TimeNs> at;
-
- private:
-  Engine& engine_;
+// Writes each flow's finish time (by tag) into `at`.
+struct Recorder : FlowListener {
+  Recorder(const Engine* e, std::map<int64_t, TimeNs>* a) : engine(e), at(a) {}
+  void OnFlowDone(int64_t tag) override { (*at)[tag] = engine->Now(); }
+  const Engine* engine;
+  std::map<int64_t, TimeNs>* at;
 };
 
 // `route` with every channel listed `weight` times.
@@ -85,15 +82,16 @@ TEST_CASE("a weight-k flow gets the rate of each of k identical flows") {
 
 TEST_CASE("a weighted flow moves as its k copies would, and leaves its whole weight") {
   Engine engine;
-  Finished done(engine);
+  std::map<int64_t, TimeNs> at;
+  Recorder done(&engine, &at);
   FlowNetwork network(engine, {1e9}, done);  // 1 byte/ns
   network.StartFlow({0, 0, 0}, 1000, 0, 1);  // stands for 3 flows of 1000 bytes
   network.StartFlow({0}, 3000, 0, 2);
   engine.Run();
   // 4 crossings: 0.25 byte/ns each until flow 1 has moved its 1000 bytes at 4000 ns; flow 2 has
   // moved 1000 and moves its last 2000 alone at 1 byte/ns: 6000 ns.
-  REQUIRE(done.at.at(1) == 4000);
-  REQUIRE(done.at.at(2) == 6000);
+  REQUIRE(at.at(1) == 4000);
+  REQUIRE(at.at(2) == 6000);
   REQUIRE(network.BusyNs(0) == 6000);
   REQUIRE(network.ActiveFlows() == 0);
 }
@@ -126,11 +124,12 @@ class Starter : public EventHandler {
 std::map<int64_t, TimeNs> Run(const std::vector<double>& capacity,
                               std::vector<Starter::Start> starts) {
   Engine engine;
-  Finished done(engine);
+  std::map<int64_t, TimeNs> at;
+  Recorder done(&engine, &at);
   FlowNetwork network(engine, capacity, done);
   Starter starter(engine, network, std::move(starts));
   engine.Run();
-  return done.at;
+  return at;
 }
 
 TEST_CASE("weighted flows in a network finish when their unfolded copies do") {

@@ -6,15 +6,84 @@ namespace terasim {
 
 uint64_t EventQueue::Push(Event event) {
   event.seq = next_seq_++;
-  heap_.push(event);
+  const bool fifo_empty = fifo_head_ == fifo_.size();
+  if (fifo_empty ? event.time_ns == last_popped_ns_ : event.time_ns == fifo_.back().time_ns) {
+    if (fifo_empty) {
+      fifo_.clear();
+      fifo_head_ = 0;
+    }
+    fifo_.push_back(event);
+  } else {
+    HeapPush(event);
+  }
   return event.seq;
 }
 
 Event EventQueue::Pop() {
-  TERASIM_CHECK(!heap_.empty(), "Pop on an empty event queue");
-  Event event = heap_.top();
-  heap_.pop();
+  TERASIM_CHECK(!Empty(), "Pop on an empty event queue");
+  Event event;
+  if (fifo_head_ < fifo_.size()) {
+    const Event& front = fifo_[fifo_head_];
+    if (!heap_.empty() && Before(heap_[0], Key{front.time_ns, front.seq, 0})) {
+      event = HeapPop();
+    } else {
+      event = front;
+      ++fifo_head_;
+    }
+  } else {
+    event = HeapPop();
+  }
+  last_popped_ns_ = event.time_ns;
   return event;
+}
+
+void EventQueue::HeapPush(const Event& event) {
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+    events_[slot] = event;
+  } else {
+    slot = static_cast<uint32_t>(events_.size());
+    events_.push_back(event);
+  }
+  // Sift up: parent of i is (i - 1) / 4.
+  const Key key{event.time_ns, event.seq, slot};
+  size_t i = heap_.size();
+  heap_.push_back(key);
+  while (i > 0) {
+    const size_t parent = (i - 1) / 4;
+    if (!Before(key, heap_[parent])) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = key;
+}
+
+Event EventQueue::HeapPop() {
+  const uint32_t slot = heap_[0].slot;
+  const Key last = heap_.back();
+  heap_.pop_back();
+  const size_t n = heap_.size();
+  if (n > 0) {
+    // Sift `last` down from the root: children of i are 4i + 1 .. 4i + 4.
+    size_t i = 0;
+    for (;;) {
+      const size_t first = 4 * i + 1;
+      if (first >= n) break;
+      size_t best = first;
+      const size_t end = first + 4 < n ? first + 4 : n;
+      for (size_t c = first + 1; c < end; ++c) {
+        if (Before(heap_[c], heap_[best])) best = c;
+      }
+      if (!Before(heap_[best], last)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = last;
+  }
+  free_.push_back(slot);
+  return events_[slot];
 }
 
 }  // namespace terasim

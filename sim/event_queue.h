@@ -3,11 +3,17 @@
 // Events are small values ordered by (time_ns, seq): seq is assigned by Push in insertion order,
 // so events at equal times pop in the order they were pushed, never by address or payload. That
 // makes every replay deterministic. Not thread-safe; one queue belongs to one Engine.
+//
+// Cost: about half of a replay's events are due at the time being handled (a rate solve, a
+// zero-length transfer). Those go to a FIFO instead of the heap: an event pushed with the time
+// of the last one popped (or of the FIFO's last) is already in (time, seq) order behind the
+// FIFO, and Pop takes the smaller of the FIFO's front and the heap's top. The heap itself is
+// 4-ary (half the levels of a binary heap) over (time, seq, slot) keys, the events' payloads
+// held aside in reused slots.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <queue>
 #include <vector>
 
 #include "models/units.h"
@@ -29,18 +35,30 @@ class EventQueue {
   uint64_t Push(Event event);
   // Removes and returns the earliest event (ties: lowest seq). Precondition: !Empty().
   Event Pop();
-  bool Empty() const { return heap_.empty(); }
+  bool Empty() const { return heap_.empty() && fifo_head_ == fifo_.size(); }
   // The seq the next Push will assign.
   uint64_t NextSeq() const { return next_seq_; }
-  size_t Size() const { return heap_.size(); }
+  size_t Size() const { return heap_.size() + (fifo_.size() - fifo_head_); }
 
  private:
-  struct Later {
-    bool operator()(const Event& x, const Event& y) const {
-      return x.time_ns != y.time_ns ? x.time_ns > y.time_ns : x.seq > y.seq;
-    }
+  // A heap entry: the order key and the slot of its event in events_.
+  struct Key {
+    TimeNs time_ns;
+    uint64_t seq;
+    uint32_t slot;
   };
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  static bool Before(const Key& x, const Key& y) {
+    return x.time_ns != y.time_ns ? x.time_ns < y.time_ns : x.seq < y.seq;
+  }
+  void HeapPush(const Event& event);
+  Event HeapPop();
+
+  std::vector<Key> heap_;       // 4-ary min-heap
+  std::vector<Event> events_;   // by slot
+  std::vector<uint32_t> free_;  // free slots of events_
+  std::vector<Event> fifo_;     // events at one time, in seq order, from fifo_head_
+  size_t fifo_head_ = 0;
+  TimeNs last_popped_ns_ = 0;
   uint64_t next_seq_ = 0;
 };
 

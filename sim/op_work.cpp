@@ -87,7 +87,7 @@ SliceWork SliceWorkOf(const Op& op, int tp) {
 // time): this fails when SliceWork's size changes.
 static_assert(sizeof(SliceWork) == 40, "SliceWork changed: update WorkTimeCache::Key");
 
-size_t WorkTimeCache::KeyHash::operator()(const Key& k) const {
+size_t WorkTimeCache::Hash(const Key& k) {
   uint64_t h = static_cast<uint64_t>(k.tokens) * 0x9E3779B97F4A7C15ULL;
   for (uint64_t v : {static_cast<uint64_t>(k.context), static_cast<uint64_t>(k.layers),
                      static_cast<uint64_t>(k.rows), static_cast<uint64_t>(k.tp),
@@ -99,6 +99,18 @@ size_t WorkTimeCache::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h);
 }
 
+void WorkTimeCache::Grow() {
+  std::vector<Slot> old = std::move(slots_);
+  slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (!slot.used) continue;
+    size_t i = Hash(slot.key) & mask;
+    while (slots_[i].used) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
+
 TimeNs WorkTimeCache::Time(const SliceWork& work) {
   const Key key{work.tokens,
                 work.context,
@@ -108,10 +120,15 @@ TimeNs WorkTimeCache::Time(const SliceWork& work) {
                 static_cast<uint8_t>(work.pass),
                 static_cast<uint8_t>(work.block),
                 static_cast<uint8_t>(work.recompute_attention)};
-  auto it = times_.find(key);
-  if (it != times_.end()) return it->second;
+  if (2 * (size_ + 1) > static_cast<int>(slots_.size())) Grow();
+  const size_t mask = slots_.size() - 1;
+  size_t i = Hash(key) & mask;
+  for (; slots_[i].used; i = (i + 1) & mask) {
+    if (slots_[i].key == key) return slots_[i].ns;
+  }
   const TimeNs ns = cost_.Time(work);
-  times_.emplace(key, ns);
+  slots_[i] = Slot{key, ns, true};
+  ++size_;
   return ns;
 }
 

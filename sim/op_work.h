@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "models/compute_cost.h"
@@ -29,13 +28,14 @@ SliceWork SliceWorkOf(const Op& op, int tp);
 // ComputeCostModel::Time memoized per distinct SliceWork. A cost model is a pure function of
 // the work (models/compute_cost.h), and a schedule repeats the same work thousands of times
 // (every micro-batch, every stage of equal layers): each distinct work costs one model call.
-// Borrows the model. Not thread-safe.
+// Borrows the model. Not thread-safe. An open-addressing table (a schedule has a few hundred
+// distinct works; a look-up is a hash and mostly one compare).
 class WorkTimeCache {
  public:
   explicit WorkTimeCache(const ComputeCostModel& cost) : cost_(cost) {}
   TimeNs Time(const SliceWork& work);
   // Distinct works seen (model calls made).
-  int Size() const { return static_cast<int>(times_.size()); }
+  int Size() const { return size_; }
 
  private:
   // Every field of SliceWork, packed.
@@ -45,11 +45,16 @@ class WorkTimeCache {
     uint8_t pass, block, recompute_attention;
     bool operator==(const Key&) const = default;
   };
-  struct KeyHash {
-    size_t operator()(const Key& k) const;
+  struct Slot {
+    Key key;
+    TimeNs ns = 0;
+    bool used = false;
   };
+  static size_t Hash(const Key& k);
+  void Grow();
   const ComputeCostModel& cost_;
-  std::unordered_map<Key, TimeNs, KeyHash> times_;
+  std::vector<Slot> slots_;  // size a power of 2, at most half full
+  int size_ = 0;
 };
 
 }  // namespace terasim

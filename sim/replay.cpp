@@ -148,6 +148,17 @@ void Replay::BuildGraph() {
   succ_ = std::move(graph.succ);
   group_gpus_ = std::move(graph.group_gpus);
   instances_.resize(graph.instances.size());
+  // Room for each instance's ops: as many as the schedule maps to it.
+  for (int i = 0; i < n; ++i) {
+    if (graph.instance[i] >= 0) ++instances_[graph.instance[i]].member_begin;
+  }
+  int offset = 0;
+  for (Instance& instance : instances_) {
+    const int size = instance.member_begin;
+    instance.member_begin = offset;
+    offset += size;
+  }
+  members_.assign(offset, -1);
   for (size_t k = 0; k < graph.instances.size(); ++k) {
     const ReplayGraph::Instance& from = graph.instances[k];
     Instance& instance = instances_[k];
@@ -199,9 +210,10 @@ void Replay::StartOp(int i) {
     }
   } else if (IsCollective(op.kind)) {
     Instance& instance = instances_[s.instance];
-    instance.members.push_back(i);
-    if (static_cast<int>(instance.members.size()) == instance.expected) {
-      for (int m : instance.members) {
+    members_[instance.member_begin + instance.arrived++] = i;
+    if (instance.arrived == instance.expected) {
+      for (int k = 0; k < instance.arrived; ++k) {
+        const int m = members_[instance.member_begin + k];
         if (m != i) ops_[m].critical_pred = i;  // everyone waited for the last to arrive
       }
       BeginCollective(s.instance);
@@ -229,6 +241,7 @@ void Replay::BeginTransfer(int send, int recv) {
   for (int i : {send, recv}) {
     ops_[i].state = State::kMoving;
     ops_[i].comm_start_ns = now;
+    for (ReplayObserver* o : observers_) o->OnCommStart(i, now);
   }
   const int src = placement_[schedule_.ops[send].device];
   // The SEND's peer: with a fold, `recv` may be the image of the real RECV on another device.
@@ -250,10 +263,16 @@ void Replay::BeginTransfer(int send, int recv) {
 }
 
 int Replay::PlanFor(const Instance& instance) {
-  const auto key = std::make_tuple(instance.group, static_cast<int>(instance.kind), instance.bytes,
-                                   instance.root_gpu);
-  auto it = plan_index_.find(key);
-  if (it != plan_index_.end()) return it->second;
+  if (group_plans_.empty()) group_plans_.resize(group_gpus_.size());
+  std::vector<PlanKey>& known = group_plans_[instance.group];
+  // Newest first: consecutive instances on a group mostly repeat a recent plan.
+  for (auto it = known.rbegin(); it != known.rend(); ++it) {
+    const PlanKey& key = *it;
+    if (key.kind == instance.kind && key.bytes == instance.bytes &&
+        key.root_gpu == instance.root_gpu) {
+      return key.plan;
+    }
+  }
   CachedPlan cached;
   cached.plan = PlanCollective(instance.kind, group_gpus_[instance.group], instance.root_gpu,
                                instance.bytes, topology_, options_.collectives);
@@ -267,29 +286,38 @@ int Replay::PlanFor(const Instance& instance) {
       }
     }
   }
-  cached.link_bytes.assign(link_bytes.begin(), link_bytes.end());
+  if (fold_.Folded()) {
+    cached.folded = fold_.Plan(instance.group, instance.kind, instance.bytes, instance.root_gpu);
+    TERASIM_CHECK(cached.folded != nullptr, "no folded plan for group {}",
+                  schedule_.groups[instance.group].name);
+  }
+  // With a fold the instance stands for its images outside its group's stabilizer.
+  const double images = cached.folded != nullptr ? 1.0 / cached.folded->stabilizer : 1.0;
+  for (const auto& [link, bytes] : link_bytes) {
+    const double scaled = bytes * images;
+    cached.link_bytes.emplace_back(fold_.LinkRep(link), scaled * fold_.LinkMultiplicity(link));
+  }
   plans_.push_back(std::move(cached));
-  plan_index_.emplace(key, static_cast<int>(plans_.size()) - 1);
-  return static_cast<int>(plans_.size()) - 1;
+  const int plan = static_cast<int>(plans_.size()) - 1;
+  known.push_back(PlanKey{instance.kind, instance.bytes, instance.root_gpu, plan});
+  return plan;
 }
 
 void Replay::BeginCollective(int id) {
   Instance& instance = instances_[id];
   const TimeNs now = engine_.Now();
-  for (int m : instance.members) {
+  for (int k = 0; k < instance.arrived; ++k) {
+    const int m = members_[instance.member_begin + k];
     ops_[m].state = State::kMoving;
     ops_[m].comm_start_ns = now;
+    for (ReplayObserver* o : observers_) o->OnCommStart(m, now);
   }
   instance.plan = PlanFor(instance);
   const CachedPlan& cached = plans_[instance.plan];
-  if (fold_.Folded()) {
-    instance.folded = fold_.Plan(instance.group, instance.kind, instance.bytes, instance.root_gpu);
-    TERASIM_CHECK(instance.folded != nullptr, "no folded plan for group {}",
-                  schedule_.groups[instance.group].name);
+  instance.folded = cached.folded;
+  for (const auto& [link, bytes] : cached.link_bytes) {
+    for (ReplayObserver* o : observers_) o->OnLinkBytes(link, bytes);
   }
-  // With a fold the instance stands for its images outside its group's stabilizer.
-  const double images = instance.folded != nullptr ? 1.0 / instance.folded->stabilizer : 1.0;
-  for (const auto& [link, bytes] : cached.link_bytes) ReportLinkBytes(link, bytes * images);
   if (cached.plan.phases.empty()) {
     engine_.Schedule(now, handler_id_, kCollectiveDone, id);
     return;
@@ -307,22 +335,24 @@ void Replay::BeginCollective(int id) {
 void Replay::StartPhase(int id) {
   Instance& instance = instances_[id];
   const CollectivePlan& plan = plans_[instance.plan].plan;
+  if (instance.runs.capacity() == 0 && !run_pool_.empty()) {
+    instance.runs = std::move(run_pool_.back());
+    run_pool_.pop_back();
+  }
   while (instance.phase < static_cast<int>(plan.phases.size())) {
     const CollectivePhase& phase = plan.phases[instance.phase];
     instance.runs.assign(phase.runs.size(), RunProgress{});
     instance.runs_left = 0;
-    std::vector<int> simulated;  // the runs to simulate: all, or one per orbit with a fold
-    if (instance.folded != nullptr) {
-      for (const FoldedRun& run : instance.folded->phases[instance.phase]) {
-        simulated.push_back(run.run);
-      }
-    } else {
-      for (int r = 0; r < static_cast<int>(phase.runs.size()); ++r) simulated.push_back(r);
-    }
-    for (int r : simulated) instance.runs_left += phase.runs[r].steps > 0 ? 1 : 0;
+    // The runs to simulate: all, or one per orbit with a fold.
+    const std::vector<FoldedRun>* folded =
+        instance.folded != nullptr ? &instance.folded->phases[instance.phase] : nullptr;
+    const int simulated =
+        folded != nullptr ? static_cast<int>(folded->size()) : static_cast<int>(phase.runs.size());
+    auto run_of = [&](int k) { return folded != nullptr ? (*folded)[k].run : k; };
+    for (int k = 0; k < simulated; ++k) instance.runs_left += phase.runs[run_of(k)].steps > 0;
     if (instance.runs_left > 0) {
-      for (int r : simulated) {
-        if (phase.runs[r].steps > 0) StartRunStep(id, r);
+      for (int k = 0; k < simulated; ++k) {
+        if (phase.runs[run_of(k)].steps > 0) StartRunStep(id, run_of(k));
       }
       return;
     }
@@ -397,11 +427,17 @@ void Replay::StartRunStep(int id, int r) {
 }
 
 void Replay::FinishCollective(int id) {
-  // Copy: completing a member may start ops that touch instances_ (no reallocation, but keep it
-  // simple and safe).
-  const std::vector<int> members = instances_[id].members;
-  instances_[id].runs.clear();
-  for (int m : members) CompleteOp(m);
+  // members_ is never resized while running: completing a member (which may start ops of other
+  // instances) leaves this instance's range in place.
+  Instance& instance = instances_[id];
+  if (instance.runs.capacity() > 0) {
+    instance.runs.clear();
+    run_pool_.push_back(std::move(instance.runs));
+    instance.runs = {};
+  }
+  const int begin = instance.member_begin;
+  const int end = begin + instance.arrived;
+  for (int k = begin; k < end; ++k) CompleteOp(members_[k]);
 }
 
 void Replay::OnFlowDone(int64_t tag) {
@@ -479,9 +515,9 @@ std::string Replay::WaitReason(int i) const {
   if (s.state == State::kArrived && IsCollective(op.kind)) {
     const Instance& instance = instances_[s.instance];
     std::vector<int> missing = schedule_.groups[instance.group].ranks;
-    for (int m : instance.members) {
-      missing.erase(std::remove(missing.begin(), missing.end(), schedule_.ops[m].device),
-                    missing.end());
+    for (int k = 0; k < instance.arrived; ++k) {
+      const int device = schedule_.ops[members_[instance.member_begin + k]].device;
+      missing.erase(std::remove(missing.begin(), missing.end(), device), missing.end());
     }
     return fmt::format("{} on group {}: devs {} have not reached it", OpKindName(op.kind), op.group,
                        fmt::join(missing, ","));

@@ -17,10 +17,8 @@
 // Borrows the schedule, topology and cost model (they must outlive it). Single use: Run once.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "models/compute_cost.h"
@@ -138,17 +136,28 @@ class Replay : public EventHandler, public FlowListener {
     OpKind kind = OpKind::kAllReduce;
     Bytes bytes = 0;
     int root_gpu = -1;
-    std::vector<int> members;  // ops, in arrival order
+    int member_begin = 0;  // its arrived ops, in arrival order: members_[begin, begin + arrived)
+    int arrived = 0;
     int expected = 0;
     int plan = -1;                       // index into plans_
     const FoldedPlan* folded = nullptr;  // with a fold
     int phase = 0;
     int runs_left = 0;
-    std::vector<RunProgress> runs;
+    std::vector<RunProgress> runs;  // from run_pool_ while it runs
+  };
+  // (kind, bytes, root GPU) on one group: the instances that share a CollectivePlan.
+  struct PlanKey {
+    OpKind kind;
+    Bytes bytes;
+    int root_gpu;
+    int plan;  // index into plans_
   };
   struct CachedPlan {
     CollectivePlan plan;
-    std::vector<std::pair<int, double>> link_bytes;  // over the whole plan
+    const FoldedPlan* folded = nullptr;  // with a fold: its folded plan
+    // Its bytes over each link, as reported to observers per instance: (the link's class
+    // representative, bytes x images x the link's multiplicity) (ReportLinkBytes's figures).
+    std::vector<std::pair<int, double>> link_bytes;
   };
 
   void BuildGraph();
@@ -187,8 +196,10 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> succ_;
   std::vector<std::vector<int>> group_gpus_;
   std::vector<Instance> instances_;
+  std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)
+  std::vector<std::vector<RunProgress>> run_pool_;  // Instance::runs of finished instances
   std::vector<CachedPlan> plans_;
-  std::map<std::tuple<int, int, Bytes, int>, int> plan_index_;  // (group, kind, bytes, root)
+  std::vector<std::vector<PlanKey>> group_plans_;  // per group: its plans (a handful)
   SymmetryFold fold_;
   std::vector<int> fold_route_;  // scratch
   int active_ops_ = 0;           // ops to simulate (the representatives')

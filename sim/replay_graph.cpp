@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
+#include <cstring>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -12,7 +12,34 @@
 namespace terasim {
 namespace {
 
-size_t HashOf(std::string_view text) { return std::hash<std::string_view>()(text); }
+uint64_t Load8(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, 8);
+  return word;
+}
+
+// A string hash, inline, 8 bytes at a time (keys are 10-40 bytes): the last word overlaps the
+// one before it instead of a byte loop over the tail.
+size_t HashOf(std::string_view text) {
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+  const char* p = text.data();
+  const size_t n = text.size();
+  uint64_t h = n * kMul;
+  if (n >= 8) {
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+      h = (h ^ Load8(p + i)) * kMul;
+      h ^= h >> 32;
+    }
+    if (n % 8 != 0) h = (h ^ Load8(p + n - 8)) * kMul;
+  } else {
+    uint64_t word = 0;
+    std::memcpy(&word, p, n);
+    h = (h ^ word) * kMul;
+  }
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  return static_cast<size_t>(h ^ (h >> 32));
+}
 
 // An open-addressing index of integer values (op or group positions) by a hash; the caller's
 // `same(value)` says whether a stored value has the looked-up name. One flat array of slots,

@@ -11,6 +11,9 @@ class ReplayObserver {
   virtual ~ReplayObserver() = default;
   // Op `op` (index into Schedule::ops) heads its stream with every dependency done.
   virtual void OnOpStart(int op, TimeNs now_ns) {}
+  // The data of communication op `op` begins to move (its peer or every group member has
+  // arrived): once per communication op, between its OnOpStart and its OnOpEnd.
+  virtual void OnCommStart(int op, TimeNs now_ns) {}
   // Op `op` finished. For communication, comm_start_ns is when its data began to move (after
   // the peer or every group member arrived); for compute it equals start_ns.
   virtual void OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs end_ns) {}

@@ -3,61 +3,43 @@
 #include <algorithm>
 
 namespace terasim {
-namespace {
 
-// Total length of the union of `intervals`, sorted.
-TimeNs UnionNs(const std::vector<std::pair<TimeNs, TimeNs>>& intervals) {
-  TimeNs total = 0;
-  TimeNs covered_to = INT64_MIN;
-  for (const auto& [begin, end] : intervals) {
-    const TimeNs from = std::max(begin, covered_to);
-    if (end > from) total += end - from;
-    covered_to = std::max(covered_to, end);
-  }
-  return total;
+void ReplayStats::Busy::Enter(TimeNs now_ns) {
+  if (running++ == 0) since_ns = now_ns;
 }
 
-// Sorts `intervals` (they arrive in end order, mostly already sorted by start).
-void Sort(std::vector<std::pair<TimeNs, TimeNs>>& intervals) {
-  if (!std::is_sorted(intervals.begin(), intervals.end())) {
-    std::sort(intervals.begin(), intervals.end());
-  }
+void ReplayStats::Busy::Leave(TimeNs now_ns) {
+  if (--running == 0) total_ns += now_ns - since_ns;
 }
-
-}  // namespace
 
 ReplayStats::ReplayStats(const Schedule& schedule, int num_links)
-    : schedule_(schedule),
-      compute_(schedule.devices),
-      comm_(schedule.devices),
-      link_bytes_(num_links, 0.0) {}
+    : schedule_(schedule), devices_(schedule.devices), link_bytes_(num_links, 0.0) {}
+
+void ReplayStats::OnOpStart(int op, TimeNs now_ns) {
+  const Op& o = schedule_.ops[op];
+  if (!IsCompute(o.kind)) return;
+  devices_[o.device].compute.Enter(now_ns);
+  devices_[o.device].any.Enter(now_ns);
+}
+
+void ReplayStats::OnCommStart(int op, TimeNs now_ns) {
+  devices_[schedule_.ops[op].device].any.Enter(now_ns);
+}
 
 void ReplayStats::OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs end_ns) {
   const Op& o = schedule_.ops[op];
-  if (IsCompute(o.kind)) {
-    compute_[o.device].emplace_back(start_ns, end_ns);
-  } else if (end_ns > comm_start_ns) {
-    comm_[o.device].emplace_back(comm_start_ns, end_ns);
-  }
+  if (IsCompute(o.kind)) devices_[o.device].compute.Leave(end_ns);
+  devices_[o.device].any.Leave(end_ns);
 }
 
 std::vector<ReplayStats::DeviceTimes> ReplayStats::Devices(TimeNs iteration_ns) const {
-  std::vector<DeviceTimes> devices(schedule_.devices);
-  std::vector<Interval> compute, comm, both;
-  for (int d = 0; d < schedule_.devices; ++d) {
-    // Sorting each list and merging the two is sorting their concatenation.
-    compute = compute_[d];
-    comm = comm_[d];
-    Sort(compute);
-    Sort(comm);
-    both.resize(compute.size() + comm.size());
-    std::merge(compute.begin(), compute.end(), comm.begin(), comm.end(), both.begin());
-    devices[d].compute_ns = UnionNs(compute);
-    devices[d].comm_ns = UnionNs(both) - devices[d].compute_ns;
-    devices[d].idle_ns =
-        std::max<TimeNs>(0, iteration_ns - devices[d].compute_ns - devices[d].comm_ns);
+  std::vector<DeviceTimes> times(devices_.size());
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    times[d].compute_ns = devices_[d].compute.total_ns;
+    times[d].comm_ns = devices_[d].any.total_ns - times[d].compute_ns;
+    times[d].idle_ns = std::max<TimeNs>(0, iteration_ns - times[d].compute_ns - times[d].comm_ns);
   }
-  return devices;
+  return times;
 }
 
 }  // namespace terasim

@@ -4,10 +4,14 @@
 // Per device: compute = time with at least one compute op running; communication = time with
 // data of one of its communication ops moving and no compute running (exposed
 // communication); idle = the rest of the iteration (the pipeline bubble, plus waiting). The
-// three add up to the iteration time. Not thread-safe.
+// three add up to the iteration time.
+//
+// Counted as the replay runs (callbacks come in simulated-time order): per device, how many
+// compute ops run and how many ops compute or move data; a count leaving 0 opens a busy span,
+// returning to 0 closes it. That is the length of the union of the ops' intervals, without
+// keeping one interval per op. Not thread-safe.
 #pragma once
 
-#include <utility>
 #include <vector>
 
 #include "models/units.h"
@@ -27,19 +31,31 @@ class ReplayStats : public ReplayObserver {
   // Borrows the schedule; `num_links` sizes the per-link byte counters.
   ReplayStats(const Schedule& schedule, int num_links);
 
+  void OnOpStart(int op, TimeNs now_ns) override;
+  void OnCommStart(int op, TimeNs now_ns) override;
   void OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs end_ns) override;
   void OnLinkBytes(int link, double bytes) override { link_bytes_[link] += bytes; }
 
-  // Times of each schedule device over an iteration of `iteration_ns`.
+  // Times of each schedule device over an iteration of `iteration_ns` (every op ended).
   std::vector<DeviceTimes> Devices(TimeNs iteration_ns) const;
   // Bytes sent over each link.
   const std::vector<double>& LinkBytes() const { return link_bytes_; }
 
  private:
-  using Interval = std::pair<TimeNs, TimeNs>;
+  // A count of running things and the union of the time it was above 0.
+  struct Busy {
+    int running = 0;
+    TimeNs since_ns = 0;
+    TimeNs total_ns = 0;
+    void Enter(TimeNs now_ns);
+    void Leave(TimeNs now_ns);
+  };
+  struct Device {
+    Busy compute;  // compute ops
+    Busy any;      // compute ops and communication ops whose data moves
+  };
   const Schedule& schedule_;
-  std::vector<std::vector<Interval>> compute_;  // per device
-  std::vector<std::vector<Interval>> comm_;
+  std::vector<Device> devices_;
   std::vector<double> link_bytes_;
 };
 

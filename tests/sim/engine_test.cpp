@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
 #include <vector>
 
 #include "sim/engine.h"
@@ -16,6 +18,36 @@ TEST_CASE("EventQueue pops equal-time events in insertion order") {
   REQUIRE(queue.Pop().a == -1);
   for (int i = 0; i < 10; ++i) REQUIRE(queue.Pop().a == i);
   REQUIRE(queue.Empty());
+}
+
+TEST_CASE("EventQueue pops in (time, seq) order when pushes land at the popped time") {
+  // Interleaved pushes and pops: many at the time just popped (the queue's FIFO), some later,
+  // some earlier (the queue itself allows it). The reference is the smallest (time, seq) left.
+  EventQueue queue;
+  std::vector<std::pair<TimeNs, uint64_t>> left;  // reference: (time, seq) of queued events
+  std::mt19937 rng(7);
+  TimeNs now = 0;
+  int popped = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const int pushes = static_cast<int>(rng() % 3);
+    for (int k = 0; k < pushes; ++k) {
+      const int choice = static_cast<int>(rng() % 4);
+      const TimeNs t = choice <= 1 ? now : choice == 2 ? now + 1 + rng() % 50 : now / 2;
+      const uint64_t seq = queue.Push(Event{t, 0, 0, 0, 0, 0});
+      left.emplace_back(t, seq);
+    }
+    if (!left.empty() && rng() % 2 == 0) {
+      const auto expected = std::min_element(left.begin(), left.end());
+      const Event event = queue.Pop();
+      REQUIRE(event.time_ns == expected->first);
+      REQUIRE(event.seq == expected->second);
+      left.erase(expected);
+      now = event.time_ns;
+      ++popped;
+    }
+    REQUIRE(queue.Size() == left.size());
+  }
+  REQUIRE(popped > 1000);  // the loop exercised the queue
 }
 
 class Recorder : public EventHandler, public EventObserver {

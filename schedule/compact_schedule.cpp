@@ -90,11 +90,11 @@ int NamePool::Find(std::string_view text) const {
   }
 }
 
-void NamePool::Reserve(size_t names, size_t chars) {
+void NamePool::Reserve(size_t names, size_t chars, size_t table_names) {
   chars_.reserve(chars);
   offsets_.reserve(names + 1);
   size_t capacity = 1024;
-  while (capacity * 7 < names * 10) capacity *= 2;
+  while (capacity * 7 < table_names * 10) capacity *= 2;
   if (capacity > slot_count_) Rehash(capacity);
 }
 

@@ -161,6 +161,17 @@ TEST_CASE("NamePool keeps its ids through a reserve and a seal", "[schedule][com
   CHECK(pool.Size() == 5001);
 }
 
+TEST_CASE("NamePool reserves a smaller table than its names and grows it", "[schedule][compact]") {
+  NamePool full, small;
+  full.Reserve(3000, 30000);        // 3000 names at most 7/10 full: 8192 slots of 8 bytes
+  small.Reserve(3000, 30000, 100);  // a table for 100 names: the least, 1024 slots
+  CHECK(full.MemoryBytes() - small.MemoryBytes() == (8192 - 1024) * 8);
+  for (int i = 0; i < 3000; ++i) CHECK(small.Intern(fmt::format("k{}", i)) == i);
+  CHECK(small.Intern("k2999") == 2999);  // found again in the grown table
+  CHECK(small.Find("k17") == 17);
+  CHECK(small.Size() == 3000);
+}
+
 TEST_CASE("the streaming reader takes tabs, carriage returns and a line longer than a block",
           "[schedule][compact]") {
   const std::string header =

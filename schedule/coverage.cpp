@@ -229,9 +229,18 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   }
   std::vector<MicrobatchInfo> infos(ids.size());
-  auto info_of = [&](int microbatch) -> MicrobatchInfo& {
-    return infos[std::lower_bound(ids.begin(), ids.end(), microbatch) - ids.begin()];
+  // The place of a micro-batch id in `ids`, the previous one's kept (ops come in runs of one).
+  int last_id = -1;
+  size_t last_place = 0;
+  auto place_of = [&](int microbatch) {
+    if (microbatch != last_id) {
+      last_id = microbatch;
+      last_place =
+          static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), microbatch) - ids.begin());
+    }
+    return last_place;
   };
+  auto info_of = [&](int microbatch) -> MicrobatchInfo& { return infos[place_of(microbatch)]; };
   std::vector<int> layer_compute;  // the layer compute ops, in op order
   bool recompute = false;          // some op is a RECOMPUTE
   for (int i = 0; i < n; ++i) {
@@ -299,7 +308,7 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
     bucket_start[k + 1] = bucket_start[k] + 3 * static_cast<size_t>(infos[k].tp_ranks);
   }
   auto bucket = [&](const Piece& p) {
-    const size_t mb = std::lower_bound(ids.begin(), ids.end(), p.microbatch) - ids.begin();
+    const size_t mb = place_of(p.microbatch);
     return bucket_start[mb] + 3 * static_cast<size_t>(p.tp_rank) + static_cast<size_t>(p.work);
   };
   std::vector<Piece> pieces;

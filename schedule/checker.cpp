@@ -80,8 +80,32 @@ void CheckGroups(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   }
 }
 
+// An op's group (by name id) and whether its device is a member, kept for the next op: ops
+// come in runs of one device and group.
+class GroupMembership {
+ public:
+  explicit GroupMembership(const CompactSchedule& s) : s_(s), group_of_(s) {}
+  // The group named by `name` (or -1); `member`: whether `device` is one of its ranks.
+  int operator()(int name, int device, bool& member) {
+    if (name != name_ || device != device_) {
+      name_ = name;
+      device_ = device;
+      group_ = group_of_(name);
+      member_ = group_ >= 0 && RankInGroup(s_.groups[group_], device) >= 0;
+    }
+    member = member_;
+    return group_;
+  }
+
+ private:
+  const CompactSchedule& s_;
+  GroupOfName group_of_;
+  int name_ = -1, device_ = -1, group_ = -1;
+  bool member_ = false;
+};
+
 // The fields of one op against its kind (see the table in schedule/op.h).
-void CheckOpFields(const CompactSchedule& s, GroupOfName& group_of, const CompactOp& op,
+void CheckOpFields(const CompactSchedule& s, GroupMembership& group_of, const CompactOp& op,
                    std::vector<Diagnostic>& out) {
   auto add = [&](std::string message) { out.push_back(OpDiagnostic(s, op, std::move(message))); };
   if (op.device < 0 || op.device >= s.devices) {
@@ -167,12 +191,13 @@ void CheckOpFields(const CompactSchedule& s, GroupOfName& group_of, const Compac
     }
   }
   if (has_group) {
-    const int g = group_of(op.group);
+    bool member = false;
+    const int g = group_of(op.group, op.device, member);
     if (g < 0) {
       add(fmt::format("group '{}' is not declared", s.Name(op.group)));
     } else {
       const Group& group = s.groups[g];
-      if (RankInGroup(group, op.device) < 0) {
+      if (!member) {
         add(fmt::format("dev {} is not a member of group {} ({})", op.device, group.name,
                         JoinRanks(group.ranks)));
       }
@@ -185,7 +210,7 @@ void CheckOpFields(const CompactSchedule& s, GroupOfName& group_of, const Compac
 }
 
 void CheckFields(const CompactSchedule& s, std::vector<Diagnostic>& out) {
-  GroupOfName group_of(s);
+  GroupMembership group_of(s);
   for (const CompactOp& op : s.ops) CheckOpFields(s, group_of, op, out);
 }
 

@@ -50,8 +50,22 @@ uint64_t NamePool::Hash(std::string_view text) {
     h ^= h >> 32;
   }
   if (n > 0) {
+    // The last n bytes as a number, zero above (as if copied into a zeroed word), by loads
+    // within the text: no byte loop, no store and reload.
     uint64_t word = 0;
-    std::memcpy(&word, p, n);
+    if (text.size() >= 8) {
+      std::memcpy(&word, p + n - 8, 8);
+      word >>= 8 * (8 - n);
+    } else if (n >= 4) {
+      uint32_t low, high;
+      std::memcpy(&low, p, 4);
+      std::memcpy(&high, p + n - 4, 4);
+      word = low | (static_cast<uint64_t>(high) << (8 * (n - 4)));
+    } else {
+      word = static_cast<uint64_t>(static_cast<unsigned char>(p[0])) |
+             static_cast<uint64_t>(static_cast<unsigned char>(p[n / 2])) << (8 * (n / 2)) |
+             static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << (8 * (n - 1));
+    }
     h = (h ^ word) * kMul;
   }
   h ^= h >> 29;
@@ -76,11 +90,11 @@ int NamePool::Find(std::string_view text) const {
   }
 }
 
-void NamePool::Reserve(size_t names, size_t chars) {
+void NamePool::Reserve(size_t names, size_t chars, size_t table_names) {
   chars_.reserve(chars);
   offsets_.reserve(names + 1);
   size_t capacity = 1024;
-  while (capacity * 7 < names * 10) capacity *= 2;
+  while (capacity * 7 < table_names * 10) capacity *= 2;
   if (capacity > slot_count_) Rehash(capacity);
 }
 

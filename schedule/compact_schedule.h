@@ -43,7 +43,11 @@ class NamePool {
   int Find(std::string_view text) const;
   // Room for `names` names of `chars` characters in all (a hint: the table and text then grow
   // no more while the hint holds).
-  void Reserve(size_t names, size_t chars);
+  void Reserve(size_t names, size_t chars) { Reserve(names, chars, names); }
+  // The same with a hash table for `table_names` names only (the table is touched at random,
+  // the text and offsets in order: a table larger than needed costs cache misses and memory,
+  // one grown once costs a rehash).
+  void Reserve(size_t names, size_t chars, size_t table_names);
   // Frees the hash table once reading is done (a later Intern rebuilds it): a million names
   // hold about 16 MB of table.
   void Seal();

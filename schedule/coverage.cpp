@@ -85,21 +85,30 @@ class CoverageChecker {
   void CheckOne(std::span<const Piece> pieces, int microbatch, int tp_rank, bool show_tp, Work work,
                 int fallback_op) {
     const int total_units = 2 * s_.layers;
-    breakpoints_.assign({0, total_units});
-    for (const Piece& p : pieces) {
-      breakpoints_.push_back(p.u0);
-      breakpoints_.push_back(p.u1);
-    }
-    std::sort(breakpoints_.begin(), breakpoints_.end());
-    breakpoints_.erase(std::unique(breakpoints_.begin(), breakpoints_.end()), breakpoints_.end());
-    segments_.clear();
+    Breakpoints(pieces, total_units);
+    const int segment_count = static_cast<int>(breakpoints_.size()) - 1;
+    // Segments ordered by (index, t0, t1, op): placed by index (a counting sort), then each
+    // index's run sorted, which it mostly is already (pieces come in token order).
+    bucket_start_.assign(static_cast<size_t>(segment_count) + 1, 0);
     for (const Piece& p : pieces) {
       const int s0 = Breakpoint(p.u0), s1 = Breakpoint(p.u1);
-      for (int seg = s0; seg < s1; ++seg) segments_.push_back({seg, p.t0, p.t1, p.op});
+      for (int seg = s0; seg < s1; ++seg) ++bucket_start_[seg + 1];
     }
-    std::sort(segments_.begin(), segments_.end(), [](const Segment& a, const Segment& b) {
-      return std::tie(a.index, a.t0, a.t1, a.op) < std::tie(b.index, b.t0, b.t1, b.op);
-    });
+    for (int seg = 0; seg < segment_count; ++seg) bucket_start_[seg + 1] += bucket_start_[seg];
+    segments_.resize(bucket_start_.back());
+    bucket_fill_.assign(bucket_start_.begin(), bucket_start_.end() - 1);
+    for (const Piece& p : pieces) {
+      const int s0 = Breakpoint(p.u0), s1 = Breakpoint(p.u1);
+      for (int seg = s0; seg < s1; ++seg) segments_[bucket_fill_[seg]++] = {seg, p.t0, p.t1, p.op};
+    }
+    auto before = [](const Segment& a, const Segment& b) {
+      return std::tie(a.t0, a.t1, a.op) < std::tie(b.t0, b.t1, b.op);
+    };
+    for (int seg = 0; seg < segment_count; ++seg) {
+      const auto first = segments_.begin() + bucket_start_[seg];
+      const auto last = segments_.begin() + bucket_start_[seg + 1];
+      if (!std::is_sorted(first, last, before)) std::sort(first, last, before);
+    }
     // Formatted only for a message.
     auto who = [&] {
       return show_tp ? fmt::format("micro-batch {} (tp rank {})", microbatch, tp_rank)
@@ -107,7 +116,6 @@ class CoverageChecker {
     };
     if (!pieces.empty()) fallback_op = pieces.front().op;
     size_t next = 0;
-    const int segment_count = static_cast<int>(breakpoints_.size()) - 1;
     for (int seg = 0; seg < segment_count; ++seg) {
       auto where = [&] { return DescribeUnits(breakpoints_[seg], breakpoints_[seg + 1]); };
       int cursor = 0;
@@ -142,7 +150,44 @@ class CoverageChecker {
   }
 
  private:
+  // The distinct units where a piece or the grid starts or ends, in order, and each one's
+  // position among them: by a mark per unit when the units span a small range (as they do:
+  // 0 to twice the layers), else by a sort.
+  void Breakpoints(std::span<const Piece> pieces, int total_units) {
+    int lo = 0, hi = total_units;
+    for (const Piece& p : pieces) {
+      lo = std::min({lo, p.u0, p.u1});
+      hi = std::max({hi, p.u0, p.u1});
+    }
+    breakpoints_.clear();
+    unit_lo_ = lo;
+    const int64_t span = int64_t{hi} - lo + 1;
+    if (span > 4 * static_cast<int64_t>(pieces.size()) + 4096) {
+      unit_index_.clear();
+      breakpoints_.assign({0, total_units});
+      for (const Piece& p : pieces) {
+        breakpoints_.push_back(p.u0);
+        breakpoints_.push_back(p.u1);
+      }
+      std::sort(breakpoints_.begin(), breakpoints_.end());
+      breakpoints_.erase(std::unique(breakpoints_.begin(), breakpoints_.end()), breakpoints_.end());
+      return;
+    }
+    unit_index_.assign(static_cast<size_t>(span), -1);
+    unit_index_[0 - lo] = 0;
+    unit_index_[total_units - lo] = 0;
+    for (const Piece& p : pieces) {
+      unit_index_[p.u0 - lo] = 0;
+      unit_index_[p.u1 - lo] = 0;
+    }
+    for (int64_t u = 0; u < span; ++u) {
+      if (unit_index_[u] < 0) continue;
+      unit_index_[u] = static_cast<int>(breakpoints_.size());
+      breakpoints_.push_back(static_cast<int>(u + lo));
+    }
+  }
   int Breakpoint(int unit) const {
+    if (!unit_index_.empty()) return unit_index_[unit - unit_lo_];
     return static_cast<int>(std::lower_bound(breakpoints_.begin(), breakpoints_.end(), unit) -
                             breakpoints_.begin());
   }
@@ -150,7 +195,11 @@ class CoverageChecker {
   const CompactSchedule& s_;
   std::vector<Diagnostic>& out_;
   std::vector<int> breakpoints_;  // scratch, reused across calls
+  std::vector<int> unit_index_;   // unit - unit_lo_ -> its breakpoint (-1 none); empty: sorted
+  int unit_lo_ = 0;
   std::vector<Segment> segments_;
+  std::vector<size_t> bucket_start_;  // segment index -> its first place in segments_
+  std::vector<size_t> bucket_fill_;
 };
 
 }  // namespace
@@ -180,9 +229,18 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   }
   std::vector<MicrobatchInfo> infos(ids.size());
-  auto info_of = [&](int microbatch) -> MicrobatchInfo& {
-    return infos[std::lower_bound(ids.begin(), ids.end(), microbatch) - ids.begin()];
+  // The place of a micro-batch id in `ids`, the previous one's kept (ops come in runs of one).
+  int last_id = -1;
+  size_t last_place = 0;
+  auto place_of = [&](int microbatch) {
+    if (microbatch != last_id) {
+      last_id = microbatch;
+      last_place =
+          static_cast<size_t>(std::lower_bound(ids.begin(), ids.end(), microbatch) - ids.begin());
+    }
+    return last_place;
   };
+  auto info_of = [&](int microbatch) -> MicrobatchInfo& { return infos[place_of(microbatch)]; };
   std::vector<int> layer_compute;  // the layer compute ops, in op order
   bool recompute = false;          // some op is a RECOMPUTE
   for (int i = 0; i < n; ++i) {
@@ -250,7 +308,7 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
     bucket_start[k + 1] = bucket_start[k] + 3 * static_cast<size_t>(infos[k].tp_ranks);
   }
   auto bucket = [&](const Piece& p) {
-    const size_t mb = std::lower_bound(ids.begin(), ids.end(), p.microbatch) - ids.begin();
+    const size_t mb = place_of(p.microbatch);
     return bucket_start[mb] + 3 * static_cast<size_t>(p.tp_rank) + static_cast<size_t>(p.work);
   };
   std::vector<Piece> pieces;

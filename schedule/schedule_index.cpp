@@ -45,6 +45,7 @@ ScheduleIndex IndexSchedule(const CompactSchedule& s, std::vector<Diagnostic>& d
   // Streams per device: a device has a handful, so a linear scan beats a hash map.
   std::vector<std::vector<int>> device_streams(s.devices);
   std::vector<int> stream_name;  // stream -> name id
+  int last_group_name = -1, last_device = -1, last_group = -1, last_rank = 0;
   for (int i = 0; i < n; ++i) {
     const CompactOp& op = s.ops[i];
     int& first = op_of_name[op.key];
@@ -71,9 +72,16 @@ ScheduleIndex IndexSchedule(const CompactSchedule& s, std::vector<Diagnostic>& d
     ix.stream_of[i] = stream;
     ix.position_in_stream[i] = static_cast<int>(ix.streams[stream].ops.size());
     ix.streams[stream].ops.push_back(i);
-    if (const int g = group_of(op.group); g >= 0) {
-      ix.group_of[i] = g;
-      ix.tp_rank[i] = std::max(0, RankInGroup(s.groups[g], op.device));
+    // Ops come in runs of one device and group: the previous op's group and rank, else looked up.
+    if (op.group != last_group_name || op.device != last_device) {
+      last_group_name = op.group;
+      last_device = op.device;
+      last_group = group_of(op.group);
+      if (last_group >= 0) last_rank = std::max(0, RankInGroup(s.groups[last_group], op.device));
+    }
+    if (last_group >= 0) {
+      ix.group_of[i] = last_group;
+      ix.tp_rank[i] = last_rank;
     }
   }
 

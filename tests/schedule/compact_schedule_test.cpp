@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -113,6 +114,40 @@ TEST_CASE("the streaming reader reads a file of several blocks as ReadPir reads 
   CHECK(WritePir(ToSchedule(ReadCompactPirFile(cut.path))) == text);
 }
 
+// NamePool::Hash reads a name's last bytes by loads within the text; the value is the one of
+// copying them into a zeroed word (the reference below), for every length of tail.
+TEST_CASE("NamePool::Hash of every tail length equals the zero-padded word hash",
+          "[schedule][compact]") {
+  auto reference = [](std::string_view text) {
+    constexpr uint64_t kMul = 0x9e3779b97f4a7c15ULL;
+    uint64_t h = text.size() * kMul;
+    size_t i = 0;
+    for (; i + 8 <= text.size(); i += 8) {
+      uint64_t word;
+      std::memcpy(&word, text.data() + i, 8);
+      h = (h ^ word) * kMul;
+      h ^= h >> 32;
+    }
+    if (i < text.size()) {
+      uint64_t word = 0;
+      std::memcpy(&word, text.data() + i, text.size() - i);
+      h = (h ^ word) * kMul;
+    }
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return h ^ (h >> 32);
+  };
+  // Distinct bytes, high ones included, so that a byte out of place changes the word.
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += static_cast<char>(0x31 + 5 * i);
+  for (size_t length = 0; length <= text.size(); ++length) {
+    for (size_t start = 0; start + length <= text.size(); start += 7) {
+      const std::string_view name(text.data() + start, length);
+      CHECK(NamePool::Hash(name) == reference(name));
+    }
+  }
+}
+
 TEST_CASE("NamePool keeps its ids through a reserve and a seal", "[schedule][compact]") {
   NamePool pool;
   pool.Reserve(3000, 30000);  // a table for 3000 names: no growth below
@@ -124,6 +159,17 @@ TEST_CASE("NamePool keeps its ids through a reserve and a seal", "[schedule][com
   CHECK(pool.Intern("k5000") == 5000);  // the table rebuilt from the texts
   CHECK(pool.Find("k17") == 17);
   CHECK(pool.Size() == 5001);
+}
+
+TEST_CASE("NamePool reserves a smaller table than its names and grows it", "[schedule][compact]") {
+  NamePool full, small;
+  full.Reserve(3000, 30000);        // 3000 names at most 7/10 full: 8192 slots of 8 bytes
+  small.Reserve(3000, 30000, 100);  // a table for 100 names: the least, 1024 slots
+  CHECK(full.MemoryBytes() - small.MemoryBytes() == (8192 - 1024) * 8);
+  for (int i = 0; i < 3000; ++i) CHECK(small.Intern(fmt::format("k{}", i)) == i);
+  CHECK(small.Intern("k2999") == 2999);  // found again in the grown table
+  CHECK(small.Find("k17") == 17);
+  CHECK(small.Size() == 3000);
 }
 
 TEST_CASE("the streaming reader takes tabs, carriage returns and a line longer than a block",

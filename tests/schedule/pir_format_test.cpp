@@ -157,6 +157,39 @@ TEST_CASE("ReadPir reports malformed values read in place as the checked path do
   CHECK(error("op A ALLREDUCEX dev=0 stream=c") == "t.pir:8: A: unknown op kind 'ALLREDUCEX'");
 }
 
+// Names are scanned sixteen bytes at a time where the line has sixteen left: a ',', '=', tab or
+// control byte at any place of a long name is found where the byte-at-a-time scan finds it.
+TEST_CASE("ReadPir finds the end and separators of long names at every place", "[schedule][pir]") {
+  const std::string head =
+      "terasim-pir 1\nmodel tiny\nlayers 4\nsequence 32\ndevices 2\nbatch 1\n"
+      "shape strategy=- dp=1 pp=1 tp=1 v=1\n";
+  for (size_t at = 0; at < 40; ++at) {
+    std::string name(40, 'k');
+    name[at] = ',';
+    // The key: a ',' anywhere is an error naming the whole key.
+    CHECK(ErrorOf(head + "op " + name + " FWD dev=0 stream=c\n") ==
+          "t.pir:8: key: '" + name + "' must not contain ',' or '='");
+    name[at] = '=';
+    CHECK(ErrorOf(head + "op A FWD dev=0 stream=" + name + " rows=1\n") ==
+          "t.pir:8: A: stream: '" + name + "' must not contain ',' or '='");
+    // A tab ends the key: the rest is the kind, an unknown one (at 39, "dev=0" is).
+    name[at] = '\t';
+    const std::string kind = at + 1 < name.size() ? name.substr(at + 1) : "dev=0";
+    if (at > 0) {
+      CHECK(ErrorOf(head + "op " + name + " dev=0 stream=c\n") ==
+            "t.pir:8: " + name.substr(0, at) + ": unknown op kind '" + kind + "'");
+    }
+    // A control byte is part of the name (not a separator).
+    name[at] = '\x01';
+    const Schedule s = ReadPir(
+        head + "op " + name + " FWD dev=0 stream=" + name + " tensor=" + name + "\n", "t.pir");
+    REQUIRE(s.ops.size() == 1);
+    CHECK(s.ops[0].key == name);
+    CHECK(s.ops[0].stream == name);
+    CHECK(s.ops[0].tensor == name);
+  }
+}
+
 // Values read in place: a "-0" device is 0 on the checked path (from_chars), as before.
 TEST_CASE("ReadPir reads digits, ranges and names of an op", "[schedule][pir]") {
   const Schedule s = ReadPir(

@@ -735,8 +735,11 @@ int RunCompare(const Args& args) {
         FamilyName(row.family), DegreesText(c.options), UnitsText(c), row.evaluation.iteration_s,
         row.speedup, row.result.tflops_per_gpu, 100 * row.result.bubble_fraction,
         FormatGiB(row.evaluation.memory.peak_bytes), row.evaluation.fits ? "yes" : "no");
-    std::cout << fmt::format("  {:<14} {}; recipe: {}\n", "", StrategyName(c.options.strategy),
-                             RecipeText(c.options));
+    // With D >= 2, the data-parallel step it ran (GenerateOptions::dp_step).
+    const std::string dp_step =
+        c.options.dp > 1 ? "; dp step: " + DpStepName(ResolvedDpStep(c.options)) : "";
+    std::cout << fmt::format("  {:<14} {}; recipe: {}{}\n", "", StrategyName(c.options.strategy),
+                             RecipeText(c.options), dp_step);
   }
   std::cout << "  search:\n";
   for (const CompareRow& row : rows) {

@@ -5,53 +5,15 @@
 // step does, over two iterations (the second after an optimizer step on the first's sums).
 #include <catch2/catch.hpp>
 
-#include <map>
-#include <string>
+#include <cstdint>
 
-#include "exec/executor.h"
-#include "schedule/checker.h"
 #include "schedule/generator.h"
 #include "tests/exec/exec_cases.h"
 
 using namespace terasim;
 
-namespace {
-
-using exec_cases::CheckSameGradients;
+using exec_cases::CheckSameAsReference;
 using exec_cases::Options;
-
-ExecResult Run(const Schedule& s, const ModelCard& card) {
-  ExecOptions options;
-  options.iterations = 2;
-  options.seed = 5;
-  options.stall_timeout_s = 60;
-  return ExecuteInProcess(s, card, options);
-}
-
-const ExecResult& Reference(const std::string& model) {
-  static std::map<std::string, ExecResult> references;
-  if (references.count(model) == 0) {
-    const GenerateOptions o = Options(model, Strategy::kGpipe, 1, 1, 1, 1);
-    references[model] = Run(Generate(o), o.model);
-  }
-  return references.at(model);
-}
-
-void CheckSameAsReference(const GenerateOptions& o) {
-  const Schedule s = Generate(o);
-  RequireValidSchedule(s);
-  const ExecResult got = Run(s, o.model);
-  const ExecResult& ref = Reference(o.model.name);
-  REQUIRE(got.losses.size() == 2);
-  for (int i = 0; i < 2; ++i) {
-    INFO("iteration " << i);
-    CHECK(got.losses[i] == Approx(ref.losses[i]).epsilon(1e-5));
-  }
-  CHECK(got.grad_norm == Approx(ref.grad_norm).epsilon(1e-5));
-  CheckSameGradients(got, ref);
-}
-
-}  // namespace
 
 TEST_CASE("Every dp step sums the same gradients as one device", "[exec][dp]") {
   for (DpStep step : {DpStep::kPerStage, DpStep::kFlattened, DpStep::kBucketed}) {

@@ -1,5 +1,7 @@
 #include "models/layer_operators.h"
 
+#include <algorithm>
+
 #include "models/errors.h"
 #include "models/memory_model.h"
 
@@ -7,6 +9,7 @@ namespace terasim {
 namespace {
 
 constexpr int64_t kFp16 = 2;  // bytes per activation element
+constexpr int64_t kFp32 = 4;  // the eager softmax's output
 
 // Appends the operators of one layer block; the shapes of the header's table.
 class OperatorList {
@@ -30,6 +33,7 @@ class OperatorList {
     // LayerNorm, dropout and residual tensors: split t ways under sequence parallelism.
     x_ = bl_ * h_ / (options.sequence_parallel ? t : 1);
     score_ = b_ * heads_ * l_ * (c_ + l_);
+    sequence_ = model.sequence;
   }
 
   void Gemm(const char* name, int64_t batch, int64_t m, int64_t n, int64_t k) {
@@ -56,67 +60,60 @@ class OperatorList {
 
   // The attention block, forward (or its selective recomputation: the core only).
   void AttentionForward(bool core_only) {
-    const bool fused = options_.fused;
+    if (!options_.fused) {
+      EagerAttentionForward(core_only);
+      return;
+    }
     if (!core_only) {
       Memory("ln1", 2 * kFp16 * x_);
       Gemm("qkv", 1, bl_, 3 * h_t_, h_);
-      if (!fused) Memory("qkv_layout", 2 * kFp16 * 3 * bl_ * h_t_, 3);
-      // The slice's keys and values joined to the context's: a copy of all c + l of them.
-      if (!fused && c_ > 0) Memory("kv_concat", 2 * kFp16 * 2 * b_ * (c_ + l_) * h_t_, 2);
     }
     Gemm("scores", b_ * heads_, l_, c_ + l_, d_);
-    if (fused) {
-      Memory("scale_mask_softmax", 2 * kFp16 * score_);
-    } else {
-      Memory("scale", 2 * kFp16 * score_);
-      Memory("mask", 2 * kFp16 * score_);
-      Memory("softmax", 2 * kFp16 * score_);
-    }
+    Memory("scale_mask_softmax", 2 * kFp16 * score_);
     Memory("attn_dropout", 2 * kFp16 * score_ + score_);  // in, out, 1-byte mask
     Gemm("attn_v", b_ * heads_, l_, d_, c_ + l_);
     if (core_only) return;
-    if (!fused) Memory("context_layout", 2 * kFp16 * bl_ * h_t_);
     Gemm("proj", 1, bl_, h_, h_t_);
-    DropoutResidual("dropout1", "residual1", "bias_dropout_add1");
+    Memory("bias_dropout_add1", 3 * kFp16 * x_ + x_);  // two inputs, one output, the mask
   }
 
   void MlpForward() {
+    if (!options_.fused) {
+      EagerMlpForward();
+      return;
+    }
     Memory("ln2", 2 * kFp16 * x_);
     Gemm("fc1", 1, bl_, f_t_, h_);
-    Memory(options_.fused ? "bias_gelu" : "gelu", 2 * kFp16 * bl_ * f_t_);
+    Memory("bias_gelu", 2 * kFp16 * bl_ * f_t_);
     Gemm("fc2", 1, bl_, h_, f_t_);
-    DropoutResidual("dropout2", "residual2", "bias_dropout_add2");
+    Memory("bias_dropout_add2", 3 * kFp16 * x_ + x_);
   }
 
   void MlpBackwardInput() {
-    Memory(options_.fused ? "bias_dropout_add2.bwd" : "dropout2.bwd", 2 * kFp16 * x_ + x_);
+    const bool fused = options_.fused;
+    if (fused) Memory("bias_dropout_add2.bwd", 2 * kFp16 * x_ + x_);  // eager: no dropout
     Gemm("fc2.dX", 1, bl_, f_t_, h_);
-    Memory("gelu.bwd", 3 * kFp16 * bl_ * f_t_);
+    Memory(fused ? "gelu.bwd" : "relu.bwd", 3 * kFp16 * bl_ * f_t_);
     Gemm("fc1.dX", 1, bl_, h_, f_t_);
-    Memory("ln2.bwd", 3 * kFp16 * x_, 2);
+    // Eager: PyTorch 1.x LayerNorm backward in four kernels (internal gradients, fused
+    // parameters, dX, gamma / beta), reading dY and X twice.
+    Memory("ln2.bwd", (fused ? 3 : 5) * kFp16 * x_, fused ? 2 : 4);
     Memory("grad_add2", 3 * kFp16 * x_);  // the residual's two gradients summed
   }
 
   void AttentionBackwardInput() {
-    const bool fused = options_.fused;
-    Memory(fused ? "bias_dropout_add1.bwd" : "dropout1.bwd", 2 * kFp16 * x_ + x_);
+    if (!options_.fused) {
+      EagerAttentionBackwardInput();
+      return;
+    }
+    Memory("bias_dropout_add1.bwd", 2 * kFp16 * x_ + x_);
     Gemm("proj.dX", 1, bl_, h_t_, h_);
-    if (!fused) Memory("context_layout.bwd", 2 * kFp16 * bl_ * h_t_);
     Gemm("attn_v.dP", b_ * heads_, l_, c_ + l_, d_);
     Gemm("attn_v.dV", b_ * heads_, c_ + l_, d_, l_);
     Memory("attn_dropout.bwd", 2 * kFp16 * score_ + score_);
-    if (fused) {
-      Memory("scale_mask_softmax.bwd", 3 * kFp16 * score_);
-    } else {
-      Memory("softmax.bwd", 3 * kFp16 * score_);
-      Memory("mask.bwd", 2 * kFp16 * score_);
-      Memory("scale.bwd", 2 * kFp16 * score_);
-    }
+    Memory("scale_mask_softmax.bwd", 3 * kFp16 * score_);
     Gemm("scores.dQ", b_ * heads_, l_, d_, c_ + l_);
     Gemm("scores.dK", b_ * heads_, c_ + l_, d_, l_);
-    // The gradients of the context's keys and values added into theirs.
-    if (!fused && c_ > 0) Memory("kv_concat.bwd", 2 * kFp16 * 2 * b_ * (c_ + l_) * h_t_, 2);
-    if (!fused) Memory("qkv_layout.bwd", 2 * kFp16 * 3 * bl_ * h_t_, 3);
     Gemm("qkv.dX", 1, bl_, h_, 3 * h_t_);
     Memory("ln1.bwd", 3 * kFp16 * x_, 2);
     Memory("grad_add1", 3 * kFp16 * x_);
@@ -126,32 +123,97 @@ class OperatorList {
     Gemm("fc2.dW", 1, f_t_, h_, bl_);
     Gemm("fc1.dW", 1, h_, f_t_, bl_);
     Memory("mlp_bias_grads", kFp16 * bl_ * (h_ + f_t_), 2);
-    if (accumulate_bytes > 0) Memory("mlp_grad_accumulate", accumulate_bytes, 2);
+    Accumulate("mlp_grad_accumulate", accumulate_bytes);
   }
 
   void AttentionBackwardWeight(Bytes accumulate_bytes) {
     Gemm("proj.dW", 1, h_t_, h_, bl_);
     Gemm("qkv.dW", 1, h_, 3 * h_t_, bl_);
     Memory("attn_bias_grads", kFp16 * bl_ * (h_ + 3 * h_t_), 2);
-    if (accumulate_bytes > 0) Memory("attn_grad_accumulate", accumulate_bytes, 2);
+    Accumulate("attn_grad_accumulate", accumulate_bytes);
   }
 
   std::vector<LayerOperator> Take() { return std::move(ops_); }
   int64_t score_elements() const { return score_; }
 
  private:
-  void DropoutResidual(const char* dropout, const char* residual, const char* fused_name) {
+  // Accumulation of a block's weight gradients across slices. Fused: one pass over the
+  // gradient buffer per extra pass (two kernels). Eager (TeraPipe): `w.grad += grad_w` for
+  // each of the block's six tensors (LayerNorm, two linears, weights and biases), which reads
+  // both gradients and writes one: three times the bytes.
+  void Accumulate(const char* name, Bytes bytes) {
+    if (bytes <= 0) return;
     if (options_.fused) {
-      Memory(fused_name, 3 * kFp16 * x_ + x_);  // two inputs, one output, the mask
+      Memory(name, bytes, 2);
     } else {
-      Memory(dropout, 2 * kFp16 * x_ + x_);
-      Memory(residual, 3 * kFp16 * x_);
+      Memory(name, 3 * bytes, 6);
     }
+  }
+
+  // The eager variant follows TeraPipe's PyTorch layer (github.com/zhuohan123/terapipe,
+  // transformer_models.py, mpu/layers.py; the code of the paper's runs): nn.LayerNorm (two
+  // kernels in PyTorch 1.x: moments, then normalize), each linear a GEMM plus a separate bias
+  // add (F.linear on a 3-D input), q scaled by its own kernel, the causal mask built per slice
+  // (fill, triu, zeros for the context, cat) and added in place, softmax in fp32 then cast
+  // back to fp16, no dropout, ReLU in place, residual adds in place. Keys and values go into
+  // a preallocated cache of the whole sequence; the backward of reading its first c + l rows
+  // zero-fills a sequence-long gradient, copies the c + l rows into it and adds it to the
+  // gradient the later slices passed back, for keys and values (so a slice's backward moves
+  // sequence-long tensors whatever its length).
+  void EagerAttentionForward(bool core_only) {
+    if (!core_only) {
+      Memory("ln1", 3 * kFp16 * x_, 2);
+      Gemm("qkv", 1, bl_, 3 * h_t_, h_);
+      Memory("qkv_bias", 2 * kFp16 * 3 * bl_ * h_t_);
+      Memory("q_scale", 2 * kFp16 * bl_ * h_t_);
+      Memory("causal_mask", kFp16 * (3 * l_ * l_ + l_ * c_ + 2 * l_ * (c_ + l_)), 4);
+      Memory("kv_cache_write", 2 * kFp16 * 2 * bl_ * h_t_, 2);
+    }
+    Gemm("scores", b_ * heads_, l_, c_ + l_, d_);
+    Memory("mask", 2 * kFp16 * score_ + kFp16 * l_ * (c_ + l_));  // in place, mask broadcast
+    Memory("softmax", (kFp16 + kFp32) * score_);                  // fp16 in, fp32 out
+    Memory("softmax_cast", (kFp32 + kFp16) * score_);             // .type_as: back to fp16
+    Gemm("attn_v", b_ * heads_, l_, d_, c_ + l_);
+    if (core_only) return;
+    Memory("context_layout", 2 * kFp16 * bl_ * h_t_);  // transpose(0, 1).contiguous()
+    Gemm("proj", 1, bl_, h_, h_t_);
+    Memory("proj_bias", 2 * kFp16 * bl_ * h_);  // after the row-parallel reduce
+    Memory("residual1", 3 * kFp16 * x_);
+  }
+
+  void EagerMlpForward() {
+    Memory("ln2", 3 * kFp16 * x_, 2);
+    Gemm("fc1", 1, bl_, f_t_, h_);
+    Memory("fc1_bias", 2 * kFp16 * bl_ * f_t_);
+    Memory("relu", 2 * kFp16 * bl_ * f_t_);
+    Gemm("fc2", 1, bl_, h_, f_t_);
+    Memory("fc2_bias", 2 * kFp16 * bl_ * h_);
+    Memory("residual2", 3 * kFp16 * x_);
+  }
+
+  void EagerAttentionBackwardInput() {
+    Gemm("proj.dX", 1, bl_, h_t_, h_);
+    Memory("context_layout.bwd", 2 * kFp16 * bl_ * h_t_);
+    Gemm("attn_v.dP", b_ * heads_, l_, c_ + l_, d_);
+    Gemm("attn_v.dV", b_ * heads_, c_ + l_, d_, l_);
+    Memory("softmax_cast.bwd", (kFp16 + kFp32) * score_);
+    Memory("softmax.bwd", (2 * kFp32 + kFp16) * score_);  // output and gradient in fp32
+    Gemm("scores.dQ", b_ * heads_, l_, d_, c_ + l_);
+    Gemm("scores.dK", b_ * heads_, c_ + l_, d_, l_);
+    // Keys and values: zero-fill s rows, copy c + l rows in, add the later slices' s rows.
+    const int64_t s = std::max<int64_t>(sequence_, c_ + l_);
+    Memory("kv_cache.bwd", 2 * kFp16 * b_ * h_t_ * (4 * s + 2 * (c_ + l_)), 6);
+    Memory("q_scale.bwd", 2 * kFp16 * bl_ * h_t_);
+    Memory("qkv_layout.bwd", 2 * kFp16 * 3 * bl_ * h_t_, 2);  // chunk's cat, then a copy
+    Gemm("qkv.dX", 1, bl_, h_, 3 * h_t_);
+    Memory("ln1.bwd", 5 * kFp16 * x_, 4);
+    Memory("grad_add1", 3 * kFp16 * x_);
   }
 
   LayerOperatorOptions options_;
   int64_t b_ = 0, l_ = 0, c_ = 0, h_ = 0, d_ = 0, heads_ = 0, h_t_ = 0, f_t_ = 0, bl_ = 0;
   int64_t x_ = 0;
+  int64_t sequence_ = 0;  // the key/value cache's rows (eager variant)
   int64_t score_ = 0;
   std::vector<LayerOperator> ops_;
 };

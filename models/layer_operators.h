@@ -11,18 +11,20 @@
 //                dropout + residual add
 //     mlp        ln2, fc1 (bl x f/t x h), gelu, fc2 (bl x h x f/t), dropout + residual add
 // The matmul FLOPs sum to 24 b l h^2 / t + 4 b l (c + l) h / t with f = 4h (memory-bound
-// operators count no FLOPs, as the layer formula does). The unfused variant is one kernel
-// per PyTorch op as an eager implementation runs it: separate scale, mask, softmax and
-// dropout kernels, head-layout copies around the attention, and the past keys and values
-// concatenated to the slice's (read and written once per slice, so they grow with c). The
-// fused variant is Megatron-LM's: scale-mask-softmax, bias-GeLU and bias-dropout-add fused,
-// strided batched GEMMs instead of layout copies, a preallocated key/value buffer.
+// operators count no FLOPs, as the layer formula does). The fused variant is Megatron-LM's:
+// scale-mask-softmax, bias-GeLU and bias-dropout-add fused, strided batched GEMMs instead of
+// layout copies, a preallocated key/value buffer. The unfused ("eager") variant is
+// TeraPipe's PyTorch layer as the paper's runs used it (layer_operators.cpp names the
+// source): one kernel per PyTorch op, separate bias adds, LayerNorm in two kernels, the
+// causal mask built per slice, softmax in fp32 and a cast back, no dropout, ReLU, and a
+// sequence-long key/value cache whose gradient every slice's backward zero-fills and adds.
 //
 // Backward-input holds the input-gradient GEMMs (dX = dY W^T), both products of each
 // attention matmul (they have no weights) and the backward of every memory-bound operator;
 // backward-weight the weight-gradient GEMMs (dW = X^T dY), the bias gradients and, when
-// weight_gradient_passes > 1, the accumulation of the weight gradients. kRecompute is the
-// forward again (full recomputation); kRecomputeSelective the attention core only (scores,
+// weight_gradient_passes > 1, the accumulation of the weight gradients (fused: a pass over the
+// buffer per extra pass; eager: `w.grad += grad_w` per tensor, three times the bytes). kRecompute
+// is the forward again (full recomputation); kRecomputeSelective the attention core only (scores,
 // softmax, dropout, attn_v: Korthikanti et al. 2022). Sequence parallelism divides the
 // LayerNorm, dropout and residual tensors by t.
 //

@@ -1,5 +1,8 @@
 #include "schedule/generator.h"
 
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string_view>
 
@@ -73,6 +76,53 @@ struct Plan {
   std::string ReplicaGroup(int d) const { return fmt::format("replica.d{}", d); }
 };
 
+// A name (key, tensor or stream) assembled from text and integers in a fixed buffer: the hot
+// path of generation, where fmt::format's parsing and the temporaries it left were most of the
+// cost. Str() is the one allocation (none for names of up to 15 characters). Every name the
+// generator writes is a few fields of at most 11 characters each.
+class Name {
+ public:
+  Name() = default;
+  template <typename... Pieces>
+  explicit Name(const Pieces&... pieces) {
+    (Append(pieces), ...);
+  }
+
+  // Inlined, so that a literal piece becomes a store of its known length.
+  [[gnu::always_inline]] Name& Append(std::string_view text) {
+    if (size_ + text.size() > sizeof(chars_)) TooLong(text);
+    // Pieces are a few characters: word copies inline, where a call to memcpy would not.
+    const char* from = text.data();
+    size_t left = text.size();
+    char* to = chars_ + size_;
+    size_ += left;
+    for (; left >= 8; left -= 8, from += 8, to += 8) std::memcpy(to, from, 8);
+    for (; left > 0; --left) *to++ = *from++;
+    return *this;
+  }
+  Name& Append(const char* text) { return Append(std::string_view(text)); }
+  Name& Append(const std::string& text) { return Append(std::string_view(text)); }
+  Name& Append(const Name& name) { return Append(name.View()); }
+  Name& Append(char c) { return Append(std::string_view(&c, 1)); }
+  Name& Append(int value) {
+    char digits[16];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
+    return Append(std::string_view(digits, static_cast<size_t>(end - digits)));
+  }
+
+  std::string_view View() const { return {chars_, size_}; }
+  std::string Str() const { return std::string(chars_, size_); }
+
+ private:
+  [[noreturn, gnu::cold, gnu::noinline]] void TooLong(std::string_view text) const {
+    TERASIM_CHECK(false, "name too long: {}{}", View(), text);
+    std::abort();  // not reached: TERASIM_CHECK(false) throws
+  }
+
+  char chars_[160];
+  size_t size_ = 0;
+};
+
 // The position of one unit of work on one device.
 struct UnitPlace {
   int d, p, r;  // replica, pipeline rank, tp rank
@@ -80,11 +130,11 @@ struct UnitPlace {
   int mb;       // global micro-batch id
   int rows;
   Range tokens;
+  Name tag;         // "s{stage}.m{mb}.t{t0}-{t1}", the unit's part of op keys
+  Name tensor_tag;  // "m{mb}.t{t0}-{t1}", its part of tensor identities
 
-  std::string Tag() const {
-    return fmt::format("s{}.m{}.t{}-{}", stage, mb, tokens.begin, tokens.end);
-  }
-  std::string TensorTag() const { return fmt::format("m{}.t{}-{}", mb, tokens.begin, tokens.end); }
+  std::string Tag() const { return tag.Str(); }
+  std::string TensorTag() const { return tensor_tag.Str(); }
 };
 
 // What a compute op of one unit computes: the key prefix, the kind and the tensor prefix of
@@ -116,7 +166,15 @@ PassNames NamesOf(OpKind kind) {
 class DeviceEmitter {
  public:
   DeviceEmitter(const Plan& plan, int d, int p, int r, std::vector<Op>& ops)
-      : plan_(plan), d_(d), p_(p), r_(r), device_(plan.Device(d, p, r)), ops_(ops) {}
+      : plan_(plan),
+        d_(d),
+        p_(p),
+        r_(r),
+        device_(plan.Device(d, p, r)),
+        ops_(ops),
+        sfx_(plan.RankSuffix(r)),
+        tp_group_(plan.TpGroup(d, p)),
+        dp_group_(plan.DpGroup(p, r)) {}
 
   void Emit(const std::vector<PipelineStep>& steps) {
     // The last step of each chunk that completes weight gradients (a whole backward or a
@@ -174,8 +232,46 @@ class DeviceEmitter {
     }
   }
 
+  // An upper bound of the ops Emit(steps) writes, for Generate to size the schedule once (a
+  // vector that doubles holds up to twice the ops at its last growth). Exact for the unit ops;
+  // allows four per model chunk for the ops after its last backward, and the dp step's.
+  size_t MaxOps(const std::vector<PipelineStep>& steps) const {
+    const bool broadcast = BroadcastBoundary();
+    const bool owner = !broadcast || r_ == 0;  // the tp rank that sends and receives
+    const int parts = plan_.tp > 1 ? 2 : 1;
+    const int collectives = plan_.tp > 1 ? (SequenceParallel() ? 2 : 1) : 0;
+    size_t ops = 0;
+    for (const PipelineStep& step : steps) {
+      const int stage = plan_.rank_stages[p_][step.chunk];
+      const bool weight = !step.forward && step.part == BackwardPart::kWeight;
+      if (!weight) {
+        if (Crosses(step.forward ? stage - 1 : stage + 1)) ops += (owner ? 1 : 0) + broadcast;
+        if (Crosses(step.forward ? stage + 1 : stage - 1) && owner) ops += 1;
+      }
+      const bool recompute = RecomputeMode() == Recompute::kFull && !step.forward && !weight;
+      if (!PerLayer()) {
+        ops += recompute ? 2 : 1;
+        continue;
+      }
+      const size_t layers = plan_.layers[stage].Length();
+      ops += layers * parts * (1 + (weight ? 0 : collectives)) * (recompute ? 2 : 1);
+      if (Zero() == 3) {
+        // The parameter all-gather (not for the weight step), the gradient reduce-scatter (a
+        // backward that computes weight gradients).
+        const bool input_only = !step.forward && step.part == BackwardPart::kInput;
+        ops += layers * ((weight ? 0 : 1) + (step.forward || input_only ? 0 : 1));
+      }
+    }
+    // The dp step: a bucketed chunk's buckets (at most one per layer), a flattened barrier.
+    size_t dp_ops = Mode() == DpStep::kFlattened ? 1 : 0;
+    if (Mode() == DpStep::kBucketed) {
+      for (int stage : plan_.rank_stages[p_]) dp_ops += plan_.layers[stage].Length();
+    }
+    return ops + 4 * static_cast<size_t>(plan_.virtual_stages) + dp_ops;
+  }
+
  private:
-  std::string Sfx() const { return plan_.RankSuffix(r_); }
+  const std::string& Sfx() const { return sfx_; }
   int Zero() const { return plan_.dp > 1 ? plan_.options.zero : 0; }
   bool SequenceParallel() const { return plan_.options.sequence_parallel && plan_.tp > 1; }
   // Compute ops per layer (and part): with tensor parallelism (the tp collectives sit between
@@ -190,6 +286,9 @@ class DeviceEmitter {
     return mode == DpStep::kBucketed && Zero() > 0 ? DpStep::kPerStage : mode;
   }
   Recompute RecomputeMode() const { return plan_.options.recompute; }
+  bool BroadcastBoundary() const {
+    return plan_.options.boundary == Boundary::kBroadcast && plan_.tp > 1;
+  }
 
   // fp16 parameters of one layer's tp shard.
   int64_t LayerParamBytes() const {
@@ -212,17 +311,26 @@ class DeviceEmitter {
     u.mb = d_ * plan_.Microbatches() + step.microbatch;
     u.rows = plan_.microbatches[step.microbatch].rows;
     u.tokens = plan_.tokens[step.microbatch][step.slice];
+    u.tag = Name('s', u.stage, ".m", u.mb, ".t", u.tokens.begin, '-', u.tokens.end);
+    u.tensor_tag = Name('m', u.mb, ".t", u.tokens.begin, '-', u.tokens.end);
     return u;
   }
 
+  // The key of the op at position `op` of the schedule (ops are referred to by position while
+  // they are emitted: a key is copied only into the `after` list that names it).
+  const std::string& Key(int op) const { return ops_[op].key; }
+  // Position of the op added last.
+  int Last() const { return static_cast<int>(ops_.size()) - 1; }
+  // Appends the key of the op at position `dep` to `op`'s `after` list.
+  void After(Op& op, int dep) { op.after.push_back(ops_[dep].key); }
+
   Op& Add(std::string key, OpKind kind, std::string stream) {
-    Op op;
+    Op& op = ops_.emplace_back();
     op.key = std::move(key);
     op.kind = kind;
     op.device = device_;
     op.stream = std::move(stream);
-    ops_.push_back(std::move(op));
-    return ops_.back();
+    return op;
   }
 
   // An op that carries or computes one unit: stage, micro-batch, rows, tokens.
@@ -260,136 +368,139 @@ class DeviceEmitter {
   // them, as PyTorch's asynchronous sends and receives do.
   std::string BoundaryStream(const char* kind, bool forward, int stage) const {
     if (!plan_.boundary_streams) return kind;
-    return fmt::format("{}.{}.s{}", kind, forward ? "f" : "b", stage);
+    return Name(kind, forward ? ".f.s" : ".b.s", stage).Str();
+  }
+
+  // Whether a unit of `stage` hands its tensor to or from stage `other` across a boundary (a
+  // stage that exists, on another pipeline rank).
+  bool Crosses(int other) const {
+    return other >= 0 && other < plan_.stages && plan_.stage_rank[other] != p_;
   }
 
   // The RECV (and BROADCAST) bringing a unit's input across the boundary into u.stage from
-  // the previous stage (forward) or the next one (backward). Returns the key the compute
-  // waits on, or "" when there is no boundary.
-  std::string Receive(const UnitPlace& u, bool forward) {
+  // the previous stage (forward) or the next one (backward). Returns the position of the op
+  // the compute waits on, or -1 when there is no boundary.
+  int Receive(const UnitPlace& u, bool forward) {
     const int from = forward ? u.stage - 1 : u.stage + 1;
-    if (from < 0 || from >= plan_.stages) return "";
     // Consecutive stages on one rank (a V placement) hand over in memory: no boundary op; the
     // compute stream runs the producer first.
-    if (plan_.stage_rank[from] == p_) return "";
+    if (!Crosses(from)) return -1;
     const Range& layers = plan_.layers[u.stage];
-    const std::string tensor = forward ? fmt::format("act.l{}.{}", layers.begin, u.TensorTag())
-                                       : fmt::format("grad.l{}.{}", layers.end, u.TensorTag());
+    const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.begin : layers.end, '.',
+                      u.tensor_tag);
     const int from_rank = plan_.stage_rank[from];
-    const bool broadcast = plan_.options.boundary == Boundary::kBroadcast && plan_.tp > 1;
-    std::string key;
+    const bool broadcast = BroadcastBoundary();
+    int last = -1;
     if (!broadcast || r_ == 0) {
-      key = fmt::format("{}.{}{}", forward ? "RF" : "RB", u.Tag(), Sfx());
-      Op& op = AddUnitOp(key, OpKind::kRecv, BoundaryStream("recv", forward, u.stage), u);
+      Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).Str(), OpKind::kRecv,
+                         BoundaryStream("recv", forward, u.stage), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
-      op.tensor = broadcast ? tensor : tensor + Sfx();
+      op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
       op.bytes = BoundaryBytes(u);
+      last = Last();
     }
     if (broadcast) {
-      key = fmt::format("{}.{}{}", forward ? "BCF" : "BCB", u.Tag(), Sfx());
-      Op& op = AddUnitOp(key, OpKind::kBroadcast, BoundaryStream("recv", forward, u.stage), u);
-      op.group = plan_.TpGroup(d_, p_);
+      Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).Str(), OpKind::kBroadcast,
+                         BoundaryStream("recv", forward, u.stage), u);
+      op.group = tp_group_;
       op.peer = plan_.Device(d_, p_, 0);
-      op.tensor = tensor;
+      op.tensor = tensor.Str();
       op.bytes = ActivationBytes(u);
+      last = Last();
     }
-    return key;
+    return last;
   }
 
   // The SEND of a unit's output (forward) or input gradient (backward) to the next or
-  // previous stage, after `last` (the compute op that produced it).
-  void Send(const UnitPlace& u, bool forward, const std::string& last) {
+  // previous stage, after the op at position `last` (the compute op that produced it).
+  void Send(const UnitPlace& u, bool forward, int last) {
     const int to = forward ? u.stage + 1 : u.stage - 1;
-    if (to < 0 || to >= plan_.stages) return;
-    if (plan_.stage_rank[to] == p_) return;  // the same rank: handed over in memory
-    const bool broadcast = plan_.options.boundary == Boundary::kBroadcast && plan_.tp > 1;
+    if (!Crosses(to)) return;  // none, or the same rank: handed over in memory
+    const bool broadcast = BroadcastBoundary();
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
-    const std::string tensor = forward ? fmt::format("act.l{}.{}", layers.end, u.TensorTag())
-                                       : fmt::format("grad.l{}.{}", layers.begin, u.TensorTag());
-    Op& op = AddUnitOp(fmt::format("{}.{}{}", forward ? "SF" : "SB", u.Tag(), Sfx()), OpKind::kSend,
+    const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.end : layers.begin, '.',
+                      u.tensor_tag);
+    Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).Str(), OpKind::kSend,
                        BoundaryStream("send", forward, u.stage), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
-    op.tensor = broadcast ? tensor : tensor + Sfx();
+    op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
     op.bytes = BoundaryBytes(u);
-    op.after = {last};
+    After(op, last);
   }
 
   // A tp collective of one layer part (kind ALLREDUCE, or with sequence parallelism
-  // ALLGATHER / REDUCE_SCATTER) on the compute stream.
-  std::string TpCollective(const UnitPlace& u, OpKind kind, const std::string& key_prefix,
-                           const std::string& tensor_prefix, int layer,
-                           const std::string& part_name) {
-    const std::string where = fmt::format("{}.l{}.{}", u.Tag(), layer, part_name);
-    Op& op = AddUnitOp(fmt::format("{}.{}{}", key_prefix, where, Sfx()), kind, "compute", u);
+  // ALLGATHER / REDUCE_SCATTER) on the compute stream. Returns its position.
+  int TpCollective(const UnitPlace& u, OpKind kind, std::string_view key_prefix,
+                   std::string_view tensor_prefix, int layer, std::string_view part_name) {
+    Op& op = AddUnitOp(Name(key_prefix, '.', u.tag, ".l", layer, '.', part_name, sfx_).Str(), kind,
+                       "compute", u);
     op.layers = {layer, layer + 1};
-    op.group = plan_.TpGroup(d_, p_);
-    op.tensor = fmt::format("{}.l{}.{}.{}", tensor_prefix, layer, part_name, u.TensorTag());
+    op.group = tp_group_;
+    op.tensor = Name(tensor_prefix, ".l", layer, '.', part_name, '.', u.tensor_tag).Str();
     op.bytes = ActivationBytes(u);
-    return op.key;
+    return Last();
   }
 
   // One layer part's compute op and its tp collectives (ALLREDUCE after it; with sequence
-  // parallelism an ALLGATHER before and a REDUCE_SCATTER after). `first_key` is set to the
-  // first op of the unit (it waits on `input`), `wait` (when set) is a further dependency of
-  // the compute op. Returns the last op.
-  std::string Part(const UnitPlace& u, OpKind kind, int layer, LayerPart part,
-                   std::string& first_key, const std::string& input, const std::string& wait) {
+  // parallelism an ALLGATHER before and a REDUCE_SCATTER after). `first` is set to the first
+  // op of the unit when it is -1 (that op waits on `input`, when >= 0); `wait` (when >= 0) is
+  // a further dependency of the compute op. Ops are positions. Returns the last op.
+  int Part(const UnitPlace& u, OpKind kind, int layer, LayerPart part, int& first, int input,
+           int wait) {
     const PassNames names = NamesOf(kind);
-    const std::string part_name(LayerPartName(part));
+    const std::string_view part_name = LayerPartName(part);
     const bool collectives = plan_.tp > 1 && names.tp[0] != '\0';
-    std::vector<std::string> deps;
-    auto first = [&](const std::string& key) {
-      if (!first_key.empty()) return false;
-      first_key = key;
-      return !input.empty();
+    auto is_first = [&](int op) {
+      if (first != -1) return false;
+      first = op;
+      return input >= 0;
     };
     if (collectives && SequenceParallel()) {
-      const std::string key = TpCollective(u, OpKind::kAllGather, std::string("AG") + names.sp,
-                                           std::string(names.tp) + "g", layer, part_name);
-      if (first(key)) ops_.back().after = {input};
+      const int gather = TpCollective(u, OpKind::kAllGather, Name("AG", names.sp).View(),
+                                      Name(names.tp, 'g').View(), layer, part_name);
+      if (is_first(gather)) After(ops_[gather], input);
       // Its LayerNorm (run on the sequence shard before the gather) reads the layer's
       // parameters: with ZeRO-3 it waits for their gather too.
-      if (!wait.empty()) ops_.back().after.push_back(wait);
+      if (wait >= 0) After(ops_[gather], wait);
     }
-    const std::string where = part == LayerPart::kWhole
-                                  ? fmt::format("{}.l{}", u.Tag(), layer)
-                                  : fmt::format("{}.l{}.{}", u.Tag(), layer, part_name);
-    Op& op = AddCompute(fmt::format("{}.{}{}", names.key, where, Sfx()), kind, u);
+    const Name where = part == LayerPart::kWhole ? Name(u.tag, ".l", layer)
+                                                 : Name(u.tag, ".l", layer, '.', part_name);
+    Op& op = AddCompute(Name(names.key, '.', where, sfx_).Str(), kind, u);
     op.layers = {layer, layer + 1};
     op.part = part;
-    if (plan_.tp > 1) op.group = plan_.TpGroup(d_, p_);
-    if (first(op.key)) op.after.push_back(input);
-    if (!wait.empty()) op.after.push_back(wait);
-    std::string last = op.key;  // `op` dangles once the next op is added
-    if (!collectives) return last;
+    if (plan_.tp > 1) op.group = tp_group_;
+    const int compute = Last();
+    if (is_first(compute)) After(op, input);
+    if (wait >= 0) After(op, wait);
+    if (!collectives) return compute;
     if (SequenceParallel()) {
-      return TpCollective(u, OpKind::kReduceScatter, std::string("RS") + names.sp,
-                          std::string(names.tp) + "s", layer, part_name);
+      return TpCollective(u, OpKind::kReduceScatter, Name("RS", names.sp).View(),
+                          Name(names.tp, 's').View(), layer, part_name);
     }
     return TpCollective(u, OpKind::kAllReduce, names.ar, names.tp, layer, part_name);
   }
 
   // A unit's name that every data-parallel replica shares (its local micro-batch id), for the
   // identities of dp collectives, which every member issues alike: "u{local}.t{t0}-{t1}".
-  std::string ReplicaTag(const UnitPlace& u) const {
-    return fmt::format("u{}.t{}-{}", u.mb - d_ * plan_.Microbatches(), u.tokens.begin,
-                       u.tokens.end);
+  Name ReplicaName(const UnitPlace& u) const {
+    return Name('u', u.mb - d_ * plan_.Microbatches(), ".t", u.tokens.begin, '-', u.tokens.end);
   }
+  std::string ReplicaTag(const UnitPlace& u) const { return ReplicaName(u).Str(); }
 
   // ZeRO-3: the all-gather of layer `layer`'s parameters for one unit's `tag` pass ("F"
   // forward, "B" backward and its recomputation), on the `zero` stream. It waits for the
-  // compute op two layers back (`two_back`, when set): one layer in use, one prefetched.
-  std::string GatherParams(const UnitPlace& u, const char* tag, int layer,
-                           const std::string& two_back) {
-    Op& op = AddUnitOp(fmt::format("AGP{}.{}.l{}{}", tag, u.Tag(), layer, Sfx()),
-                       OpKind::kAllGather, "zero", u);
+  // compute op two layers back (position `two_back`, when >= 0): one layer in use, one
+  // prefetched. Returns its position.
+  int GatherParams(const UnitPlace& u, const char* tag, int layer, int two_back) {
+    Op& op = AddUnitOp(Name("AGP", tag, '.', u.tag, ".l", layer, sfx_).Str(), OpKind::kAllGather,
+                       "zero", u);
     op.layers = {layer, layer + 1};
-    op.group = plan_.DpGroup(p_, r_);
-    op.tensor = fmt::format("param.l{}.{}.{}.r{}", layer, tag, ReplicaTag(u), r_);
+    op.group = dp_group_;
+    op.tensor = Name("param.l", layer, '.', tag, '.', ReplicaName(u), ".r", r_).Str();
     op.bytes = LayerParamBytes();
-    if (!two_back.empty()) op.after = {two_back};
-    return op.key;
+    if (two_back >= 0) After(op, two_back);
+    return Last();
   }
 
   // ZeRO-3: the reduce-scatter of layer `layer`'s weight gradients of one unit, after `last`.
@@ -404,11 +515,11 @@ class DeviceEmitter {
     return op.key;
   }
 
-  // The layer math of one unit for `kind`. Returns {the op whose output crosses the boundary,
-  // the op after which the unit's weight gradients are complete (with tp > 1 the last tp
-  // collective, not the last compute op; with ZeRO-3 the last gradient reduce-scatter)}.
-  std::pair<std::string, std::string> Compute(const UnitPlace& u, OpKind kind,
-                                              const std::string& input) {
+  // The layer math of one unit for `kind`, after the op at position `input` (-1: none).
+  // Returns the positions of {the op whose output crosses the boundary, the op after which the
+  // unit's weight gradients are complete (with tp > 1 the last tp collective, not the last
+  // compute op; with ZeRO-3 the last gradient reduce-scatter)}.
+  std::pair<int, int> Compute(const UnitPlace& u, OpKind kind, int input) {
     const Range& layers = plan_.layers[u.stage];
     const PassNames names = NamesOf(kind);
     const bool forward = kind == OpKind::kFwd;
@@ -417,72 +528,77 @@ class DeviceEmitter {
     if (!PerLayer()) {
       if (recompute) {
         // The stage's forward again before its backward (layer by layer inside the op pair).
-        Op& r = AddCompute(fmt::format("R.{}", u.Tag()), OpKind::kRecompute, u);
+        Op& r = AddCompute(Name("R.", u.tag).Str(), OpKind::kRecompute, u);
         r.layers = layers;
       }
-      Op& op = AddCompute(fmt::format("{}.{}", names.key, u.Tag()), kind, u);
+      Op& op = AddCompute(Name(names.key, '.', u.tag).Str(), kind, u);
       op.layers = layers;
-      if (!input.empty()) op.after = {input};
-      return {op.key, op.key};
+      if (input >= 0) After(op, input);
+      return {Last(), Last()};
     }
     const bool zero3 = Zero() == 3;
     const bool whole = plan_.tp == 1;
     const LayerPart first_part = whole ? LayerPart::kWhole : LayerPart::kAttention;
-    std::string first;
-    std::string last;
-    std::string out;
-    std::vector<std::string> computes;  // the last compute op of each layer so far
-    auto two_back = [&]() {
-      return computes.size() >= 2 ? computes[computes.size() - 2] : std::string();
+    int first = -1;
+    int last = -1;
+    // The last compute op of the previous layer and of the one before (-1 until there).
+    int one_back = -1;
+    int two_back = -1;
+    auto finish_layer = [&] {
+      two_back = one_back;
+      one_back = last;
     };
     if (forward) {
       for (int l = layers.begin; l < layers.end; ++l) {
-        const std::string gather = zero3 ? GatherParams(u, "F", l, two_back()) : "";
+        const int gather = zero3 ? GatherParams(u, "F", l, two_back) : -1;
         last = Part(u, kind, l, first_part, first, input, gather);
-        if (!whole) last = Part(u, kind, l, LayerPart::kMlp, first, input, "");
-        computes.push_back(last);
+        if (!whole) last = Part(u, kind, l, LayerPart::kMlp, first, input, -1);
+        finish_layer();
       }
       return {last, last};
     }
-    std::string weights_done;
+    int weights_done = -1;
     for (int l = layers.end - 1; l >= layers.begin; --l) {
       const bool gather_needed = zero3 && kind != OpKind::kBwdWeight;
-      const std::string gather = gather_needed ? GatherParams(u, "B", l, two_back()) : "";
+      const int gather = gather_needed ? GatherParams(u, "B", l, two_back) : -1;
       if (recompute) {
         // Megatron's full recomputation: the layer's forward again, just before its backward.
         // It needs no input gradient, so it does not wait for the boundary.
-        std::string not_first = "-";
-        Part(u, OpKind::kRecompute, l, first_part, not_first, "", gather);
-        if (!whole) Part(u, OpKind::kRecompute, l, LayerPart::kMlp, not_first, "", "");
+        int not_first = -2;
+        Part(u, OpKind::kRecompute, l, first_part, not_first, -1, gather);
+        if (!whole) Part(u, OpKind::kRecompute, l, LayerPart::kMlp, not_first, -1, -1);
       }
-      if (!whole) Part(u, kind, l, LayerPart::kMlp, first, input, recompute ? "" : gather);
-      last = Part(u, kind, l, first_part, first, input, (recompute || !whole) ? "" : gather);
-      computes.push_back(last);
+      if (!whole) Part(u, kind, l, LayerPart::kMlp, first, input, recompute ? -1 : gather);
+      last = Part(u, kind, l, first_part, first, input, (recompute || !whole) ? -1 : gather);
+      finish_layer();
       if (kind != OpKind::kBwdInput) layer_done_[l] = last;
-      if (zero3 && kind != OpKind::kBwdInput) weights_done = ScatterGradients(u, l, last);
+      if (zero3 && kind != OpKind::kBwdInput) {
+        ScatterGradients(u, l, std::string(Key(last)));
+        weights_done = Last();
+      }
     }
     // The input gradient leaves after the last tp collective; so do the weight gradients: the
     // LayerNorm (and, at layer 0, embedding) gradients are complete only after the finish
     // that follows the last tp all-reduce, so the dp all-reduce waits for it.
-    return {last, weights_done.empty() ? last : weights_done};
+    return {last, weights_done < 0 ? last : weights_done};
   }
 
   std::string Forward(const UnitPlace& u) {
-    const std::string input = Receive(u, true);
+    const int input = Receive(u, true);
     auto [out, last] = Compute(u, OpKind::kFwd, input);
     Send(u, true, out);
-    return last;
+    return Key(last);
   }
 
   std::string Backward(const UnitPlace& u, OpKind kind) {
-    const std::string input = Receive(u, false);
+    const int input = Receive(u, false);
     auto [out, last] = Compute(u, kind, input);
     Send(u, false, out);
-    return last;
+    return Key(last);
   }
 
   // The deferred weight gradients of a unit whose input gradients already ran.
-  std::string Weight(const UnitPlace& u) { return Compute(u, OpKind::kBwdWeight, "").second; }
+  std::string Weight(const UnitPlace& u) { return Key(Compute(u, OpKind::kBwdWeight, -1).second); }
 
   // Sequence parallelism: each tp rank computed the gradients of the replicated parameters
   // (LayerNorms, row-parallel biases, embedding, head) from its own token rows; their tp sum
@@ -567,7 +683,7 @@ class DeviceEmitter {
       op.group = plan_.DpGroup(p_, r_);
       op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
       op.bytes = LayersGradientBytes(top - bottom);
-      op.after = {layer_done_.at(bottom)};
+      op.after = {Key(layer_done_.at(bottom))};
       keys.push_back(op.key);
       top = bottom;
     }
@@ -594,8 +710,11 @@ class DeviceEmitter {
   const Plan& plan_;
   const int d_, p_, r_, device_;
   std::vector<Op>& ops_;
-  // The op after which each layer's weight gradients of the latest backward are complete.
-  std::map<int, std::string> layer_done_;
+  // Fixed per device: the key suffix (Plan::RankSuffix) and the names of its groups.
+  const std::string sfx_, tp_group_, dp_group_;
+  // The position of the op after which each layer's weight gradients of the latest backward
+  // are complete.
+  std::map<int, int> layer_done_;
 };
 
 // An imported order (schedule/torch_csv.h builds one): a rank per pipeline rank, V stages on
@@ -967,6 +1086,21 @@ Schedule Generate(const GenerateOptions& options) {
     }
   }
   s.symmetry = DeclareSymmetry(options);
+  // Sized once: a bound per pipeline rank and boundary role (tp rank 0 or not), summed over
+  // the devices written.
+  std::vector<size_t> max_ops(2 * plan.pp, 0);
+  size_t reserve = 0;
+  for (int d = 0; d < plan.dp; ++d) {
+    for (int p = 0; p < plan.pp; ++p) {
+      for (int r = 0; r < plan.tp; ++r) {
+        if (!s.symmetry.Present(plan.Device(d, p, r))) continue;
+        size_t& bound = max_ops[2 * p + (r == 0 ? 0 : 1)];
+        if (bound == 0) bound = DeviceEmitter(plan, d, p, r, s.ops).MaxOps(steps[p]);
+        reserve += bound;
+      }
+    }
+  }
+  s.ops.reserve(reserve);
   // Device by device (rank order: replica, pipeline rank, tp rank), each in issue order.
   for (int d = 0; d < plan.dp; ++d) {
     for (int p = 0; p < plan.pp; ++p) {

@@ -12,8 +12,15 @@ int DeclaredSymmetry::PresentImage(int device) const {
 }
 
 int Schedule::FindGroup(const std::string& name) const {
+  // Called per op (memory estimates, the executor) over hundreds of groups whose names differ
+  // mostly in their last characters ("tp.d0.s1", "tp.d0.s2"): the length and the last
+  // character rule out nearly every other group before a full comparison.
+  const size_t size = name.size();
+  const char last = size > 0 ? name.back() : '\0';
   for (size_t i = 0; i < groups.size(); ++i) {
-    if (groups[i].name == name) return static_cast<int>(i);
+    const std::string& other = groups[i].name;
+    if (other.size() != size || (size > 0 && other.back() != last)) continue;
+    if (other == name) return static_cast<int>(i);
   }
   return -1;
 }

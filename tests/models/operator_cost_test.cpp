@@ -190,8 +190,18 @@ TEST_CASE("GEMM time has tile and wave quantization", "[models][operators]") {
   CHECK(fc1(129).compute_s == Approx(fc1(256).compute_s));
   // A one-token GEMM pays for whole tiles: as much compute time as 128 tokens.
   CHECK(fc1(1).compute_s == Approx(fc1(128).compute_s));
-  // ... but is memory-bound: its 2048 x 8192 fp16 weights dominate the bytes.
-  CHECK(std::string(fc1(1).bound) != "compute");
+  // ... but is memory-bound when its 2048 x 8192 fp16 weights (33.5 MB) stream at half of
+  // 900 GB/s (75 us), longer than one wave of 128 x 128 tiles of depth 2048 (54 us at the
+  // fitted tile fraction, 0.79).
+  DeviceSpec slow = v100;
+  slow.operator_model->gemm_memory_efficiency = 0.5;
+  const OperatorCostModel slow_model(LoadModelCard("gpt3-1b"), slow);
+  for (const OperatorTiming& t : slow_model.Breakdown(Work(1), OperatorPass::kForward)) {
+    if (std::strcmp(t.op.name, "fc1") != 0) continue;
+    CHECK(t.memory_s == Approx(2.0 * (2048 + 2048 * 8192 + 8192) / (900e9 * 0.5)));
+    CHECK(t.memory_s > t.compute_s);
+    CHECK(std::string(t.bound) != "compute");
+  }
 }
 
 TEST_CASE("operator model: the host queue makes small slices flat and adds up large ones",
@@ -426,4 +436,46 @@ TEST_CASE("operator_model: tiles, L2 bandwidth and GEMM streaming are optional a
   CHECK_THROWS_WITH(parse(R"(, "tiles": [[0, 64]])"), Catch::Contains("t.json: tiles[0]"));
   CHECK_THROWS_WITH(parse(R"(, "gemm_memory_efficiency": 1.5)"),
                     Catch::Contains("gemm_memory_efficiency"));
+}
+
+TEST_CASE(
+    "the eager variant runs TeraPipe's layer: fp32 softmax, no dropout, a sequence-long "
+    "key/value gradient, per-tensor accumulation",
+    "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-175b");  // h 12288, 96 heads, sequence 2048
+  const LayerOperatorOptions eager{false, false, 2};
+  const LayerOperatorOptions fused{true, false, 2};
+  const SliceWork w = Work(120, 1000, 4);
+  const auto forward = LayerOperators(m, w, OperatorPass::kForward, eager);
+  for (const LayerOperator& op : forward) {
+    INFO(op.name);
+    CHECK(std::strstr(op.name, "dropout") == nullptr);
+  }
+  // Score elements 24 x 120 x 1120; softmax reads fp16 and writes fp32, the cast the reverse.
+  const int64_t score = 24 * 120 * 1120;
+  CHECK(Find(forward, "softmax").bytes == 6 * score);
+  CHECK(Find(forward, "softmax_cast").bytes == 6 * score);
+  // Keys and values (h / t = 3072 columns): zero-fill 2048 rows, copy 1120, add 2048 (read
+  // two, write one): 2 x 2 x 3072 x (4 x 2048 + 2 x 1120) bytes in six kernels, whatever
+  // the slice's length at the same c + l.
+  auto cache = [&](int64_t l, int64_t c) {
+    return Find(LayerOperators(m, Work(l, c, 4), OperatorPass::kBackwardInput, eager),
+                "kv_cache.bwd");
+  };
+  CHECK(cache(120, 1000).bytes == 2 * 2 * 3072 * (4 * 2048 + 2 * 1120));
+  CHECK(cache(120, 1000).kernels == 6);
+  CHECK(cache(20, 1100).bytes == cache(120, 1000).bytes);
+  // w.grad += grad_w: three times the fused accumulation's bytes, one kernel per tensor.
+  const auto eager_weight = LayerOperators(m, w, OperatorPass::kBackwardWeight, eager);
+  const auto fused_weight = LayerOperators(m, w, OperatorPass::kBackwardWeight, fused);
+  for (const char* name : {"mlp_grad_accumulate", "attn_grad_accumulate"}) {
+    INFO(name);
+    CHECK(Find(eager_weight, name).bytes == 3 * Find(fused_weight, name).bytes);
+    CHECK(Find(eager_weight, name).kernels == 6);
+  }
+  // One pass of the gradient (weight_gradient_passes 1): nothing to accumulate.
+  for (const LayerOperator& op :
+       LayerOperators(m, w, OperatorPass::kBackwardWeight, {false, false, 1})) {
+    CHECK(std::strstr(op.name, "accumulate") == nullptr);
+  }
 }

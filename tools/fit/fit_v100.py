@@ -10,13 +10,13 @@ into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
   * tile_k_overhead     a GEMM tile's prologue and epilogue, in steps of k
   * gemm_memory_efficiency  fraction of the HBM bandwidth a GEMM's operand streams reach
 (--fix NAME=VALUE holds any of them. The fit in the data file frees the first three and fixes
-kernel_gpu_ns=0 tile_k_overhead=0 gemm_memory_efficiency=0 (0: absent, the GEMMs stream at
-memory_efficiency; 0.833, the V100's measured 750 GB/s of global memory bandwidth over 900 GB/s
-from Jia et al. 2018, "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking",
-fitted worse: README, model accuracy).)
+kernel_gpu_ns=0 tile_k_overhead=0 gemm_memory_efficiency=0.833: a GEMM's operand streams at the
+V100's measured 750 GB/s of global memory bandwidth over 900 GB/s, Jia et al. 2018, "Dissecting the
+NVIDIA Volta GPU Architecture via Microbenchmarking"; the elementwise kernels, whose largest
+traffic in TeraPipe's runs is `w.grad += grad_w`, at the fitted memory_efficiency.)
 The GEMM tiles (128 x 128 and the narrower / wider Volta tiles of "tiles", each GEMM on the
 fastest; the L2 bandwidth that feeds them, from the same paper), the unfused kernel list
-(TeraPipe's code is eager PyTorch) and weight_gradient_passes stay as the data file says. The network (topologies/data/p3.16xlarge.json)
+(TeraPipe's own eager PyTorch layer, models/layer_operators.h) and weight_gradient_passes stay as the data file says. The network (topologies/data/p3.16xlarge.json)
 keeps the joint fit of tools/fit/fit_p3.py unless --with-network frees its efficiency and latency.
 
 The points, the loss (squared log ratios; simulated points weigh 2) and the optimiser are
@@ -104,6 +104,11 @@ def main():
             if name not in start:
                 sys.exit(f"{item}: unknown parameter (one of {', '.join(start)})")
             target[name] = float(value)
+    # An optional parameter the data file leaves out (0: absent) stays out unless --start frees it.
+    started = {item.partition("=")[0] for item in args.start}
+    for name, _, _, where in fit_p3.PARAMETERS:
+        if where == "operator" and name not in ev.device["operator_model"] and name not in started:
+            fixed.setdefault(name, 0.0)
     for p in fit_p3.POINTS:
         if p["args"][0] == "cost":
             p["weight"] = args.layer_weight

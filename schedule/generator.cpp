@@ -262,10 +262,11 @@ class DeviceEmitter {
         ops += layers * ((weight ? 0 : 1) + (step.forward || input_only ? 0 : 1));
       }
     }
-    // The dp step: a bucketed chunk's buckets (at most one per layer), a flattened barrier.
+    // The dp step: a bucketed chunk's buckets beyond the one all-reduce counted above, a
+    // flattened step's barrier.
     size_t dp_ops = Mode() == DpStep::kFlattened ? 1 : 0;
     if (Mode() == DpStep::kBucketed) {
-      for (int stage : plan_.rank_stages[p_]) dp_ops += plan_.layers[stage].Length();
+      for (int stage : plan_.rank_stages[p_]) dp_ops += BucketLayers(stage).size() - 1;
     }
     return ops + 4 * static_cast<size_t>(plan_.virtual_stages) + dp_ops;
   }
@@ -671,23 +672,33 @@ class DeviceEmitter {
   // layers its own) waits for the last backward of its lowest layer (the compute stream ran
   // the layers above it before).
   std::vector<std::string> Buckets(int stage) {
-    const Range& layers = plan_.layers[stage];
-    const int64_t cap = plan_.options.dp_bucket_bytes;
     std::vector<std::string> keys;
-    for (int top = layers.end, k = 0; top > layers.begin; ++k) {
-      int bottom = top;
-      while (bottom > layers.begin && LayersGradientBytes(top - bottom) < cap) --bottom;
+    for (const Range& bucket : BucketLayers(stage)) {
+      const int k = static_cast<int>(keys.size());
       Op& op = Add(fmt::format("DP.s{}.d{}.b{}{}", stage, d_, k, Sfx()), OpKind::kAllReduce, "dp");
       op.stage = stage;
-      op.layers = {bottom, top};
+      op.layers = bucket;
       op.group = plan_.DpGroup(p_, r_);
       op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
-      op.bytes = LayersGradientBytes(top - bottom);
-      op.after = {Key(layer_done_.at(bottom))};
+      op.bytes = LayersGradientBytes(bucket.Length());
+      op.after = {Key(layer_done_.at(bucket.begin))};
       keys.push_back(op.key);
-      top = bottom;
     }
     return keys;
+  }
+
+  // The layers of `stage`'s buckets, from the last layer down.
+  std::vector<Range> BucketLayers(int stage) const {
+    const Range& layers = plan_.layers[stage];
+    const int64_t cap = plan_.options.dp_bucket_bytes;
+    std::vector<Range> out;
+    for (int top = layers.end; top > layers.begin;) {
+      int bottom = top;
+      while (bottom > layers.begin && LayersGradientBytes(top - bottom) < cap) --bottom;
+      out.push_back({bottom, top});
+      top = bottom;
+    }
+    return out;
   }
 
   // The data-parallel reduction of `stage`'s weight gradients after `after`: an ALLREDUCE, with

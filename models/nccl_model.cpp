@@ -59,22 +59,60 @@ double TreeCorrection(const NcclConstants& k, NcclProtocol protocol, Bytes n) {
 
 bool Ll128Enabled(const NcclSystem& s) { return s.intra_nvlink && (s.nodes == 1 || s.gpudirect); }
 
+// The links' bandwidth as NCCL plans it: channels x per-channel bandwidth.
+double LinksBw(const NcclSystem& s) { return s.channels * ChannelBw(s); }
+
+// The protocol's fraction of the links (before the caps and the tree's size correction).
+double ProtocolFactor(const NcclSystem& s, NcclAlgorithm algorithm, NcclProtocol protocol) {
+  const NcclConstants& k = s.constants;
+  if (algorithm == NcclAlgorithm::kRing) {
+    if (protocol == NcclProtocol::kLL) return k.ring_ll_factor;
+    if (protocol == NcclProtocol::kLL128) return k.ring_ll128_factor;
+    return 1.0;
+  }
+  double factor = k.tree_allreduce_factor;
+  if (protocol == NcclProtocol::kLL) factor *= k.tree_ll_factor;
+  if (protocol == NcclProtocol::kLL128) {
+    factor *= s.nodes == 1 ? k.tree_ll128_factor_one_node : k.tree_ll128_factor_nodes;
+  }
+  return factor;
+}
+
+// NCCL's bus bandwidth of a ring or tree pair: the links' times the protocol's factors, each
+// step capped per channel (ring LL128, tree, tree LL128) or in all (LL, the host's limit
+// across nodes).
+double BusBw(const NcclSystem& s, NcclAlgorithm algorithm, NcclProtocol protocol) {
+  const NcclConstants& k = s.constants;
+  const int ni = NodeIndex(s.nodes);
+  double busbw = LinksBw(s);
+  if (algorithm == NcclAlgorithm::kRing) {
+    if (protocol == NcclProtocol::kLL)
+      busbw = std::min(k.ll_max_bw[ni] * 1e9, busbw * k.ring_ll_factor);
+    if (protocol == NcclProtocol::kLL128) {
+      busbw = std::min(busbw * k.ring_ll128_factor, s.channels * k.ring_ll128_cap[ni] * 1e9);
+    }
+    return busbw;
+  }
+  busbw = std::min(busbw * k.tree_allreduce_factor, s.channels * k.tree_cap[ni] * 1e9);
+  if (protocol == NcclProtocol::kLL)
+    busbw = std::min(busbw * k.tree_ll_factor, k.ll_max_bw[ni] * 1e9);
+  if (protocol == NcclProtocol::kLL128) {
+    const double factor = s.nodes == 1 ? k.tree_ll128_factor_one_node : k.tree_ll128_factor_nodes;
+    busbw = std::min(busbw * factor, s.channels * k.tree_ll128_cap[ni] * 1e9);
+  }
+  return busbw;
+}
+
 NcclEstimate Ring(const NcclSystem& s, Collective collective, Bytes n, NcclProtocol protocol) {
   const NcclConstants& k = s.constants;
   const int pi = ProtocolIndex(protocol);
   const int p = s.Ranks();
-  const int ni = NodeIndex(s.nodes);
   NcclEstimate e;
   e.algorithm = NcclAlgorithm::kRing;
   e.protocol = protocol;
   if (collective == Collective::kSendRecv) return e;
   if (protocol == NcclProtocol::kLL128 && !Ll128Enabled(s)) return e;
-  double busbw = s.channels * ChannelBw(s);
-  if (protocol == NcclProtocol::kLL)
-    busbw = std::min(k.ll_max_bw[ni] * 1e9, busbw * k.ring_ll_factor);
-  if (protocol == NcclProtocol::kLL128) {
-    busbw = std::min(busbw * k.ring_ll128_factor, s.channels * k.ring_ll128_cap[ni] * 1e9);
-  }
+  const double busbw = BusBw(s, NcclAlgorithm::kRing, protocol);
   const int steps = Steps(collective, p);
   e.algbw_bytes_per_s = busbw * p / steps;
   const int intra_hw = s.intra_nvlink ? kNvlink : kPci;
@@ -108,21 +146,12 @@ NcclEstimate Ring(const NcclSystem& s, Collective collective, Bytes n, NcclProto
 NcclEstimate Tree(const NcclSystem& s, Collective collective, Bytes n, NcclProtocol protocol) {
   const NcclConstants& k = s.constants;
   const int pi = ProtocolIndex(protocol);
-  const int ni = NodeIndex(s.nodes);
   NcclEstimate e;
   e.algorithm = NcclAlgorithm::kTree;
   e.protocol = protocol;
   if (collective != Collective::kAllReduce) return e;
   if (protocol == NcclProtocol::kLL128 && !Ll128Enabled(s)) return e;
-  double busbw = s.channels * ChannelBw(s);
-  busbw = std::min(busbw * k.tree_allreduce_factor, s.channels * k.tree_cap[ni] * 1e9);
-  if (protocol == NcclProtocol::kLL)
-    busbw = std::min(busbw * k.tree_ll_factor, k.ll_max_bw[ni] * 1e9);
-  if (protocol == NcclProtocol::kLL128) {
-    const double factor = s.nodes == 1 ? k.tree_ll128_factor_one_node : k.tree_ll128_factor_nodes;
-    busbw = std::min(busbw * factor, s.channels * k.tree_ll128_cap[ni] * 1e9);
-  }
-  e.algbw_bytes_per_s = busbw * 0.5;
+  e.algbw_bytes_per_s = BusBw(s, NcclAlgorithm::kTree, protocol) * 0.5;
   const int intra_hw = s.intra_nvlink ? kNvlink : kPci;
   const double intra_us = k.hw_latency_us[intra_hw][kTree].v[pi];
   const double net_us =
@@ -297,18 +326,22 @@ double NcclStepLatencyUs(const NcclSystem& system, NcclAlgorithm algorithm, Nccl
 double NcclBandwidthFactor(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol,
                            Bytes n) {
   TERASIM_CHECK(algorithm != NcclAlgorithm::kHierarchical, "no bandwidth factor for hierarchical");
-  const NcclConstants& k = system.constants;
-  if (algorithm == NcclAlgorithm::kRing) {
-    if (protocol == NcclProtocol::kLL) return k.ring_ll_factor;
-    if (protocol == NcclProtocol::kLL128) return k.ring_ll128_factor;
-    return 1.0;
-  }
-  double factor = k.tree_allreduce_factor;
-  if (protocol == NcclProtocol::kLL) factor *= k.tree_ll_factor;
-  if (protocol == NcclProtocol::kLL128) {
-    factor *= system.nodes == 1 ? k.tree_ll128_factor_one_node : k.tree_ll128_factor_nodes;
-  }
-  return factor * TreeCorrection(k, protocol, n);
+  const double factor = ProtocolFactor(system, algorithm, protocol);
+  return algorithm == NcclAlgorithm::kRing ? factor
+                                           : factor * TreeCorrection(system.constants, protocol, n);
+}
+
+double NcclLinkBandwidth(const NcclSystem& system) { return LinksBw(system); }
+
+double NcclBusBandwidth(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol) {
+  TERASIM_CHECK(algorithm != NcclAlgorithm::kHierarchical, "no bus bandwidth for hierarchical");
+  return BusBw(system, algorithm, protocol);
+}
+
+double NcclCapFactor(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol) {
+  TERASIM_CHECK(algorithm != NcclAlgorithm::kHierarchical, "no caps for hierarchical");
+  const double uncapped = LinksBw(system) * ProtocolFactor(system, algorithm, protocol);
+  return uncapped > 0 ? std::min(1.0, BusBw(system, algorithm, protocol) / uncapped) : 1.0;
 }
 
 NcclSystem LoadNcclSystem(const std::string& path, const std::string& instance, int nodes,

@@ -136,5 +136,16 @@ double NcclStepLatencyUs(const NcclSystem& system, NcclAlgorithm algorithm, Nccl
 // 120/128, Simple 1) x the tree's size correction.
 double NcclBandwidthFactor(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol,
                            Bytes n);
+// The links' bandwidth NCCL plans with: channels x per-channel bandwidth (across nodes each
+// channel's share of the node's network, if smaller).
+double NcclLinkBandwidth(const NcclSystem& system);
+// NCCL's bus bandwidth of the pair: the links' times the protocol's factor, capped per channel
+// by protocol and algorithm (ring LL128, tree, tree LL128: channels x the generation's
+// per-channel maximum) and, for LL, in all (the GPU's or, across nodes, the host's limit):
+// e.g. ring LL128 busbw = min(0.92 x link, channels x ring_ll128_cap).
+double NcclBusBandwidth(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol);
+// The fraction of the protocol's bandwidth that the caps leave: NcclBusBandwidth /
+// (NcclLinkBandwidth x the protocol's factor), in (0, 1]; 1 where no cap binds.
+double NcclCapFactor(const NcclSystem& system, NcclAlgorithm algorithm, NcclProtocol protocol);
 
 }  // namespace terasim

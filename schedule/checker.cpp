@@ -245,12 +245,19 @@ std::vector<Diagnostic> CheckSchedule(const CompactSchedule& schedule) {
     // A cycle always hangs the dry run too. Through several devices it is a deadlock, and the
     // dry run's report adds which device waits for what; within one device it would only
     // blame the devices that wait for that one.
-    if (CheckDependencyCycles(schedule, index, out) != 1) CheckDryRun(schedule, index, out);
-    // The data flow only once everything else holds: it asks what a working order puts first,
-    // and a coverage or slice-order mistake would only repeat itself as missing data.
-    // The data-flow rule states what the executor reads and writes (docs/execution_rules.md),
-    // today's recipes included.
-    if (out.empty()) CheckDataFlow(schedule, index, out);
+    // The dry run first: when it completes, the search finds no cycle (along every edge of
+    // the search the finish order grows, strictly but from a SEND to its RECV), so it is
+    // skipped; else both report, in the order they always did.
+    std::vector<Diagnostic> deadlock;
+    const DryRunResult unit_run = CheckDryRun(schedule, index, deadlock);
+    if (deadlock.empty() || CheckDependencyCycles(schedule, index, out) != 1) {
+      for (Diagnostic& d : deadlock) out.push_back(std::move(d));
+      // The data flow only once everything else holds: it asks what a working order puts
+      // first, and a coverage or slice-order mistake would only repeat itself as missing data.
+      // The data-flow rule states what the executor reads and writes
+      // (docs/execution_rules.md), today's recipes included.
+      if (out.empty()) CheckDataFlow(schedule, index, unit_run, out);
+    }
   }
   return InFileOrder(std::move(out));
 }

@@ -53,16 +53,19 @@ void MatchPointToPoint(const CompactSchedule& s, ScheduleIndex& ix, std::vector<
     return o.kind == OpKind::kSend ? Transfer{o.device, o.peer, o.tensor}
                                    : Transfer{o.peer, o.device, o.tensor};
   };
-  size_t send_count = 0, recv_count = 0;
-  for (const CompactOp& op : s.ops) {
-    send_count += op.kind == OpKind::kSend;
-    recv_count += op.kind == OpKind::kRecv;
+  // One walk over all ops lists the SENDs and RECVs; the passes below walk that list.
+  std::vector<int> p2p;
+  size_t send_count = 0;
+  for (int i = 0; i < n; ++i) {
+    const OpKind kind = s.ops[i].kind;
+    if (kind != OpKind::kSend && kind != OpKind::kRecv) continue;
+    p2p.push_back(i);
+    send_count += kind == OpKind::kSend;
   }
   OpHashIndex<Transfer, decltype(transfer_of), TransferHash> sends(send_count, transfer_of),
-      recvs(recv_count, transfer_of);
-  for (int i = 0; i < n; ++i) {
+      recvs(p2p.size() - send_count, transfer_of);
+  for (const int i : p2p) {
     const CompactOp& op = s.ops[i];
-    if (!IsPointToPoint(op.kind)) continue;
     const bool is_send = op.kind == OpKind::kSend;
     const int first = (is_send ? sends : recvs).Insert(i);
     if (first != i) {
@@ -74,8 +77,8 @@ void MatchPointToPoint(const CompactSchedule& s, ScheduleIndex& ix, std::vector<
                                    s.Key(s.ops[first]), LineOf(s.ops[first]))));
     }
   }
-  int hints_left = 16;  // each hint scans every op; a few suffice to show the pattern
-  for (int i = 0; i < n; ++i) {
+  int hints_left = 16;  // each hint scans every SEND; a few suffice to show the pattern
+  for (const int i : p2p) {
     const CompactOp& op = s.ops[i];
     if (op.kind != OpKind::kRecv) continue;
     const Transfer t = transfer_of(i);
@@ -83,8 +86,8 @@ void MatchPointToPoint(const CompactSchedule& s, ScheduleIndex& ix, std::vector<
     const int j = sends.Find(t);
     if (j < 0) {
       std::string hint;
-      for (int k = 0; k < n && hints_left > 0; ++k) {
-        const CompactOp& send = s.ops[k];
+      for (size_t x = 0; x < p2p.size() && hints_left > 0; ++x) {
+        const CompactOp& send = s.ops[p2p[x]];
         if (send.kind != OpKind::kSend || send.tensor != op.tensor) continue;
         hint = fmt::format(" ({} on dev {} sends it to dev {}, {})", s.Key(send), send.device,
                            send.peer, LineOf(send));
@@ -107,7 +110,7 @@ void MatchPointToPoint(const CompactSchedule& s, ScheduleIndex& ix, std::vector<
     ix.partner[i] = j;
     ix.partner[j] = i;
   }
-  for (int i = 0; i < n; ++i) {
+  for (const int i : p2p) {
     const CompactOp& op = s.ops[i];
     if (op.kind != OpKind::kSend || ix.partner[i] >= 0) continue;
     if (sends.Find(transfer_of(i)) != i) continue;

@@ -1,6 +1,7 @@
 #include "schedule/coverage.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>
@@ -10,6 +11,9 @@
 
 namespace terasim {
 namespace {
+
+// CheckRecompute without its test for a RECOMPUTE op (CheckCoverage knows).
+void CheckRecomputeOrder(const CompactSchedule& s, std::vector<Diagnostic>& out);
 
 // Coverage classes: what a micro-batch must compute exactly once.
 enum class Work { kForward, kBackward, kWeight };
@@ -96,25 +100,27 @@ class CoverageChecker {
     std::sort(segments_.begin(), segments_.end(), [](const Segment& a, const Segment& b) {
       return std::tie(a.index, a.t0, a.t1, a.op) < std::tie(b.index, b.t0, b.t1, b.op);
     });
-    const std::string who = show_tp
-                                ? fmt::format("micro-batch {} (tp rank {})", microbatch, tp_rank)
-                                : fmt::format("micro-batch {}", microbatch);
+    // Formatted only for a message.
+    auto who = [&] {
+      return show_tp ? fmt::format("micro-batch {} (tp rank {})", microbatch, tp_rank)
+                     : fmt::format("micro-batch {}", microbatch);
+    };
     if (!pieces.empty()) fallback_op = pieces.front().op;
     size_t next = 0;
     const int segment_count = static_cast<int>(breakpoints_.size()) - 1;
     for (int seg = 0; seg < segment_count; ++seg) {
-      const std::string where = DescribeUnits(breakpoints_[seg], breakpoints_[seg + 1]);
+      auto where = [&] { return DescribeUnits(breakpoints_[seg], breakpoints_[seg + 1]); };
       int cursor = 0;
       int last = -1;  // the op that covers up to `cursor`
       for (; next < segments_.size() && segments_[next].index == seg; ++next) {
         const Segment& p = segments_[next];
         if (p.t0 > cursor) {
-          Report(last >= 0 ? last : p.op, fmt::format("{}: {} tokens {}-{} {} not covered", who,
-                                                      where, cursor, p.t0, WorkName(work)));
+          Report(last >= 0 ? last : p.op, fmt::format("{}: {} tokens {}-{} {} not covered", who(),
+                                                      where(), cursor, p.t0, WorkName(work)));
           return;
         }
         if (p.t0 < cursor) {
-          Report(p.op, fmt::format("{}: {} tokens {}-{} {} covered twice ({}, {})", who, where,
+          Report(p.op, fmt::format("{}: {} tokens {}-{} {} covered twice ({}, {})", who(), where(),
                                    p.t0, std::min(p.t1, cursor), WorkName(work),
                                    s_.Key(s_.ops[last]), s_.Key(s_.ops[p.op])));
           return;
@@ -124,8 +130,8 @@ class CoverageChecker {
       }
       if (cursor < s_.sequence) {
         Report(last >= 0 ? last : fallback_op,
-               fmt::format("{}: {} tokens {}-{} {} not covered", who, where, cursor, s_.sequence,
-                           WorkName(work)));
+               fmt::format("{}: {} tokens {}-{} {} not covered", who(), where(), cursor,
+                           s_.sequence, WorkName(work)));
         return;
       }
     }
@@ -155,19 +161,34 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
   // The micro-batches in flat arrays (a map look-up per op was a third of this pass): `ids`
   // ascending, `infos` beside them.
   std::vector<int> ids;
+  int largest = -1;
   for (const CompactOp& op : s.ops) {
     if (op.microbatch >= 0 && (ids.empty() || ids.back() != op.microbatch)) {
       ids.push_back(op.microbatch);
+      largest = std::max(largest, op.microbatch);
     }
   }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (largest < (1 << 20)) {  // distinct by a flag per id rather than a sort
+    std::vector<char> present(static_cast<size_t>(largest) + 1, 0);
+    for (const int id : ids) present[id] = 1;
+    ids.clear();
+    for (int id = 0; id <= largest; ++id) {
+      if (present[id]) ids.push_back(id);
+    }
+  } else {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  }
   std::vector<MicrobatchInfo> infos(ids.size());
   auto info_of = [&](int microbatch) -> MicrobatchInfo& {
     return infos[std::lower_bound(ids.begin(), ids.end(), microbatch) - ids.begin()];
   };
+  std::vector<int> layer_compute;  // the layer compute ops, in op order
+  bool recompute = false;          // some op is a RECOMPUTE
   for (int i = 0; i < n; ++i) {
     const CompactOp& op = s.ops[i];
+    if (IsLayerCompute(op.kind)) layer_compute.push_back(i);
+    recompute = recompute || op.kind == OpKind::kRecompute;
     if (op.microbatch < 0) continue;
     MicrobatchInfo& mb = info_of(op.microbatch);
     if (mb.first_op < 0) mb.first_op = i;
@@ -203,28 +224,48 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
     }
   }
 
-  std::vector<Piece> pieces;
-  pieces.reserve(std::count_if(s.ops.begin(), s.ops.end(),
-                               [](const CompactOp& op) { return IsLayerCompute(op.kind); }));
-  for (int i = 0; i < n; ++i) {
-    const CompactOp& op = s.ops[i];
-    if (!IsLayerCompute(op.kind)) continue;
-    const auto units = Units(op);  // not bindings: clang before 16 cannot capture those
-    auto add = [&](Work work) {
-      pieces.push_back({op.microbatch, ix.tp_rank[i], work, units.first, units.second,
-                        op.tokens.begin, op.tokens.end, i});
-    };
-    if (op.kind == OpKind::kFwd) add(Work::kForward);
-    if (IsBackwardCoverage(op.kind)) add(Work::kBackward);
-    if ((op.kind == OpKind::kBwd && info_of(op.microbatch).split_backward) ||
-        op.kind == OpKind::kBwdWeight) {
-      add(Work::kWeight);
+  // The pieces, sorted by (micro-batch, tp rank, work, op). Generated in op order, so a
+  // counting sort over the (micro-batch, tp rank, work) buckets keeps op order within each: a
+  // first walk counts each bucket, a second places each piece (a piece's tp rank is below its
+  // micro-batch's tp_ranks). With more buckets than pieces (a few micro-batches on huge
+  // groups), a stable comparison sort instead.
+  auto for_each_piece = [&](auto&& visit) {
+    for (const int i : layer_compute) {
+      const CompactOp& op = s.ops[i];
+      const auto units = Units(op);  // not bindings: clang before 16 cannot capture those
+      auto add = [&](Work work) {
+        visit(Piece{op.microbatch, ix.tp_rank[i], work, units.first, units.second, op.tokens.begin,
+                    op.tokens.end, i});
+      };
+      if (op.kind == OpKind::kFwd) add(Work::kForward);
+      if (IsBackwardCoverage(op.kind)) add(Work::kBackward);
+      if ((op.kind == OpKind::kBwd && info_of(op.microbatch).split_backward) ||
+          op.kind == OpKind::kBwdWeight) {
+        add(Work::kWeight);
+      }
     }
+  };
+  std::vector<size_t> bucket_start(ids.size() + 1, 0);
+  for (size_t k = 0; k < ids.size(); ++k) {
+    bucket_start[k + 1] = bucket_start[k] + 3 * static_cast<size_t>(infos[k].tp_ranks);
   }
-  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
-    return std::tie(a.microbatch, a.tp_rank, a.work, a.op) <
-           std::tie(b.microbatch, b.tp_rank, b.work, b.op);
-  });
+  auto bucket = [&](const Piece& p) {
+    const size_t mb = std::lower_bound(ids.begin(), ids.end(), p.microbatch) - ids.begin();
+    return bucket_start[mb] + 3 * static_cast<size_t>(p.tp_rank) + static_cast<size_t>(p.work);
+  };
+  std::vector<Piece> pieces;
+  if (bucket_start.back() <= 4 * layer_compute.size() + 1024) {
+    std::vector<size_t> next(bucket_start.back() + 1, 0);
+    for_each_piece([&](const Piece& p) { ++next[bucket(p) + 1]; });
+    for (size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
+    pieces.resize(next.back());
+    for_each_piece([&](const Piece& p) { pieces[next[bucket(p)]++] = p; });
+  } else {
+    for_each_piece([&](const Piece& p) { pieces.push_back(p); });
+    std::stable_sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+      return std::tie(a.microbatch, a.tp_rank, a.work) < std::tie(b.microbatch, b.tp_rank, b.work);
+    });
+  }
 
   CoverageChecker checker(s, out);
   size_t next = 0;
@@ -244,15 +285,20 @@ void CheckCoverage(const CompactSchedule& s, const ScheduleIndex& ix,
       }
     }
   }
-  CheckRecompute(s, out);
+  // Without a RECOMPUTE op nothing can be reported; skip the set of every forward.
+  if (recompute) CheckRecomputeOrder(s, out);
 }
 
 void CheckRecompute(const CompactSchedule& s, std::vector<Diagnostic>& out) {
-  // Without a RECOMPUTE op nothing can be reported; skip the set of every forward.
-  if (std::none_of(s.ops.begin(), s.ops.end(),
-                   [](const CompactOp& op) { return op.kind == OpKind::kRecompute; })) {
-    return;
+  if (std::any_of(s.ops.begin(), s.ops.end(),
+                  [](const CompactOp& op) { return op.kind == OpKind::kRecompute; })) {
+    CheckRecomputeOrder(s, out);
   }
+}
+
+namespace {
+
+void CheckRecomputeOrder(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   // (device, micro-batch, t0, layer, part) of what each device has run so far.
   using Unit = std::tuple<int, int, int, int, int>;
   std::set<Unit> forwards;
@@ -289,6 +335,8 @@ void CheckRecompute(const CompactSchedule& s, std::vector<Diagnostic>& out) {
                     op.microbatch, op.layers.begin, op.device)));
   }
 }
+
+}  // namespace
 
 void CheckSliceOrder(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   struct Lane {

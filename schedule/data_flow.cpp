@@ -1,12 +1,11 @@
 #include "schedule/data_flow.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
-#include <map>
 #include <span>
 #include <string_view>
-#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -54,15 +53,30 @@ struct Key {
   bool operator==(const Key&) const = default;
 };
 
-bool operator<(const Key& x, const Key& y) {
-  return std::tie(x.device, x.kind, x.part, x.layer, x.mb, x.a, x.b, x.sp) <
-         std::tie(y.device, y.kind, y.part, y.layer, y.mb, y.a, y.b, y.sp);
+// A key in three words, for hashing and comparing writes: equal words are equal keys (the
+// device aside, which the writes of one device share).
+struct PackedKey {
+  uint64_t x = 0;  // kind, part, sp, layer
+  uint64_t y = 0;  // mb, a
+  uint32_t z = 0;  // b
+  bool operator==(const PackedKey&) const = default;
+};
+
+PackedKey Pack(const Key& k) {
+  PackedKey p;
+  p.x = static_cast<uint64_t>(k.kind) | static_cast<uint64_t>(static_cast<uint8_t>(k.part)) << 8 |
+        static_cast<uint64_t>(k.sp) << 16 |
+        static_cast<uint64_t>(static_cast<uint32_t>(k.layer)) << 32;
+  p.y = static_cast<uint32_t>(k.mb) | static_cast<uint64_t>(static_cast<uint32_t>(k.a)) << 32;
+  p.z = static_cast<uint32_t>(k.b);
+  return p;
 }
 
-// One op writing one key. All writes are kept in one array sorted by key (then op), so that a
-// million-op schedule costs one allocation rather than a hash node and a vector per key.
+// One op writing one key. The writes of one device are kept in one array, indexed by key
+// (DataFlow::IndexWrites), so that a million-op schedule costs a few allocations rather than
+// a hash node and a vector per key.
 struct Written {
-  Key key;
+  PackedKey key;
   int op = 0;
 };
 
@@ -79,6 +93,31 @@ bool Tokens(std::string_view field, int& a, int& b) {
          r2.ptr == field.data() + field.size();
 }
 
+// The fields of a dotted name between its dots, as SplitDots (schedule/key_fields.h) splits
+// them, without allocating: the first six are held, size() counts all.
+class Dots {
+ public:
+  explicit Dots(std::string_view text) {
+    size_t start = 0;
+    while (true) {
+      const size_t dot = text.find('.', start);
+      const std::string_view part =
+          text.substr(start, dot == std::string_view::npos ? dot : dot - start);
+      if (count_ < parts_.size()) parts_[count_] = part;
+      ++count_;
+      if (dot == std::string_view::npos) return;
+      start = dot + 1;
+    }
+  }
+  size_t size() const { return count_; }
+  // Field `i` < min(size(), 6).
+  std::string_view operator[](size_t i) const { return parts_[i]; }
+
+ private:
+  std::array<std::string_view, 6> parts_;
+  size_t count_ = 0;
+};
+
 // A tensor identity as the executor reads it (exec/tensor_id.cpp: the same grammar).
 struct Tensor {
   Key key;               // device left 0
@@ -94,7 +133,7 @@ class Tensors {
   // `id` is the name id of `text`.
   Tensor Parse(int id, std::string_view text) {
     Tensor t;
-    const std::vector<std::string_view> f = SplitDots(text);
+    const Dots f(text);
     if ((f[0] == "act" || f[0] == "grad") && (f.size() == 4 || f.size() == 5)) {
       Key k;
       k.kind = f[0] == "act" ? Res::kAct : Res::kGrad;
@@ -229,63 +268,83 @@ bool IsStageGradients(const CompactOp& op, const Tensor& t) {
 
 class DataFlow {
  public:
-  DataFlow(const CompactSchedule& s, const ScheduleIndex& ix) : s_(s), ix_(ix) {
-    const size_t n = s.ops.size();
-    {
-      const std::vector<int64_t> one(n, 1);
-      DryRunResult r = DryRun(s, ix, one);
-      start_ = std::move(r.start_tick);
-      finish_ = std::move(r.finish_tick);
-    }
-    seen_.assign(n, 0);
-  }
+  DataFlow(const CompactSchedule& s, const ScheduleIndex& ix, const DryRunResult& unit_run)
+      : s_(s),
+        ix_(ix),
+        start_(unit_run.start_tick),
+        finish_(unit_run.finish_tick),
+        seen_(s.ops.size(), 0),
+        tensor_slot_(s.names.Size(), -1),
+        stream_stamp_(ix.streams.size(), 0),
+        stream_slot_(ix.streams.size(), 0) {}
 
   void Run(std::vector<Diagnostic>& out) {
     const int n = static_cast<int>(s_.ops.size());
-    // Device by device (a read is served by writes on its own device): two walks over the
-    // device's ops, the first collecting the writes, the second checking the reads. The writes
-    // of one device at a time are held, sorted, in one array.
+    // Device by device (a read is served by writes on its own device): one walk over the
+    // device's ops collects its writes and its reads, the writes are sorted, and the reads are
+    // then checked in op order. The writes and reads of one device at a time are held.
+    // Two walks over all ops (each reads every op record): the first counts each device's ops
+    // and finds ZeRO-3; the second lists them and collects what the weight gradients below
+    // read, and the ops that read them.
     std::vector<int> device_offset(s_.devices + 1, 0), device_ops(n);
-    for (const CompactOp& op : s_.ops) ++device_offset[op.device + 1];
+    for (const CompactOp& op : s_.ops) {
+      ++device_offset[op.device + 1];
+      zero3_ = zero3_ || op.zero == 3;
+    }
     for (int d = 0; d < s_.devices; ++d) device_offset[d + 1] += device_offset[d];
+    // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
+    // contributes (the executor also waits for every such op issued before them on the device).
+    // ZeRO-3's per-layer reduce-scatters complete their stage's gradients too; with sequence
+    // parallelism the dp collective of a stage also reads the tp sum's result.
+    std::vector<std::vector<int>> backward_of_device(s_.devices), wgrad_of_device(s_.devices),
+        layer_of_device(s_.devices);
+    std::vector<int> gradient_readers;  // OPTIMIZER and stage-gradient collectives, in op order
     {
       std::vector<int> fill(device_offset.begin(), device_offset.end() - 1);
-      for (int i = 0; i < n; ++i) device_ops[fill[s_.ops[i].device]++] = i;
+      for (int i = 0; i < n; ++i) {
+        const CompactOp& op = s_.ops[i];
+        device_ops[fill[op.device]++] = i;
+        const Tensor& t = TensorOf(i);
+        if (IsBackwardOp(op, t)) backward_of_device[op.device].push_back(i);
+        if (t.wgrad_layer >= 0) layer_of_device[op.device].push_back(i);
+        const bool stage_gradients = IsStageGradients(op, t);
+        if (stage_gradients) wgrad_of_device[op.device].push_back(i);
+        if (stage_gradients || op.kind == OpKind::kOptimizer) gradient_readers.push_back(i);
+      }
     }
     std::vector<std::pair<int, Diagnostic>> found;  // (op, diagnostic), put in op order below
     std::vector<Diagnostic> one;
     std::vector<Key> reads;
-    std::vector<int> producers;
+    std::vector<size_t> reads_end;  // per op of the device: the end of its reads in `reads`
     for (int d = 0; d < s_.devices; ++d) {
       const std::span<const int> ops(device_ops.data() + device_offset[d],
                                      device_ops.data() + device_offset[d + 1]);
       writes_.clear();
-      collect_writes_ = true;
+      reads.clear();
+      reads_end.clear();
       for (int i : ops) {
-        reads.clear();
         Effects(i, reads);
+        reads_end.push_back(reads.size());
       }
-      std::sort(writes_.begin(), writes_.end(), [](const Written& x, const Written& y) {
-        return x.key < y.key || (!(y.key < x.key) && x.op < y.op);
-      });
-      collect_writes_ = false;
-      for (int i : ops) {
-        reads.clear();
-        Effects(i, reads);
-        for (const Key& k : reads) {
-          auto first =
-              std::lower_bound(writes_.begin(), writes_.end(), k,
-                               [](const Written& w, const Key& key) { return w.key < key; });
-          producers.clear();
-          for (auto w = first; w != writes_.end() && w->key == k; ++w) producers.push_back(w->op);
-          if (producers.empty()) {
+      IndexWrites();
+      size_t r = 0;
+      for (size_t j = 0; j < ops.size(); r = reads_end[j], ++j) {
+        const int i = ops[j];
+        for (; r < reads_end[j]; ++r) {
+          const Key& k = reads[r];
+          const PackedKey packed = Pack(k);
+          producers_.clear();
+          for (int w = FirstWrite(packed); w >= 0; w = same_key_[w]) {
+            producers_.push_back(writes_[w].op);
+          }
+          if (producers_.empty()) {
             one.push_back(OpDiagnostic(s_, i,
                                        fmt::format("reads {}, which no op on dev {} writes",
                                                    Describe(k, tensors_), s_.ops[i].device)));
             break;
           }
           auto what = [&] { return Describe(k, tensors_); };
-          if (!CheckProducers(i, what, producers, /*all=*/false, one)) break;
+          if (!CheckProducers(i, what, producers_, /*all=*/false, one)) break;
         }
         for (Diagnostic& diagnostic : one) found.emplace_back(i, std::move(diagnostic));
         one.clear();
@@ -295,23 +354,15 @@ class DataFlow {
     std::stable_sort(found.begin(), found.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
     for (auto& [op, diagnostic] : found) out.push_back(std::move(diagnostic));
-    // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
-    // contributes (the executor also waits for every such op issued before them on the device).
-    // ZeRO-3's per-layer reduce-scatters complete their stage's gradients too; with sequence
-    // parallelism the dp collective of a stage also reads the tp sum's result.
-    std::map<int, std::vector<int>> backward_of_device, wgrad_of_device, layer_of_device;
-    for (int i = 0; i < n; ++i) {
-      if (IsBackwardOp(s_.ops[i], TensorOf(i))) backward_of_device[s_.ops[i].device].push_back(i);
-      if (TensorOf(i).wgrad_layer >= 0) layer_of_device[s_.ops[i].device].push_back(i);
-      if (IsStageGradients(s_.ops[i], TensorOf(i))) wgrad_of_device[s_.ops[i].device].push_back(i);
-    }
-    for (int i = 0; i < n; ++i) {
+    std::vector<int> needed;
+    for (const int i : gradient_readers) {
       const CompactOp& op = s_.ops[i];
-      const bool wgrad = IsStageGradients(op, TensorOf(i));
+      const Tensor t = TensorOf(i);  // a copy: TensorOf(j) below may add to parsed_
+      const bool wgrad = IsStageGradients(op, t);
       if (!wgrad && op.kind != OpKind::kOptimizer) continue;
-      const int stage = wgrad ? TensorOf(i).wgrad_stage : op.stage;
-      std::vector<int> needed;
-      const bool bucket = wgrad && TensorOf(i).bucket;
+      const int stage = wgrad ? t.wgrad_stage : op.stage;
+      needed.clear();
+      const bool bucket = wgrad && t.bucket;
       for (int b : backward_of_device[op.device]) {
         const int bs = s_.ops[b].stage;
         if (bucket) {
@@ -328,11 +379,10 @@ class DataFlow {
         if (s_.ops[j].stage == stage) needed.push_back(j);
       }
       // (A bucket is summed apart from sequence parallelism's tp sum, which follows it.)
-      if (stage >= 0 && (!wgrad || (!TensorOf(i).spgrad && !bucket))) {
+      if (stage >= 0 && (!wgrad || (!t.spgrad && !bucket))) {
         for (int j : wgrad_of_device[op.device]) {
-          if (TensorOf(j).wgrad_stage == stage && (!wgrad || TensorOf(j).spgrad)) {
-            needed.push_back(j);
-          }
+          const Tensor& tj = TensorOf(j);
+          if (tj.wgrad_stage == stage && (!wgrad || tj.spgrad)) needed.push_back(j);
         }
       }
       CheckProducers(
@@ -342,20 +392,53 @@ class DataFlow {
   }
 
  private:
-  // Op `op`'s tensor identity, parsed once per distinct name.
+  // Op `op`'s tensor identity, parsed once per distinct name. The reference stays valid until
+  // the next call.
   const Tensor& TensorOf(int op) {
     static const Tensor kNone;
     const int name = s_.ops[op].tensor;
     if (name < 0) return kNone;
-    auto [it, inserted] = parsed_.try_emplace(name);
-    if (inserted) it->second = tensors_.Parse(name, s_.Name(name));
-    return it->second;
+    int& slot = tensor_slot_[name];
+    if (slot < 0) {
+      slot = static_cast<int>(parsed_.size());
+      parsed_.push_back(tensors_.Parse(name, s_.Name(name)));
+    }
+    return parsed_[slot];
   }
 
-  void Write(int op, Key k) {
-    if (!collect_writes_) return;
-    k.device = s_.ops[op].device;
-    writes_.push_back({k, op});
+  void Write(int op, const Key& k) { writes_.push_back({Pack(k), op}); }
+
+  static size_t HashKey(const PackedKey& k) {
+    uint64_t h = (k.x * 0x9e3779b97f4a7c15ULL) ^ (k.y * 0xbf58476d1ce4e5b9ULL) ^
+                 (k.z * 0x94d049bb133111ebULL);
+    return static_cast<size_t>(h ^ (h >> 29) ^ (h >> 47));
+  }
+
+  // Indexes writes_ by key (open addressing): key_slot_ holds the last write of each key,
+  // same_key_ links each write to the previous one of its key. The order of a key's writes
+  // does not matter (CheckProducers keeps the last per stream).
+  void IndexWrites() {
+    size_t capacity = 64;
+    while (capacity < 2 * writes_.size()) capacity *= 2;
+    key_slot_.assign(capacity, -1);
+    same_key_.resize(writes_.size());
+    const size_t mask = capacity - 1;
+    for (size_t w = 0; w < writes_.size(); ++w) {
+      size_t h = HashKey(writes_[w].key) & mask;
+      while (key_slot_[h] >= 0 && !(writes_[key_slot_[h]].key == writes_[w].key)) {
+        h = (h + 1) & mask;
+      }
+      same_key_[w] = key_slot_[h];
+      key_slot_[h] = static_cast<int>(w);
+    }
+  }
+  // The last write of `key` (then same_key_ for the others), or -1.
+  int FirstWrite(const PackedKey& key) const {
+    const size_t mask = key_slot_.size() - 1;
+    for (size_t h = HashKey(key) & mask;; h = (h + 1) & mask) {
+      const int w = key_slot_[h];
+      if (w < 0 || writes_[w].key == key) return w;
+    }
   }
   static void Read(std::vector<Key>& reads, const CompactOp& op, Key k) {
     k.device = op.device;
@@ -645,21 +728,36 @@ class DataFlow {
     }
   }
 
+  // A few op positions: `op` alone, a SEND with its RECV, or a collective's members.
+  class Joined {
+   public:
+    explicit Joined(std::span<const int> ops) : ops_(ops) {}
+    Joined(int a, int b) : pair_{a, b}, ops_(pair_, 2) {}
+    Joined(const Joined&) = delete;
+    Joined& operator=(const Joined&) = delete;
+    const int* begin() const { return ops_.data(); }
+    const int* end() const { return ops_.data() + ops_.size(); }
+
+   private:
+    int pair_[2] = {0, 0};
+    std::span<const int> ops_;
+  };
+
   // The ops whose predecessors must all be done before `op` can finish, `op` included: a RECV
   // completes only once its SEND started, a collective only once every member arrived. Not the
   // reverse for a SEND: executors buffer it (exec/transport.h), so it may finish before its
   // RECV is even posted. These are the edges every implementation honours.
-  std::vector<int> JoinedBefore(int op) const {
+  Joined JoinedBefore(const int& op) const {
     if (ix_.partner[op] >= 0 && s_.ops[op].kind == OpKind::kRecv) return {op, ix_.partner[op]};
-    if (ix_.instance[op] >= 0) return ix_.instance_ops[ix_.instance[op]];
-    return {op};
+    if (ix_.instance[op] >= 0) return Joined(ix_.instance_ops[ix_.instance[op]]);
+    return Joined(std::span<const int>(&op, 1));
   }
   // The ops whose successors wait for `op`'s predecessors: the reverse of JoinedBefore (a SEND
   // and its RECV, a collective's members).
-  std::vector<int> JoinedAfter(int op) const {
+  Joined JoinedAfter(const int& op) const {
     if (ix_.partner[op] >= 0 && s_.ops[op].kind == OpKind::kSend) return {op, ix_.partner[op]};
-    if (ix_.instance[op] >= 0) return ix_.instance_ops[ix_.instance[op]];
-    return {op};
+    if (ix_.instance[op] >= 0) return Joined(ix_.instance_ops[ix_.instance[op]]);
+    return Joined(std::span<const int>(&op, 1));
   }
 
   // Whether the order puts `p` before `c` (p finishes before c can start, whatever the
@@ -675,8 +773,9 @@ class DataFlow {
     }
     if (finish_[p] < 0 || start_[c] < 0 || finish_[p] > start_[c]) return false;
     ++stamp_;
-    std::vector<int> stack;
-    auto push_preds = [&](int x) {
+    std::vector<int>& stack = stack_;
+    stack.clear();
+    auto push_preds = [&](const int& x) {
       for (int m : JoinedBefore(x)) {
         const int stream = ix_.stream_of[m];
         const int pos = ix_.position_in_stream[m];
@@ -710,7 +809,7 @@ class DataFlow {
     std::vector<int> queue{c};
     step[c].from = -1;
     // p waits for c once c is before p or before an op p joins (JoinedBefore).
-    const std::vector<int> target = JoinedBefore(p);
+    const Joined target = JoinedBefore(p);
     int hit = -1;
     for (size_t q = 0; q < queue.size() && hit < 0; ++q) {
       const int x = queue[q];
@@ -758,16 +857,25 @@ class DataFlow {
   bool CheckProducers(int c, const What& what, const std::vector<int>& producers, bool all,
                       std::vector<Diagnostic>& out) {
     // Only the last producer of each stream matters: stream order puts the others before it.
-    std::map<int, int> last;  // stream -> producer
+    // last_ holds (stream, producer), one per stream; stream_slot_ its place while the stream's
+    // stamp is this call's.
+    last_.clear();
+    ++stream_call_;
     for (int p : producers) {
       if (p == c) continue;
-      auto [it, inserted] = last.emplace(ix_.stream_of[p], p);
-      if (!inserted && ix_.position_in_stream[p] > ix_.position_in_stream[it->second]) {
-        it->second = p;
+      const int stream = ix_.stream_of[p];
+      if (stream_stamp_[stream] != stream_call_) {
+        stream_stamp_[stream] = stream_call_;
+        stream_slot_[stream] = static_cast<int>(last_.size());
+        last_.emplace_back(stream, p);
+        continue;
       }
+      int& held = last_[stream_slot_[stream]].second;
+      if (ix_.position_in_stream[p] > ix_.position_in_stream[held]) held = p;
     }
+    if (last_.size() > 1) std::sort(last_.begin(), last_.end());  // stream order, as before
     int bad = -1;
-    for (const auto& [stream, p] : last) {
+    for (const auto& [stream, p] : last_) {
       const bool before = Before(p, c);
       if (before && !all) return true;
       if (!before && bad < 0) bad = p;
@@ -796,22 +904,31 @@ class DataFlow {
 
   const CompactSchedule& s_;
   const ScheduleIndex& ix_;
-  const bool zero3_ =
-      std::any_of(s_.ops.begin(), s_.ops.end(), [](const CompactOp& op) { return op.zero == 3; });
+  bool zero3_ = false;  // some op is ZeRO-3 (set by Run's first walk)
   Tensors tensors_;
-  std::unordered_map<int, Tensor> parsed_;  // tensor name id -> its identity
-  std::vector<int64_t> start_, finish_;
+  const std::vector<int64_t>& start_;  // the unit-duration dry run
+  const std::vector<int64_t>& finish_;
   std::vector<uint32_t> seen_;
   uint32_t stamp_ = 0;
-  std::vector<Written> writes_;  // sorted by key once collected
-  bool collect_writes_ = true;
+  std::vector<int> tensor_slot_;  // tensor name id -> its place in parsed_, -1 not parsed yet
+  std::vector<Tensor> parsed_;
+  std::vector<Written> writes_;  // of one device
+  std::vector<int> key_slot_;    // IndexWrites
+  std::vector<int> same_key_;
+  // Scratch of CheckProducers and Before, kept to reuse their capacity.
+  std::vector<int> producers_;
+  std::vector<std::pair<int, int>> last_;
+  std::vector<uint32_t> stream_stamp_;
+  std::vector<int> stream_slot_;
+  uint32_t stream_call_ = 0;
+  std::vector<int> stack_;
 };
 
 }  // namespace
 
 void CheckDataFlow(const CompactSchedule& schedule, const ScheduleIndex& index,
-                   std::vector<Diagnostic>& diagnostics) {
-  DataFlow(schedule, index).Run(diagnostics);
+                   const DryRunResult& unit_run, std::vector<Diagnostic>& diagnostics) {
+  DataFlow(schedule, index, unit_run).Run(diagnostics);
 }
 
 }  // namespace terasim

@@ -24,14 +24,16 @@
 #include <vector>
 
 #include "schedule/checker.h"
+#include "schedule/dry_run.h"
 #include "schedule/schedule_index.h"
 
 namespace terasim {
 
 // Appends one diagnostic per op whose inputs are not ordered before it (the first such input).
 // Precondition: index filled by MatchPointToPoint and MatchCollectives without diagnostics,
-// and the dry run (schedule/dry_run.h) completes.
+// and `unit_run`, the schedule's dry run with one tick per op (what CheckDryRun returns,
+// schedule/dry_run.h), completed.
 void CheckDataFlow(const CompactSchedule& schedule, const ScheduleIndex& index,
-                   std::vector<Diagnostic>& diagnostics);
+                   const DryRunResult& unit_run, std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

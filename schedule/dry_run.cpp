@@ -12,8 +12,10 @@ namespace {
 // their ops, so each op's start is simply the latest finish of what it waits for.
 class DryRunner {
  public:
-  DryRunner(const CompactSchedule& s, const ScheduleIndex& ix, std::span<const int64_t> duration)
-      : s_(s), ix_(ix), duration_(duration) {
+  // Op `op` takes duration[op] ticks, or `uniform` ticks when `duration` is empty.
+  DryRunner(const CompactSchedule& s, const ScheduleIndex& ix, std::span<const int64_t> duration,
+            int64_t uniform = 0)
+      : s_(s), ix_(ix), duration_(duration), uniform_(uniform) {
     const size_t n = s.ops.size();
     result_.start_tick.assign(n, -1);
     result_.finish_tick.assign(n, -1);
@@ -73,28 +75,29 @@ class DryRunner {
   void TryArrive(int op) {
     if (arrived_[op] || pending_[op] > 0 || !AtHead(op)) return;
     arrived_[op] = true;
-    const CompactOp& o = s_.ops[op];
-    if (IsPointToPoint(o.kind)) {
-      const int partner = ix_.partner[op];
+    // The kind from the index (matched SEND/RECV have a partner, collectives an instance):
+    // reading the op record here was a cache miss per op.
+    if (const int partner = ix_.partner[op]; partner >= 0) {
       if (!arrived_[partner]) return;
       const int64_t start = std::max(ready_tick_[op], ready_tick_[partner]);
-      const int64_t finish = start + std::max(duration_[op], duration_[partner]);
+      const int64_t finish = start + std::max(Duration(op), Duration(partner));
       Finish(op, start, finish);
       Finish(partner, start, finish);
-    } else if (IsCollective(o.kind)) {
-      const int instance = ix_.instance[op];
+    } else if (const int instance = ix_.instance[op]; instance >= 0) {
       const std::vector<int>& members = ix_.instance_ops[instance];
       if (++instance_arrived_[instance] < static_cast<int>(members.size())) return;
       int64_t start = 0, longest = 0;
       for (int m : members) {
         start = std::max(start, ready_tick_[m]);
-        longest = std::max(longest, duration_[m]);
+        longest = std::max(longest, Duration(m));
       }
       for (int m : members) Finish(m, start, start + longest);
     } else {
-      Finish(op, ready_tick_[op], ready_tick_[op] + duration_[op]);
+      Finish(op, ready_tick_[op], ready_tick_[op] + Duration(op));
     }
   }
+
+  int64_t Duration(int op) const { return duration_.empty() ? uniform_ : duration_[op]; }
 
   void Finish(int op, int64_t start, int64_t finish) {
     result_.start_tick[op] = start;
@@ -116,6 +119,7 @@ class DryRunner {
   const CompactSchedule& s_;
   const ScheduleIndex& ix_;
   std::span<const int64_t> duration_;
+  int64_t uniform_;
   DryRunResult result_;
   std::vector<int64_t> ready_tick_;  // latest finish among stream predecessor and deps so far
   std::vector<char> arrived_;        // heads its stream with its deps done
@@ -132,11 +136,11 @@ DryRunResult DryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
   return DryRunner(schedule, index, duration_ticks).Run();
 }
 
-void CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix, std::vector<Diagnostic>& out) {
-  const std::vector<int64_t> zero(s.ops.size(), 0);
-  DryRunner runner(s, ix, zero);
-  const DryRunResult r = runner.Run();
-  if (r.finished == static_cast<int64_t>(s.ops.size())) return;
+DryRunResult CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix,
+                         std::vector<Diagnostic>& out) {
+  DryRunner runner(s, ix, {}, /*uniform=*/1);
+  DryRunResult r = runner.Run();
+  if (r.finished == static_cast<int64_t>(s.ops.size())) return r;
 
   // Per device, the blocked stream head it waits at: preferably one that waits for another
   // device (the heart of a deadlock), else the first in issue order.
@@ -161,6 +165,7 @@ void CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix, std::vector<
   }
   message += fmt::format(" [{} of {} ops ran]", r.finished, s.ops.size());
   out.push_back(OpDiagnostic(s, waits_at.begin()->second, std::move(message)));
+  return r;
 }
 
 }  // namespace terasim

@@ -30,10 +30,12 @@ struct DryRunResult {
 DryRunResult DryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
                     std::span<const int64_t> duration_ticks);
 
-// Runs the schedule with zero durations; if some op never runs, appends one diagnostic on a
-// blocked op: "deadlock: dev 0 waits at RB.s0... (peer 1 has not reached SB.s1...); dev 1
-// waits at ..." listing every device that has blocked ops and the op it waits at.
-void CheckDryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
-                 std::vector<Diagnostic>& diagnostics);
+// Runs the schedule with one tick per op (which ops run does not depend on the durations); if
+// some op never runs, appends one diagnostic on a blocked op: "deadlock: dev 0 waits at
+// RB.s0... (peer 1 has not reached SB.s1...); dev 1 waits at ..." listing every device that
+// has blocked ops and the op it waits at. Returns the run, which the data flow
+// (schedule/data_flow.h) reuses.
+DryRunResult CheckDryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
+                         std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

@@ -122,10 +122,11 @@ struct GenerateOptions {
   // schedule (Schedule::symmetry): every data-parallel replica runs replica 0's program, and
   // (p2p boundary) the tp ranks of a group rotate onto each other, so only replica 0's tp ranks
   // 0..representative_tp_ranks-1 are written; groups and `devices` stay whole. A divisor of T:
-  // 1 when the network is symmetric under a rotation by one tp rank, 2 where two GPUs share a
-  // NIC (p4d.24xlarge), T for no tp symmetry. With dp = 1 and no tp symmetry the schedule is
-  // whole and declares nothing. For a replay with SymmetryFold::Declared (sim/symmetry_fold.h)
-  // and a memory estimate; not for the .pir text (it is not a whole iteration).
+  // 1 when the network's loads are symmetric under a rotation by one tp rank (GPUs sharing a
+  // NIC count by multiplicity, as on p4d.24xlarge), T for no tp symmetry. With dp = 1 and no tp
+  // symmetry the schedule is whole and declares nothing. For a replay with SymmetryFold::Declared
+  // (sim/symmetry_fold.h) and a memory estimate; not for the .pir text (it is not a whole
+  // iteration).
   bool representatives_only = false;
   int representative_tp_ranks = 1;
 };

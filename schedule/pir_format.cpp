@@ -113,11 +113,36 @@ class LineParser {
   }
 
   std::string_view Name(std::string_view field, std::string_view text) const {
+    return Name(field, text, HasCommaOrEquals(text));
+  }
+  // The same with `comma_or_equals` == HasCommaOrEquals(text).
+  std::string_view Name(std::string_view field, std::string_view text, bool comma_or_equals) const {
     if (text.empty()) Fail("{}: must not be empty", field);
-    for (const char c : text) {  // one pass (two finds were two calls per name)
-      if (c == ',' || c == '=') Fail("{}: '{}' must not contain ',' or '='", field, text);
-    }
+    if (comma_or_equals) Fail("{}: '{}' must not contain ',' or '='", field, text);
     return text;
+  }
+
+  // Whether `text` holds a ',' or a '=', eight bytes at a time.
+  static bool HasCommaOrEquals(std::string_view text) {
+    constexpr uint64_t kOnes = 0x0101010101010101ULL;
+    constexpr uint64_t kHigh = kOnes * 0x80;
+    auto flagged = [](uint64_t word) {
+      const uint64_t comma = word ^ (kOnes * ','), equals = word ^ (kOnes * '=');
+      // A zero byte in either: the exact test (no false positives across bytes).
+      auto zero = [](uint64_t v) { return ~(((v & ~kHigh) + ~kHigh) | v) & kHigh; };
+      return (zero(comma) | zero(equals)) != 0;
+    };
+    const char* p = text.data();
+    size_t n = text.size();
+    for (; n >= 8; n -= 8, p += 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (flagged(word)) return true;
+    }
+    if (n == 0) return false;
+    uint64_t word = 0;  // the zero padding is neither ',' nor '='
+    std::memcpy(&word, p, n);
+    return flagged(word);
   }
 
  private:
@@ -183,41 +208,180 @@ uint32_t FieldBit(std::string_view name) {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
-// The words of a line, one at a time (separated as SplitWhitespace separates them).
-class WordCursor {
- public:
-  explicit WordCursor(std::string_view line) : line_(line) {}
-  // The next word, or an empty view at the end of the line.
-  std::string_view Next() {
-    const char* p = line_.data() + pos_;
-    const char* end = line_.data() + line_.size();
-    while (p < end && IsSpace(*p)) ++p;
-    const char* start = p;
-    // Eight bytes at a time up to the first byte below '!' (then checked for a separator).
-    constexpr uint64_t kOnes = 0x0101010101010101ULL;
-    while (end - p >= 8) {
+// `name` (at most 8 characters) as a little-endian number, for FieldBitOfWord.
+constexpr uint64_t NameWord(std::string_view name) {
+  uint64_t word = 0;
+  for (size_t i = 0; i < name.size(); ++i) {
+    word |= static_cast<uint64_t>(static_cast<unsigned char>(name[i])) << (8 * i);
+  }
+  return word;
+}
+
+// FieldBit of a name of at most 7 characters given as NameWord (zero above the name).
+uint32_t FieldBitOfWord(uint64_t word) {
+  switch (word) {
+    case NameWord("dev"):
+      return field::kDev;
+    case NameWord("stream"):
+      return field::kStream;
+    case NameWord("stage"):
+      return field::kStage;
+    case NameWord("layers"):
+      return field::kLayers;
+    case NameWord("part"):
+      return field::kPart;
+    case NameWord("mb"):
+      return field::kMb;
+    case NameWord("rows"):
+      return field::kRows;
+    case NameWord("tokens"):
+      return field::kTokens;
+    case NameWord("group"):
+      return field::kGroup;
+    case NameWord("peer"):
+      return field::kPeer;
+    case NameWord("tensor"):
+      return field::kTensor;
+    case NameWord("bytes"):
+      return field::kBytes;
+    case NameWord("sp"):
+      return field::kSp;
+    case NameWord("zero"):
+      return field::kZero;
+    case NameWord("after"):
+      return field::kAfter;
+  }
+  return 0;  // "recompute" is longer: FieldBit
+}
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHigh = kOnes * 0x80;
+
+// The high bit of each zero byte of `v` (exact: no false positives).
+uint64_t ZeroBytes(uint64_t v) { return ~(((v & ~kHigh) + ~kHigh) | v) & kHigh; }
+
+// The end of the word that starts at `p` (its first space, or `end`), eight bytes at a time;
+// sets `comma_or_equals` when the word holds a ',' or a '='.
+[[gnu::always_inline]] inline const char* WordEnd(const char* p, const char* end,
+                                                  bool& comma_or_equals) {
+  static_assert(std::endian::native == std::endian::little);
+  while (true) {
+    if (end - p >= 8) {
       uint64_t word;
       std::memcpy(&word, p, 8);
-      const uint64_t below = (word - kOnes * '!') & ~word & (kOnes * 0x80);
-      if (below == 0) {
+      // Bytes below '!' (then checked for a separator), ',' and '='. The lowest flagged byte
+      // is exact: the first term's false positives sit above a true one.
+      const uint64_t flags = ((word - kOnes * '!') & ~word & kHigh) |
+                             ZeroBytes(word ^ (kOnes * ',')) | ZeroBytes(word ^ (kOnes * '='));
+      if (flags == 0) {
         p += 8;
         continue;
       }
-      static_assert(std::endian::native == std::endian::little);
-      p += std::countr_zero(below) / 8;  // the lowest flagged byte is exact
-      if (IsSpace(*p)) break;
-      ++p;
+      p += std::countr_zero(flags) / 8;
+    } else {
+      while (p < end && !IsSpace(*p) && *p != ',' && *p != '=') ++p;
+      if (p == end) return p;
     }
-    if (end - p < 8) {
-      while (p < end && !IsSpace(*p)) ++p;
+    if (IsSpace(*p)) return p;
+    if (*p == ',' || *p == '=') comma_or_equals = true;
+    ++p;
+  }
+}
+
+// The words of a line, one at a time (separated as SplitWhitespace separates them).
+class WordCursor {
+ public:
+  explicit WordCursor(std::string_view line) : p_(line.data()), end_(line.data() + line.size()) {}
+  // The next word, or an empty view at the end of the line; `comma_or_equals` is set when it
+  // holds a ',' or a '='.
+  std::string_view Next(bool& comma_or_equals) {
+    while (p_ < end_ && IsSpace(*p_)) ++p_;
+    const char* start = p_;
+    comma_or_equals = false;
+    p_ = WordEnd(p_, end_, comma_or_equals);
+    return std::string_view(start, static_cast<size_t>(p_ - start));
+  }
+  std::string_view Next() {
+    bool comma_or_equals;
+    return Next(comma_or_equals);
+  }
+  // The rest of the line is read by ParseOpFields from here.
+  const char*& Position() { return p_; }
+  const char* End() const { return end_; }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+// Field values read in place, advancing `q` past the value: the common forms (plain digits,
+// "A-B", a name) are checked here; anything else goes to LineParser's checked path with the
+// whole value, for the same result or message.
+class FieldReader {
+ public:
+  FieldReader(const LineParser& p, const char*& q, const char* end) : p_(p), q_(q), end_(end) {}
+
+  int64_t Int(std::string_view field, int64_t min_value, Limit limit) {
+    const char* start = q_;
+    const int64_t value = Digits(18);
+    if (value >= min_value && value >= 0 && AtWordEnd() && value <= limit.value) return value;
+    return p_.Int(field, Rest(start), min_value, limit);
+  }
+  int Int32(std::string_view field, int64_t min_value, Limit limit) {
+    return static_cast<int>(Int(field, min_value, limit));
+  }
+
+  Range ParseRange(std::string_view field, Limit limit) {
+    const char* start = q_;
+    const int64_t begin = Digits(9);
+    if (begin >= 0 && q_ < end_ && *q_ == '-') {
+      ++q_;
+      const int64_t end = Digits(9);
+      if (end > begin && end <= limit.value && AtWordEnd()) {
+        return Range{static_cast<int>(begin), static_cast<int>(end)};
+      }
     }
-    pos_ = static_cast<size_t>(p - line_.data());
-    return std::string_view(start, static_cast<size_t>(p - start));
+    return p_.ParseRange(field, Rest(start), limit);
+  }
+
+  std::string_view Name(std::string_view field) {
+    const char* start = q_;
+    bool comma_or_equals = false;
+    q_ = WordEnd(q_, end_, comma_or_equals);
+    return p_.Name(field, std::string_view(start, static_cast<size_t>(q_ - start)),
+                   comma_or_equals);
+  }
+
+  // The value as text, for the fields read as words.
+  std::string_view Word() {
+    const char* start = q_;
+    return Rest(start);
   }
 
  private:
-  std::string_view line_;
-  size_t pos_ = 0;
+  // 1 to `most` (at most 18) digits at q_, which moves past them: their value, else -1.
+  int64_t Digits(ptrdiff_t most) {
+    const char* start = q_;
+    int64_t value = 0;
+    while (q_ < end_ && q_ - start < most) {
+      const unsigned digit = static_cast<unsigned char>(*q_) - static_cast<unsigned>('0');
+      if (digit > 9) break;
+      value = value * 10 + digit;
+      ++q_;
+    }
+    return q_ > start ? value : -1;
+  }
+  bool AtWordEnd() const { return q_ == end_ || IsSpace(*q_); }
+  // The word from `start` on; q_ moves to its end.
+  std::string_view Rest(const char* start) {
+    bool comma_or_equals = false;
+    q_ = WordEnd(start, end_, comma_or_equals);
+    return std::string_view(start, static_cast<size_t>(q_ - start));
+  }
+
+  const LineParser& p_;
+  const char*& q_;
+  const char* end_;
 };
 
 // Interns op fields whose value is mostly the one of the previous op (the stream, the group,
@@ -255,30 +419,57 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
   uint32_t seen = 0;
   std::string_view tensor;
   uint64_t tensor_hash = 0;
-  for (std::string_view word = words.Next(); !word.empty(); word = words.Next()) {
-    size_t eq = 0;  // field names are short: a loop rather than a call
-    while (eq < word.size() && word[eq] != '=') ++eq;
-    if (eq == word.size()) p.Fail("'{}' is not a name=value field", word);
-    std::string_view name = word.substr(0, eq);
-    std::string_view value = word.substr(eq + 1);
-    const uint32_t bit = FieldBit(name);
+  // One pass over each field: its name up to the '=', then its value in place (FieldReader).
+  const char*& q = words.Position();
+  const char* const end = words.End();
+  FieldReader read(p, q, end);
+  while (true) {
+    while (q < end && IsSpace(*q)) ++q;
+    if (q == end) break;
+    const char* const start = q;
+    uint32_t bit = 0;
+    // A name of up to 7 characters and its '=' are in the next eight bytes (all but one
+    // field name): found by one load and compared as a number.
+    uint64_t word = 0;
+    uint64_t equals = 0;
+    if (end - q >= 8) {
+      std::memcpy(&word, q, 8);
+      equals = ZeroBytes(word ^ (kOnes * '='));
+      const uint64_t below = (word - kOnes * '!') & ~word & kHigh;  // lowest one exact
+      if (below != 0 && std::countr_zero(below) < std::countr_zero(equals)) equals = 0;
+    }
+    if (equals != 0) {
+      const int length = std::countr_zero(equals) / 8;
+      q += length;
+      bit = FieldBitOfWord(word & ((uint64_t{1} << (8 * length)) - 1));
+    } else {
+      while (q < end && *q != '=' && !IsSpace(*q)) ++q;
+      if (q == end || *q != '=') {
+        p.Fail("'{}' is not a name=value field",
+               std::string_view(start, static_cast<size_t>(q - start)));
+      }
+      bit = FieldBit(std::string_view(start, static_cast<size_t>(q - start)));
+    }
+    const std::string_view name(start, static_cast<size_t>(q - start));
+    ++q;  // the value's first character
     if (bit == 0) p.Fail("unknown field '{}'", name);
     if (seen & bit) p.Fail("field '{}' given twice", name);
     seen |= bit;
     switch (static_cast<field::Bit>(bit)) {
       case field::kDev:
-        op.device = p.Int32(name, value, 0, kDeviceIndex);
+        op.device = read.Int32(name, 0, kDeviceIndex);
         break;
       case field::kStream:
-        op.stream = recent.Intern(s.names, p.Name(name, value), recent.stream);
+        op.stream = recent.Intern(s.names, read.Name(name), recent.stream);
         break;
       case field::kStage:
-        op.stage = p.Int32(name, value, 0, kDeviceIndex);
+        op.stage = read.Int32(name, 0, kDeviceIndex);
         break;
       case field::kLayers:
-        op.layers = p.ParseRange(name, value, kLayers);
+        op.layers = read.ParseRange(name, kLayers);
         break;
-      case field::kPart:
+      case field::kPart: {
+        const std::string_view value = read.Word();
         if (value == "attn") {
           op.part = LayerPart::kAttention;
         } else if (value == "mlp") {
@@ -287,30 +478,32 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
           p.Fail("part: '{}' must be attn or mlp", value);
         }
         break;
+      }
       case field::kMb:
-        op.microbatch = p.Int32(name, value, 0, kMicrobatchIndex);
+        op.microbatch = read.Int32(name, 0, kMicrobatchIndex);
         break;
       case field::kRows:
-        op.rows = p.Int32(name, value, 1, kBatch);
+        op.rows = read.Int32(name, 1, kBatch);
         break;
       case field::kTokens:
-        op.tokens = p.ParseRange(name, value, kSequence);
+        op.tokens = read.ParseRange(name, kSequence);
         break;
       case field::kGroup:
-        op.group = recent.Intern(s.names, p.Name(name, value), recent.group);
+        op.group = recent.Intern(s.names, read.Name(name), recent.group);
         break;
       case field::kPeer:
-        op.peer = p.Int32(name, value, 0, kDeviceIndex);
+        op.peer = read.Int32(name, 0, kDeviceIndex);
         break;
       case field::kTensor:
-        tensor = p.Name(name, value);  // interned below, once its table slot is loaded
+        tensor = read.Name(name);  // interned below, once its table slot is loaded
         tensor_hash = NamePool::Hash(tensor);
         s.names.Prefetch(tensor_hash);
         break;
       case field::kBytes:
-        op.bytes = p.Int(name, value, 0, kBytes);
+        op.bytes = read.Int(name, 0, kBytes);
         break;
       case field::kRecompute: {
+        const std::string_view value = read.Word();
         std::optional<Recompute> r = ParseRecompute(value);
         if (!r || *r == Recompute::kNone) {
           p.Fail("recompute: '{}' must be selective or full", value);
@@ -318,22 +511,26 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
         op.recompute = *r;
         break;
       }
-      case field::kSp:
+      case field::kSp: {
+        const std::string_view value = read.Word();
         if (value != "1") p.Fail("sp: '{}' must be 1", value);
         op.sequence_parallel = true;
         break;
+      }
       case field::kZero: {
-        const int64_t zero = p.Int(name, value, 1, kZeroStage);
+        const int64_t zero = read.Int(name, 1, kZeroStage);
         if (zero > 3) p.Fail("zero: {} must be 1, 2 or 3", zero);
         op.zero = static_cast<int8_t>(zero);
         break;
       }
-      case field::kAfter:
+      case field::kAfter: {
+        const std::string_view value = read.Word();
         ForEachPart(value, ',', [&](std::string_view dep) {
           if (dep.empty()) p.Fail("after: empty key in '{}'", value);
           s.after_name.push_back(recent.InternAfter(s.names, dep));
         });
         break;
+      }
     }
   }
   if (!(seen & field::kDev)) p.Fail("missing field 'dev'");
@@ -348,6 +545,12 @@ class PirReader {
 
   void Line(std::string_view line) {
     ++line_no_;
+    if (line.size() > 2 && line[0] == 'o' && line[1] == 'p' && IsSpace(line[2]) && saw_magic_ &&
+        next_header_ == kHeader.size()) {  // "op " first: most lines
+      WordCursor cursor(line.substr(3));
+      OpLine(cursor);
+      return;
+    }
     WordCursor cursor(line);
     const std::string_view first = cursor.Next();
     if (first == "op" && saw_magic_ && next_header_ == kHeader.size()) {
@@ -422,25 +625,61 @@ class PirReader {
   // An op line, its first word read: `op KEY KIND field=value...`.
   void OpLine(WordCursor& words) {
     LineParser p(origin_, line_no_);
-    const std::string_view key_word = words.Next();
+    bool key_comma_or_equals = false;
+    const std::string_view key_word = words.Next(key_comma_or_equals);
     const std::string_view kind_word = words.Next();
     if (kind_word.empty()) p.Fail("op takes a key, a kind and fields");
     if (s_.ops.size() >= static_cast<size_t>(limits::kMaxOps)) {
       p.Fail("more than the limit {} ops (kMaxOps, models/limits.h)", limits::kMaxOps);
     }
     CompactOp op;
-    const std::string_view key = p.Name("key", key_word);
+    const std::string_view key = p.Name("key", key_word, key_comma_or_equals);
     const uint64_t key_hash = NamePool::Hash(key);
     s_.names.Prefetch(key_hash);  // interned last: the table's line is loaded by then
     p.SetKey(key);
     op.line = line_no_;
-    std::optional<OpKind> kind = ParseOpKind(kind_word);
-    if (!kind) p.Fail("unknown op kind '{}'", kind_word);
-    op.kind = *kind;
+    op.kind = Kind(p, kind_word);
     ParseOpFields(words, p, s_, recent_, op);
     op.key = s_.names.Intern(key, key_hash);
     recent_.AddKey(op.key);
     s_.AddOp(op);
+  }
+
+  // The kind named `word`: the previous op's kind when the name is the same (kinds come in
+  // runs), else by ParseOpKind.
+  OpKind Kind(const LineParser& p, std::string_view word) {
+    if (word == OpKindName(last_kind_)) return last_kind_;
+    // A guess by length and a letter, confirmed by its name (else ParseOpKind decides).
+    OpKind guess = OpKind::kFwd;
+    switch (word.size()) {
+      case 3:
+        guess = word[0] == 'B' ? OpKind::kBwd : OpKind::kFwd;
+        break;
+      case 4:
+        guess = word[0] == 'S' ? OpKind::kSend : OpKind::kRecv;
+        break;
+      case 9:
+        guess = word[0] == 'B'   ? (word[1] == 'W' ? OpKind::kBwdInput : OpKind::kBroadcast)
+                : word[0] == 'O' ? OpKind::kOptimizer
+                : word[0] == 'R' ? OpKind::kRecompute
+                : word[3] == 'R' ? OpKind::kAllReduce
+                                 : OpKind::kAllGather;
+        break;
+      case 10:
+        guess = OpKind::kBwdWeight;
+        break;
+      case 14:
+        guess = OpKind::kReduceScatter;
+        break;
+    }
+    if (word == OpKindName(guess)) {
+      last_kind_ = guess;
+      return guess;
+    }
+    std::optional<OpKind> kind = ParseOpKind(word);
+    if (!kind) p.Fail("unknown op kind '{}'", word);
+    last_kind_ = *kind;
+    return *kind;
   }
 
   void Header(const LineParser& p, std::string_view directive) {
@@ -488,6 +727,7 @@ class PirReader {
   CompactSchedule s_;
   std::vector<std::string_view> words_;
   RecentNames recent_;
+  OpKind last_kind_ = OpKind::kFwd;
   int line_no_ = 0;
   size_t next_header_ = 0;
   bool saw_magic_ = false;

@@ -595,11 +595,13 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         stopped_by_bound = true;
         break;
       }
-      const bool folded = request.generate_folded && c.ops_estimate > request.folded_above_ops;
-      const int64_t generated_ops =
-          folded && request.folded_order
-              ? c.ops_estimate / std::max(1, request.folded_order(c.options))
-              : c.ops_estimate;
+      const bool folded = request.fold && c.ops_estimate > request.folded_above_ops;
+      // The whole schedule, or for a large candidate the representatives' ops only.
+      const auto what_to_generate = [&request, folded](const GenerateOptions& options) {
+        return folded ? request.fold(options) : FoldedGeneration{options, 1};
+      };
+      const FoldedGeneration plan = what_to_generate(c.options);
+      const int64_t generated_ops = c.ops_estimate / std::max(1, plan.order);
       if (request.max_ops > 0 && generated_ops > request.max_ops) {
         // Too big to generate within the budget; counted, not tried.
         ++result.pruned_by_ops;
@@ -626,13 +628,9 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         request.progress(fmt::format("{} {}: generating and checking memory", FamilyName(family),
                                      DegreesText(c.options)));
       }
-      // The whole schedule, or for a large candidate the representatives' ops only.
-      const auto generate = [&request, folded](const GenerateOptions& options) {
-        return folded ? request.generate_folded(options) : Generate(options);
-      };
       Schedule schedule;
       try {
-        schedule = generate(c.options);
+        schedule = Generate(plan.options);
       } catch (const InputError& error) {
         e.note = fmt::format("cannot generate: {}", error.what());
         result.tried.push_back(std::move(e));
@@ -646,7 +644,7 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         next.options = c.fallbacks[f];
         next.fallbacks.clear();
         if (!Estimate(next, request)) continue;
-        Schedule other = generate(next.options);
+        Schedule other = Generate(what_to_generate(next.options).options);
         MemoryEstimate memory = EstimateMemory(other, model_, device_);
         if (!memory.fits) continue;
         e.candidate = next;

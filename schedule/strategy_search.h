@@ -133,6 +133,14 @@ struct Evaluation {
   std::string note;        // why it was skipped, if it was
 };
 
+// What to generate for a candidate where the caller's simulator folds it
+// (SearchRequest::fold): `options` with only the representative devices' ops, or the
+// candidate's own options; and how many devices each generated device stands for.
+struct FoldedGeneration {
+  GenerateOptions options;
+  int order = 1;
+};
+
 struct SearchRequest {
   int batch = 0;        // global batch (sequences)
   int granularity = 8;  // token granularity of the slicing planner
@@ -148,15 +156,13 @@ struct SearchRequest {
   // Candidates whose EstimateOps exceeds this are not generated (0: no limit); counted as
   // pruned by the op budget.
   int64_t max_ops = 0;
-  // Generates a candidate's schedule with only its representative devices' ops where the
-  // caller's simulator folds it (sim/simulator.h GenerateForSimulation); used instead of
-  // Generate for candidates whose EstimateOps exceeds folded_above_ops (so smaller ones, and
-  // what compare stores for them, keep every device's ops). Unset: always Generate.
-  std::function<Schedule(const GenerateOptions&)> generate_folded;
+  // For a candidate whose EstimateOps exceeds folded_above_ops: what to generate, with only
+  // its representative devices' ops where the caller's simulator folds it (sim/simulator.h
+  // GenerateForSimulation), asked once per generated candidate (smaller ones, and what
+  // compare stores for them, keep every device's ops); max_ops then bounds EstimateOps / its
+  // order (the ops generated and simulated). Unset: always the candidate's own options.
+  std::function<FoldedGeneration(const GenerateOptions&)> fold;
   int64_t folded_above_ops = 200000;
-  // With generate_folded: how many devices each generated device stands for; max_ops then
-  // bounds EstimateOps / that order (the ops generated and simulated).
-  std::function<int(const GenerateOptions&)> folded_order;
   // Called with progress lines ("planning 1x48x8 terapipe ...") when set.
   std::function<void(const std::string&)> progress;
   // Network lower bounds for the candidates' bounds, from the caller's simulator view (unset:

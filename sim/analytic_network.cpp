@@ -19,10 +19,11 @@ void PhaseCrossings(const CollectivePhase& phase, std::map<int, int>& crossings)
   }
 }
 
-// The phase's time when link l carries, besides the phase's own crossings, others(l) more.
+// The phase's time when link l carries, besides the phase's own crossings, others(l) more
+// (with_latency false: its bandwidth part only, the steps' bytes without their latencies).
 template <typename Others>
 TimeNs PhaseNs(const CollectivePhase& phase, const std::map<int, int>& crossings,
-               const std::vector<NetLink>& links, const Others& others) {
+               const std::vector<NetLink>& links, const Others& others, bool with_latency = true) {
   TimeNs phase_ns = 0;
   for (const RingRun& run : phase.runs) {
     double bw = 0;
@@ -30,8 +31,9 @@ TimeNs PhaseNs(const CollectivePhase& phase, const std::map<int, int>& crossings
       const double share = links[link].bw_bytes_per_s / (crossings.at(link) + others(link));
       if (bw == 0 || share < bw) bw = share;
     }
-    const TimeNs step_ns = run.alpha_ns + (bw > 0 ? CeilNs(run.bytes_per_flow / bw * 1e9) : 0);
-    phase_ns = std::max(phase_ns, run.steps * step_ns + run.latency_ns);
+    const TimeNs step_ns =
+        (with_latency ? run.alpha_ns : 0) + (bw > 0 ? CeilNs(run.bytes_per_flow / bw * 1e9) : 0);
+    phase_ns = std::max(phase_ns, run.steps * step_ns + (with_latency ? run.latency_ns : 0));
   }
   return phase_ns;
 }
@@ -175,7 +177,7 @@ int AnalyticNetwork::OwnCrossings(const Item& item, int link) const {
 }
 
 template <typename Weight>
-TimeNs AnalyticNetwork::SharedNs(int id, Weight weight) {
+TimeNs AnalyticNetwork::SharedNs(int id, Weight weight, bool with_latency) {
   const Item& item = items_[id];
   // Per real link: the others' weighted crossings, read on its representative. Folded, the
   // item's images there count too (they start with it).
@@ -199,34 +201,56 @@ TimeNs AnalyticNetwork::SharedNs(int id, Weight weight) {
       const double share = links_[link].bw_bytes_per_s / (1 + others(link));
       if (bw == 0 || share < bw) bw = share;
     }
-    return item.route->latency_ns + CeilNs(static_cast<double>(item.bytes) / bw * 1e9);
+    return (with_latency ? item.route->latency_ns : 0) +
+           CeilNs(static_cast<double>(item.bytes) / bw * 1e9);
   }
   // A collective: each phase as AnalyticPlanNs has it, with the others on each link.
   const Plan& plan = plans_[item.plan];
   TimeNs total_ns = 0;
   for (size_t ph = 0; ph < plan.plan.phases.size(); ++ph) {
-    total_ns += PhaseNs(plan.plan.phases[ph], plan.phase_crossings[ph], links_, others);
+    total_ns +=
+        PhaseNs(plan.plan.phases[ph], plan.phase_crossings[ph], links_, others, with_latency);
   }
   return total_ns;
 }
 
+double AnalyticNetwork::RemainingWorkNs(const Item& h, TimeNs now, TimeNs at) const {
+  // Started with the newcomer: its work alone, exactly.
+  if (h.end_ns < 0 || h.start_ns == now) return static_cast<double>(h.work_ns);
+  // In flight: its remaining time. It moves at most at its links' rates, so this bounds the
+  // work it has left from above; in the flow network the newcomers after its start slow it,
+  // so an even pace over its own span would undercount what it has left (and the last of a
+  // busy link's arrivals would end before the link has moved everything).
+  return static_cast<double>(std::max<TimeNs>(0, h.end_ns - at));
+}
+
 TimeNs AnalyticNetwork::DurationNs(int id) {
   const TimeNs now = engine_.Now();
-  // Work-conserving from the newcomer's side: it does not slow what is in flight, so it waits
-  // out, on each link, the part of the others' remaining time that overlaps its own (alone):
-  // each other holder counts min(1, remaining / alone) crossings; one not costed yet (it starts
-  // now) counts whole.
-  const TimeNs alone_ns = SharedNs(id, [](const Item&) { return 0.0; });
-  if (alone_ns <= 0) return alone_ns;
+  // Processor sharing from the newcomer's side: each other holder h of a link delays it by the
+  // link work h has left, up to the newcomer's own: it counts min(1, RemainingWorkNs(h) / the
+  // newcomer's work) crossings (work: the bandwidth part of a time alone), from when the
+  // newcomer's own latency is over (the flow network moves a flow's bytes after its latency).
+  // It does not slow what is in flight; it waits out what those keep.
+  const Item& item = items_[id];
+  if (item.work_ns <= 0) return item.work_ns + item.latency_ns;
+  const double work_ns = static_cast<double>(item.work_ns);
+  const TimeNs joins_ns = now + item.latency_ns;
   return SharedNs(id, [&](const Item& h) {
-    if (h.end_ns < 0) return 1.0;
-    return std::min(1.0, static_cast<double>(h.end_ns - now) / alone_ns);
+    return std::min(1.0, RemainingWorkNs(h, now, joins_ns) / work_ns);
   });
 }
 
 void AnalyticNetwork::Settle() {
   settle_pending_ = false;
   const TimeNs now = engine_.Now();
+  // Each newcomer's work and latency alone first: those that start together count one another
+  // by them, in any order.
+  const auto none = [](const Item&) { return 0.0; };
+  for (int id : pending_) {
+    Item& item = items_[id];
+    item.work_ns = SharedNs(id, none, /*with_latency=*/false);
+    item.latency_ns = SharedNs(id, none) - item.work_ns;
+  }
   for (int id : pending_) {
     items_[id].end_ns = now + DurationNs(id);
     engine_.Schedule(items_[id].end_ns, handler_id_, kDone, id);

@@ -11,15 +11,21 @@
 //
 // AnalyticNetwork adds the sharing between transfers: it keeps, per link (NIC, NVLink, PCIe,
 // host staging), the transfers and collectives in flight and when each ends. Whatever starts
-// at one instant is costed together once that instant's events are done: each link's
-// bandwidth is divided by its own crossings plus those of the others in flight, each weighted
-// min(1, its remaining time / the newcomer's time alone) (1 for what starts with it). It keeps
-// that time: it does not slow what is already in flight, nor speed up when others end; the
-// newcomer instead waits out the capacity the others keep (work-conserving for two sharers).
-// So n transfers that start together through one NIC each take n times as long, as max-min
-// sharing has it, and a long transfer that starts beside a short one is slowed by the short
-// one's remaining time only. Where transfers overlap staggered, the flow network's re-sharing is
-// what the analytic mode cannot see (AnalyticNetwork::StaggeredBytes counts the bytes concerned).
+// at one instant is costed together once that instant's events are done, as processor sharing
+// has it from the newcomer's side: each link's bandwidth is divided by its own crossings plus
+// those of the others holding it, each other h weighted min(1, the work h has left / the
+// newcomer's work), from when the newcomer's latency is over. An item's work is the bandwidth
+// part of its time alone (its bytes over its shares, without latencies); what starts with the
+// newcomer has its whole work left, what is in flight counts its remaining time (an upper
+// bound on its work left, which later newcomers would stretch in the flow network). So n equal
+// transfers that start together through one NIC each take n times as long (as max-min sharing
+// has it); a short one that starts with long ones delays them by its own bytes only (e.g. a
+// pipeline send beside a node's 8 data-parallel all-reduces); and the last of a busy link's
+// staggered arrivals ends when the link has moved everything. It keeps that time: it does not
+// slow what is already in flight, nor speed up when others end; the newcomer instead waits out
+// the capacity the others keep (work-conserving). Where transfers overlap staggered, the flow
+// network's re-sharing of what is in flight is what the analytic mode cannot see
+// (AnalyticNetwork::StaggeredBytes counts the bytes concerned).
 //
 // Folded (sim/symmetry_fold.h): a transfer or collective started stands for its images, which
 // by symmetry start together and keep the same times. It holds each representative link with
@@ -80,7 +86,9 @@ class AnalyticNetwork : public EventHandler {
     Bytes bytes = 0;
     double link_bytes = 0;  // bytes it moves over links, for StaggeredBytes
     TimeNs start_ns = 0;
-    TimeNs end_ns = -1;  // -1 until costed
+    TimeNs end_ns = -1;     // -1 until costed
+    TimeNs work_ns = 0;     // alone: the bandwidth part of its time (its bytes over its shares)
+    TimeNs latency_ns = 0;  // alone: the rest (latencies)
     int64_t tag = 0;
   };
   struct Plan {
@@ -97,9 +105,13 @@ class AnalyticNetwork : public EventHandler {
   void Hold(int item);
   void Settle();
   TimeNs DurationNs(int item);
-  // The item's time when each other holder h of a link counts weight(h) crossings there.
+  // The item's time when each other holder h of a link counts weight(h) crossings there
+  // (with_latency false: the bandwidth part only).
   template <typename Weight>
-  TimeNs SharedNs(int item, Weight weight);
+  TimeNs SharedNs(int item, Weight weight, bool with_latency = true);
+  // The link work (ns at its alone shares) that holder h has left at time `at` (>= now), as
+  // DurationNs counts it.
+  double RemainingWorkNs(const Item& h, TimeNs now, TimeNs at) const;
 
   Engine& engine_;
   const std::vector<NetLink>& links_;

@@ -319,7 +319,12 @@ CollectivePlan PlanNccl(OpKind kind, const std::vector<int>& gpus, int root_gpu,
     }
     plan = PlanRuns(kind, ordered, root_gpu, bytes, topology, options, /*hierarchical=*/false);
   }
-  const double wire = 1 / NcclBandwidthFactor(system, choice.algorithm, choice.protocol, bytes);
+  // Bytes on the wire: the protocol's (LL's flags, the tree's size correction), and where a
+  // per-channel or LL cap holds the pair below that on the links NCCL plans with, the rest of
+  // the way to the capped rate (NcclCapFactor): a rate limit as wire bytes, exact for a
+  // collective alone; under contention it holds its links as long as the capped rate would.
+  const double wire = 1 / (NcclBandwidthFactor(system, choice.algorithm, choice.protocol, bytes) *
+                           NcclCapFactor(system, choice.algorithm, choice.protocol));
   for (CollectivePhase& phase : plan.phases) {
     for (RingRun& run : phase.runs) run.bytes_per_flow *= wire;
   }
@@ -386,6 +391,7 @@ CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int roo
           latency_ns =
               std::max<TimeNs>(0, latency_ns + ProtocolDeltaNs(plan, *system, a, b, topology));
         }
+        run.hop_latency_ns.push_back(latency_ns);
         run.alpha_ns = std::max(run.alpha_ns, latency_ns);
       }
     }

@@ -99,6 +99,10 @@ struct RingRun {
   // route of the run's aggregate flow) and the largest hop latency (a step's alpha).
   std::vector<int> links;
   TimeNs alpha_ns = 0;
+  // Per hop (gpus[i] -> gpus[i + 1]): its route's latency, with kNccl plus the protocol's step
+  // latency on that hop less Simple's (NcclStepLatencyUs: NVLink, PCI or network); alpha_ns is
+  // their largest. A step-by-step replay of the run pays hop i's on each step's transfer i.
+  std::vector<TimeNs> hop_latency_ns;
   // Paid once by the run, besides steps x alpha: NCCL's base latency (first phase) and the
   // rest of a tree's depth. 0 for ring plans.
   TimeNs latency_ns = 0;

@@ -27,8 +27,18 @@ int FlowNetwork::StartFlow(const std::vector<int>& route, double amount, TimeNs 
     flows_.emplace_back();
   }
   Flow& flow = flows_[id];
-  for (int c : route) TERASIM_CHECK(c >= 0 && c < NumChannels(), "unknown channel {}", c);
-  flow.route = route;
+  flow.route.clear();
+  flow.weight.clear();
+  for (int c : route) {
+    TERASIM_CHECK(c >= 0 && c < NumChannels(), "unknown channel {}", c);
+    auto it = std::find(flow.route.begin(), flow.route.end(), c);
+    if (it == flow.route.end()) {
+      flow.route.push_back(c);
+      flow.weight.push_back(1);
+    } else {
+      ++flow.weight[it - flow.route.begin()];
+    }
+  }
   flow.remaining = std::max(0.0, amount);
   flow.rate = 0;
   flow.tag = tag;
@@ -103,10 +113,12 @@ void FlowNetwork::Activate(int id) {
     return;
   }
   flow.moving = true;
-  for (int c : flow.route) {
+  for (size_t k = 0; k < flow.route.size(); ++k) {
+    const int c = flow.route[k];
     Channel& channel = channels_[c];
     if (channel.flows.empty()) channel.busy_since_ns = engine_.Now();
     channel.flows.push_back(id);
+    channel.weight += flow.weight[k];
     MarkDirty(c);
   }
 }
@@ -114,10 +126,12 @@ void FlowNetwork::Activate(int id) {
 void FlowNetwork::Finish(int id) {
   Flow& flow = flows_[id];
   if (flow.moving) {
-    for (int c : flow.route) {
+    for (size_t k = 0; k < flow.route.size(); ++k) {
+      const int c = flow.route[k];
       Channel& channel = channels_[c];
       auto it = std::find(channel.flows.begin(), channel.flows.end(), id);
       if (it != channel.flows.end()) channel.flows.erase(it);
+      channel.weight -= flow.weight[k];
       if (channel.flows.empty()) channel.busy_ns += engine_.Now() - channel.busy_since_ns;
       MarkDirty(c);
     }
@@ -197,7 +211,10 @@ void FlowNetwork::Reallocate() {
   for (int c : component_channels_) channels_[c].rate_sum = 0;
   for (int id : component_flows_) {
     Flow& flow = flows_[id];
-    for (int c : flow.route) channels_[c].rate_sum += flow.new_rate;
+    // Added once per crossing (k for weight k), as k flows' rates would be.
+    for (size_t k = 0; k < flow.route.size(); ++k) {
+      for (int w = 0; w < flow.weight[k]; ++w) channels_[flow.route[k]].rate_sum += flow.new_rate;
+    }
     if (flow.new_rate != flow.rate) {
       flow.rate = flow.new_rate;
       ScheduleFinish(id);
@@ -235,8 +252,7 @@ void FlowNetwork::SolveComponent() {
     // One channel (a GPU's compute, a lone link): one round, every flow at capacity / crossings.
     const Channel& channel = channels_[component_channels_[0]];
     if (channel.flows.empty()) return;
-    const double share =
-        std::max(0.0, channel.capacity_per_s) / static_cast<int>(channel.flows.size());
+    const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
     for (int f : channel.flows) flows_[f].new_rate = share;
     return;
   }
@@ -245,7 +261,9 @@ void FlowNetwork::SolveComponent() {
     channels_[c].unfixed = 0;
   }
   for (int id : component_flows_) {
-    for (int c : flows_[id].route) ++channels_[c].unfixed;
+    const Flow& flow = flows_[id];
+    for (size_t k = 0; k < flow.route.size(); ++k)
+      channels_[flow.route[k]].unfixed += flow.weight[k];
   }
   active_.clear();
   for (int c : component_channels_) {
@@ -271,9 +289,11 @@ void FlowNetwork::SolveComponent() {
         if (flow.fixed == stamp) continue;
         flow.fixed = stamp;
         flow.new_rate = best_share;
-        for (int c : flow.route) {
-          channels_[c].left_per_s -= best_share;
-          --channels_[c].unfixed;
+        for (size_t k = 0; k < flow.route.size(); ++k) {
+          Channel& channel = channels_[flow.route[k]];
+          // One subtraction per crossing: the arithmetic of k flows of weight 1.
+          for (int w = 0; w < flow.weight[k]; ++w) channel.left_per_s -= best_share;
+          channel.unfixed -= flow.weight[k];
         }
       }
       active_.erase(std::remove_if(active_.begin(), active_.end(),
@@ -297,10 +317,11 @@ void FlowNetwork::SolveComponent() {
       if (flow.fixed == stamp) continue;
       flow.fixed = stamp;
       flow.new_rate = top.share;
-      for (int c : flow.route) {
+      for (size_t k = 0; k < flow.route.size(); ++k) {
+        const int c = flow.route[k];
         Channel& channel = channels_[c];
-        channel.left_per_s -= top.share;
-        --channel.unfixed;
+        for (int w = 0; w < flow.weight[k]; ++w) channel.left_per_s -= top.share;
+        channel.unfixed -= flow.weight[k];
         if (channel.visit != visit_stamp_) {
           channel.visit = visit_stamp_;
           touched_.push_back(c);

@@ -2,9 +2,10 @@
 //
 // A flow carries `amount` units over a route of channels. It first waits its latency (nothing
 // moves), then joins its channels, where the active flows share every channel max-min fairly
-// (MaxMinFairRates). Rates are recomputed, once per instant and only for the flows connected
-// to a change through shared channels, whenever a flow joins or leaves. When a flow has moved
-// its whole amount the listener hears OnFlowDone(tag).
+// (MaxMinFairRates; a channel listed k times in a route is a crossing of weight k, kept once
+// with its weight). Rates are recomputed, once per instant and only for the flows connected to
+// a change through shared channels, whenever a flow joins or leaves. When a flow has moved its
+// whole amount the listener hears OnFlowDone(tag).
 //
 // Cost: a recomputation solves only that connected component, by progressive filling with a
 // heap of channel shares, in arrays kept between calls (no allocation once warm); the rates are
@@ -40,7 +41,10 @@ class FlowNetwork : public EventHandler {
 
   // Starts a flow now: after `latency_ns` it joins the channels of `route` and moves `amount`
   // units. An empty route or amount <= 0 finishes after the latency alone. Returns the flow id
-  // (ids of finished flows are reused).
+  // (ids of finished flows are reused). A channel listed k times is a crossing of weight k (a
+  // folded flow standing for k identical flows there, sim/symmetry_fold.h): the flow counts k
+  // times in the channel's fair share and uses k x its rate of the channel's capacity, exactly
+  // as k flows with its route would; its rate and finish are those of one of them.
   int StartFlow(const std::vector<int>& route, double amount, TimeNs latency_ns, int64_t tag);
 
   int NumChannels() const { return static_cast<int>(channels_.size()); }
@@ -64,7 +68,8 @@ class FlowNetwork : public EventHandler {
 
   struct Channel {
     double capacity_per_s = 0;
-    std::vector<int> flows;  // active (moving) flows crossing it
+    std::vector<int> flows;  // active (moving) flows crossing it, each once
+    int weight = 0;          // their crossings' weights summed
     double total_rate = 0;   // sum of their rates at the last recomputation
     TimeNs busy_since_ns = 0;
     TimeNs busy_ns = 0;
@@ -77,10 +82,11 @@ class FlowNetwork : public EventHandler {
     uint32_t heap_version = 0;  // bumped whenever its fair share changes
   };
   struct Flow {
-    std::vector<int> route;
-    double remaining = 0;  // units still to move at last_update_ns
-    double rate = 0;       // units/s
-    double new_rate = 0;   // solver scratch
+    std::vector<int> route;   // distinct channels, in the order first listed
+    std::vector<int> weight;  // per channel of route: how many times it was listed
+    double remaining = 0;     // units still to move at last_update_ns
+    double rate = 0;          // units/s
+    double new_rate = 0;      // solver scratch
     TimeNs last_update_ns = 0;
     uint64_t version = 0;  // bumped on every (re)scheduling; stale events are ignored
     uint64_t visit = 0;

@@ -102,7 +102,6 @@ class FoldBuilder {
   struct Element {
     std::vector<int> device;  // device permutation
     std::vector<int> gpu;     // GPU permutation (identity on unused GPUs)
-    std::vector<int> link;    // link permutation (identity on unused links)
   };
 
   // Ops per device and positions, groups by rank set, plan keys and p2p GPU pairs.
@@ -118,6 +117,13 @@ class FoldBuilder {
   std::string CheckStructure(const std::vector<int>& sigma, Element* element,
                              std::vector<int>* group_map);
   std::string CheckOps(const std::vector<int>& sigma, const std::vector<int>& group_map);
+  // Link classes under the group of GPU maps `gpus` (the identity included): links joined by
+  // the same position of a transfer's route and of its images' routes. Every image of a
+  // transfer must cross each link of a class as often (so a class's links carry equal loads).
+  // Fills link_rep_ / link_mult_; "" or why not.
+  std::string LinkClasses(const std::vector<const std::vector<int>*>& gpus);
+  // LinkClasses over the cyclic group of one candidate's GPU map.
+  std::string CheckLinks(const Element& element);
   // Takes the first candidate of each family that `check` passes; "" or why each was refused.
   std::string PickGenerators(
       const std::vector<std::pair<std::string, std::vector<std::vector<int>>>>& families,
@@ -139,8 +145,10 @@ class FoldBuilder {
   std::map<std::vector<int>, int> group_by_ranks_;  // sorted ranks -> group
   std::set<PlanKey> plan_keys_;
   std::set<std::pair<int, int>> p2p_pairs_;
+  std::vector<std::pair<int, int>> transfers_;  // GPU pairs of every transfer (p2p and plans)
   std::map<PlanKey, CollectivePlan> plans_;
-  std::vector<Element> elements_;  // G, identity first
+  std::vector<int> link_rep_, link_mult_;  // LinkClasses' result
+  std::vector<Element> elements_;          // G, identity first
   bool declared_ = false;
 };
 
@@ -201,6 +209,7 @@ std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) 
   }
   std::vector<int> group_map;
   std::string why = CheckStructure(sigma, element, &group_map);
+  if (why.empty()) why = CheckLinks(*element);
   return why.empty() ? CheckOps(sigma, group_map) : why;
 }
 
@@ -253,36 +262,8 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
     }
     ForEachTransfer(plan, [&](int a, int b) { pairs.emplace(a, b); });
   }
-  // Links: one consistent bijection over every route taken.
-  const std::vector<NetLink>& links = topology_.Links();
-  element->link.assign(links.size(), -1);
-  std::vector<int> link_inverse(links.size(), -1);
-  for (const auto& [a, b] : pairs) {
-    const std::vector<int>& from = routes_.Get(a, b).links;
-    const std::vector<int>& to = routes_.Get(element->gpu[a], element->gpu[b]).links;
-    if (from.size() != to.size()) {
-      return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b,
-                         element->gpu[a], element->gpu[b]);
-    }
-    for (size_t k = 0; k < from.size(); ++k) {
-      const int x = from[k];
-      const int y = to[k];
-      if ((element->link[x] >= 0 && element->link[x] != y) ||
-          (link_inverse[y] >= 0 && link_inverse[y] != x) ||
-          links[x].bw_bytes_per_s != links[y].bw_bytes_per_s ||
-          links[x].latency_ns != links[y].latency_ns) {
-        return fmt::format("links {} and {} do not correspond", links[x].name, links[y].name);
-      }
-      element->link[x] = y;
-      link_inverse[y] = x;
-    }
-  }
-  for (size_t l = 0; l < links.size(); ++l) {
-    if (element->link[l] < 0 && link_inverse[l] >= 0) {
-      return fmt::format("link {} is used but its image is not", links[l].name);
-    }
-    if (element->link[l] < 0) element->link[l] = static_cast<int>(l);
-  }
+  // Links: checked by CheckLinks over these transfers.
+  transfers_.assign(pairs.begin(), pairs.end());
   return "";
 }
 
@@ -323,12 +304,97 @@ std::string FoldBuilder::CheckOps(const std::vector<int>& sigma,
   return "";
 }
 
+std::string FoldBuilder::LinkClasses(const std::vector<const std::vector<int>*>& gpus) {
+  const std::vector<NetLink>& links = topology_.Links();
+  const int num_links = static_cast<int>(links.size());
+  const int order = static_cast<int>(gpus.size());
+  // Union-find, the lowest link of a class at its root.
+  std::vector<int> parent(num_links);
+  for (int l = 0; l < num_links; ++l) parent[l] = l;
+  const auto root = [&](int l) {
+    while (parent[l] != l) l = parent[l] = parent[parent[l]];
+    return l;
+  };
+  for (const auto& [a, b] : transfers_) {
+    const std::vector<int>& from = routes_.Get(a, b).links;
+    for (const std::vector<int>* gpu : gpus) {
+      const std::vector<int>& to = routes_.Get((*gpu)[a], (*gpu)[b]).links;
+      if (from.size() != to.size()) {
+        return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b, (*gpu)[a],
+                           (*gpu)[b]);
+      }
+      for (size_t k = 0; k < from.size(); ++k) {
+        if (links[from[k]].bw_bytes_per_s != links[to[k]].bw_bytes_per_s ||
+            links[from[k]].latency_ns != links[to[k]].latency_ns) {
+          return fmt::format("links {} and {} do not correspond", links[from[k]].name,
+                             links[to[k]].name);
+        }
+        const int x = root(from[k]), y = root(to[k]);
+        if (x != y) parent[std::max(x, y)] = std::min(x, y);
+      }
+    }
+  }
+  std::vector<int> size(num_links, 0);
+  link_rep_.assign(num_links, 0);
+  for (int l = 0; l < num_links; ++l) ++size[link_rep_[l] = root(l)];
+  link_mult_.assign(num_links, 1);
+  for (int l = 0; l < num_links; ++l) {
+    const int members = size[link_rep_[l]];
+    if (order % members != 0) {
+      return fmt::format("the {} links like {} do not divide {} symmetries", members, links[l].name,
+                         order);
+    }
+    link_mult_[l] = order / members;
+  }
+  // Loads: the images of a transfer that crosses a class n times cross each of its links
+  // n x |G| / |class| times.
+  std::vector<int> count(num_links, 0), own(num_links, 0), touched;
+  for (const auto& [a, b] : transfers_) {
+    touched.clear();
+    for (const std::vector<int>* gpu : gpus) {
+      for (int l : routes_.Get((*gpu)[a], (*gpu)[b]).links) {
+        if (count[l]++ == 0) touched.push_back(l);
+      }
+    }
+    const std::vector<int>& route = routes_.Get(a, b).links;
+    for (int l : route) ++own[link_rep_[l]];
+    std::string why;
+    for (int l : touched) {
+      if (why.empty() && count[l] != own[link_rep_[l]] * link_mult_[l]) {
+        why = fmt::format("link {} carries {} images of transfer GPU {} -> {}, not {} as its class",
+                          links[l].name, count[l], a, b, own[link_rep_[l]] * link_mult_[l]);
+      }
+      count[l] = 0;
+    }
+    for (int l : route) own[link_rep_[l]] = 0;
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+std::string FoldBuilder::CheckLinks(const Element& element) {
+  std::vector<std::vector<int>> powers{element.gpu};
+  const auto identity = [](const std::vector<int>& map) {
+    for (size_t i = 0; i < map.size(); ++i) {
+      if (map[i] != static_cast<int>(i)) return false;
+    }
+    return true;
+  };
+  while (!identity(powers.back())) {
+    std::vector<int> next(element.gpu.size());
+    for (size_t i = 0; i < next.size(); ++i) next[i] = element.gpu[powers.back()[i]];
+    powers.push_back(std::move(next));
+  }
+  std::vector<const std::vector<int>*> gpus;
+  for (const std::vector<int>& map : powers) gpus.push_back(&map);
+  return LinkClasses(gpus);
+}
+
 bool FoldBuilder::BuildGroup(std::vector<Element> generators, std::string* why) {
   constexpr size_t kMaxOrder = 4096;
   Element identity;
   for (int d = 0; d < s_.devices; ++d) identity.device.push_back(d);
   for (int gpu = 0; gpu < topology_.NumGpus(); ++gpu) identity.gpu.push_back(gpu);
-  for (size_t l = 0; l < topology_.Links().size(); ++l) identity.link.push_back(l);
   std::map<std::vector<int>, int> seen;
   seen.emplace(identity.device, 0);
   elements_.push_back(std::move(identity));
@@ -343,7 +409,6 @@ bool FoldBuilder::BuildGroup(std::vector<Element> generators, std::string* why) 
       next.device = compose(gen.device, elements_[e].device);
       if (seen.count(next.device)) continue;
       next.gpu = compose(gen.gpu, elements_[e].gpu);
-      next.link = compose(gen.link, elements_[e].link);
       seen.emplace(next.device, static_cast<int>(elements_.size()));
       elements_.push_back(std::move(next));
       if (elements_.size() > kMaxOrder) {
@@ -491,7 +556,8 @@ std::string FoldBuilder::PickGenerators(
 SymmetryFold FoldBuilder::Build() {
   const ScheduleShape& shape = s_.shape;
   Collect();
-  // A NIC shared by a pair of GPUs breaks the tp rotation by 1 but not by 2.
+  // A NIC shared by GPUs of one tp group carries their transfers by multiplicity; where a
+  // rotation by 1 loads a class of links unevenly, a rotation by 2 or 4 may not.
   const Families families = Candidates(s_.devices, shape.pp * shape.tp, shape.dp, shape.tp,
                                        PowerSteps(shape.tp, shape.tp));
   std::vector<Element> generators;
@@ -593,7 +659,8 @@ SymmetryFold FoldBuilder::BuildDeclared() {
       families,
       [this](const std::vector<int>& sigma, Element* e) {
         std::vector<int> group_map;
-        return CheckStructure(sigma, e, &group_map);
+        const std::string why = CheckStructure(sigma, e, &group_map);
+        return why.empty() ? CheckLinks(*e) : why;
       },
       &generators, &all);
   if (!all) return refuse(why + " (generate the whole schedule)");
@@ -634,15 +701,15 @@ SymmetryFold FoldBuilder::Finish(std::vector<Element> generators, std::string wh
       fold.rep_op_[i] = device_ops_[fold.rep_device_[s_.ops[i].device]][position_[i]];
     }
   }
-  const int num_links = static_cast<int>(topology_.Links().size());
-  fold.link_rep_.assign(num_links, -1);
-  fold.link_mult_.assign(num_links, 1);
-  for (int l = 0; l < num_links; ++l) {
-    std::set<int> orbit;
-    for (const Element& e : elements_) orbit.insert(e.link[l]);
-    fold.link_rep_[l] = *orbit.begin();
-    fold.link_mult_[l] = fold.order_ / static_cast<int>(orbit.size());
+  std::vector<const std::vector<int>*> gpus;
+  for (const Element& e : elements_) gpus.push_back(&e.gpu);
+  why = LinkClasses(gpus);
+  if (!why.empty()) {
+    identity.why_not_ = why;
+    return identity;
   }
+  fold.link_rep_ = link_rep_;
+  fold.link_mult_ = link_mult_;
   // Groups holding a representative hold their members' representatives; images of a group
   // are it or disjoint from it.
   fold.rep_members_.assign(s_.groups.size(), 0);

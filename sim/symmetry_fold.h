@@ -4,8 +4,9 @@
 //
 // A candidate symmetry is a permutation sigma of the schedule's devices (a shift by one
 // data-parallel replica; a rotation of the tp ranks inside every tp group by 1, or else by 2,
-// 4, ..., as where two GPUs share a NIC; ranks are dp * (P * T) + pipeline_rank * T + tp_rank). It
-// is accepted only when it is an automorphism of the whole replay:
+// 4, ..., where the rotation by 1 loads some links unevenly; ranks are dp * (P * T) +
+// pipeline_rank * T + tp_rank). It is accepted only when it is an automorphism of the whole
+// replay:
 //   - ops: the p-th op of device d and the p-th op of sigma(d) have the same kind, stream, stage,
 //     work (layers, part, rows, tokens, recipes, tp degree), bytes, measured duration and device
 //     speed; their successors map onto each other; SEND/RECV partners map to partners, peers to
@@ -13,21 +14,29 @@
 //     are sigma of H's;
 //   - collectives: the plan of sigma(H) is the plan of H with every GPU mapped (rings equal up to
 //     rotation, chains equal), for every (group, kind, bytes, root) the schedule uses;
-//   - network: the GPU map pi(placement[d]) = placement[sigma(d)] is a bijection, and mapping
-//     every link of every route a transfer takes gives one consistent bijection of links that
-//     keeps bandwidth and latency (so a placement or a topology that breaks the symmetry, a slow
-//     device or jitter, refuses the fold).
+//   - network: the GPU map pi(placement[d]) = placement[sigma(d)] is a bijection, and the
+//     route of every transfer's image crosses, position by position, links of the same bandwidth
+//     and latency as the transfer's route; with the links loaded evenly (below). So a placement
+//     or a topology that breaks the symmetry, a slow device or jitter, refuses the fold.
 // The accepted candidates generate a group G (every element moves every device). Each device
 // orbit is simulated by its lowest device (the representative); every group H holding a
 // representative must hold its members' representatives, and every g(H) is H or disjoint
 // from it.
 //
 // Multiplicity: a simulated flow f stands for its |G| images, which by symmetry all move at
-// the same rate. On link class c (the orbit of a link under G) the images load the class's
-// representative link with |G| x (links of f in c) / |c|; the folded route lists the
-// representative |G| / |c| times for each link of f in c (FlowNetwork counts a channel listed
-// twice twice), so the max-min fair rates are those of the full replay. A collective step
-// simulates one flow per orbit of its transfers and one run per orbit of the phase's runs.
+// the same rate. Link classes: the links that the same position of a transfer's route and of
+// its images' routes join (the orbits of the links where G permutes them; where GPUs share a
+// link, such as the NIC of a GPU pair or of a whole node, G need not permute the links: a
+// rotation of a pair's GPUs maps the NIC onto itself for one GPU and onto the next pair's for
+// the other). The fold requires even loads: the |G| images of every transfer that crosses class
+// c n times cross each link of c exactly n x |G| / |c| times (|c| dividing |G|), so every link
+// of a class carries the same flows at any time. Each link of f in c then counts |G| / |c| on
+// the class's representative link: the folded route lists the representative that many times
+// (FlowNetwork counts a channel listed k times as a crossing of weight k: k shares, k x the
+// flow's rate; sim/max_min_fair.h), so the max-min fair rates are those of the full replay: a
+// flow's bottleneck class is saturated with the same crossings on every one of its links. A
+// collective step simulates one flow per orbit of its transfers and one run per orbit of the
+// phase's runs.
 //
 // Results: the tests find every op's start and end, the iteration time, per-device fractions
 // and link busy times equal to the full replay's to the ns; link bytes agree to 1e-9 (summed

@@ -459,12 +459,7 @@ int RunCompare(const Args& args) {
     std::cerr << "terasim compare: " << line << "\n";
   };
   context.SetNetworkBounds(request);
-  request.generate_folded = [&context](const GenerateOptions& o) {
-    return context.GenerateForEvaluation(o);
-  };
-  request.folded_order = [&context](const GenerateOptions& o) {
-    return context.EvaluationFoldOrder(o);
-  };
+  context.SetFoldedGeneration(request);
 
   // The simulator's full result for each family's best candidate so far.
   std::map<Family, SimResult> best_results;
@@ -652,7 +647,9 @@ int RunCompare(const Args& args) {
     if (!vm["no-trace"].as<bool>()) {
       const CompareRow& best = rows[winner];
       trace_path = out_dir + "/" + kTraceFile;
-      WriteChromeTraceFile(trace_path, best.result.trace, {}, &best.schedule);
+      // The rows' links, for the trace's flows and RECV split and the timeline's RECV waits.
+      const TraceLinks links = LinkTrace(best.schedule, best.result.trace);
+      WriteChromeTraceFile(trace_path, best.result.trace, links);
       GanttOptions gantt;
       gantt.title = fmt::format("{} {}: pipeline timeline of the winner", FamilyName(best.family),
                                 DegreesText(best.evaluation.candidate.options));
@@ -660,7 +657,6 @@ int RunCompare(const Args& args) {
           fmt::format("{} on {}, batch {}, {}", context.model().name, context.cluster().Spec(),
                       request.batch, UnitsText(best.evaluation.candidate));
       gantt.critical_path = best.result.critical_path;
-      const TraceLinks links = LinkTrace(best.schedule, best.result.trace);
       for (const auto& [index, start] : RecvTransferStarts(best.result.trace, links)) {
         gantt.recv_transfer_start[best.result.trace.rows[index].key] = start;
       }

@@ -144,12 +144,7 @@ int RunPlan(const Args& args) {
   if (strategy != "all") request.families = {ParseFamily(strategy)};
   request.progress = [](const std::string& line) { std::cerr << "terasim plan: " << line << "\n"; };
   context.SetNetworkBounds(request);
-  request.generate_folded = [&context](const GenerateOptions& o) {
-    return context.GenerateForEvaluation(o);
-  };
-  request.folded_order = [&context](const GenerateOptions& o) {
-    return context.EvaluationFoldOrder(o);
-  };
+  context.SetFoldedGeneration(request);
   StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
   std::vector<FamilyResult> results =
       search.Run(request, [&](const Candidate&, const Schedule& schedule) {

@@ -1,5 +1,11 @@
 #include "tools/planning_context.h"
 
+#include <map>
+#include <memory>
+#include <tuple>
+#include <utility>
+#include <vector>
+
 #include "sim/analytic_network.h"
 #include "sim/collective_plan.h"
 #include "tools/cli.h"
@@ -46,23 +52,45 @@ SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstima
   return Simulate(schedule, *topology_, *roofline_, Options(memory));
 }
 
-Schedule PlanningContext::GenerateForEvaluation(const GenerateOptions& gen) const {
-  return GenerateForSimulation(gen, *topology_, *roofline_, Options(nullptr));
+FoldedGeneration PlanningContext::FoldForEvaluation(const GenerateOptions& gen) const {
+  // GenerateForSimulation's choice, kept instead of generated.
+  const int ranks = RepresentativeTpRanks(gen, *topology_, *roofline_, Options(nullptr));
+  FoldedGeneration out{gen, 1};
+  if (ranks == 0) return out;
+  out.options.representatives_only = true;
+  out.options.representative_tp_ranks = ranks;
+  out.order = gen.dp * (gen.tp / ranks);
+  return out;
 }
 
-int PlanningContext::EvaluationFoldOrder(const GenerateOptions& gen) const {
-  const int ranks = RepresentativeTpRanks(gen, *topology_, *roofline_, Options(nullptr));
-  return ranks == 0 ? 1 : gen.dp * (gen.tp / ranks);
+void PlanningContext::SetFoldedGeneration(SearchRequest& request) const {
+  request.fold = [this](const GenerateOptions& gen) { return FoldForEvaluation(gen); };
 }
 
 void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
-  request.collective_ns = [this](OpKind kind, const std::vector<int>& gpus, Bytes bytes) {
+  // Memoized: the search asks for the same collectives and transfers for every recipe variant
+  // of a configuration, and each answer is a pure function of its arguments.
+  using CollectiveKey = std::tuple<OpKind, std::vector<int>, Bytes>;
+  auto collectives = std::make_shared<std::map<CollectiveKey, double>>();
+  request.collective_ns = [this, collectives](OpKind kind, const std::vector<int>& gpus,
+                                              Bytes bytes) {
+    CollectiveKey key{kind, gpus, bytes};
+    auto at = collectives->find(key);
+    if (at != collectives->end()) return at->second;
     const CollectivePlan plan =
         PlanCollective(kind, gpus, gpus.front(), bytes, *topology_, collectives_);
     // 0.999: the flow replay rounds each step to whole ns.
-    return 0.999 * static_cast<double>(AnalyticPlanNs(plan, *routes_));
+    const double ns = 0.999 * static_cast<double>(AnalyticPlanNs(plan, *routes_));
+    collectives->emplace(std::move(key), ns);
+    return ns;
   };
-  request.transfers_ns = [this](const std::vector<std::pair<int, int>>& pairs, Bytes bytes) {
+  using TransfersKey = std::pair<std::vector<std::pair<int, int>>, Bytes>;
+  auto transfers = std::make_shared<std::map<TransfersKey, double>>();
+  request.transfers_ns = [this, transfers](const std::vector<std::pair<int, int>>& pairs,
+                                           Bytes bytes) {
+    TransfersKey key{pairs, bytes};
+    auto at = transfers->find(key);
+    if (at != transfers->end()) return at->second;
     // One phase of one-step open chains: AnalyticPlanNs divides each link by the transfers
     // crossing it, as max-min sharing does for equal transfers started together.
     CollectivePhase phase;
@@ -80,7 +108,9 @@ void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
     }
     CollectivePlan plan;
     if (!phase.runs.empty()) plan.phases.push_back(std::move(phase));
-    return 0.999 * static_cast<double>(AnalyticPlanNs(plan, *routes_));
+    const double ns = 0.999 * static_cast<double>(AnalyticPlanNs(plan, *routes_));
+    transfers->emplace(std::move(key), ns);
+    return ns;
   };
 }
 

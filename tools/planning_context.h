@@ -49,19 +49,21 @@ class PlanningContext {
 
   // Replays `schedule` (for this model) on the cluster; peak memory from `memory` when given.
   SimResult Evaluate(const Schedule& schedule, const MemoryEstimate* memory = nullptr) const;
-  // The schedule to evaluate for `gen`: only the representatives' ops where the declared
-  // symmetry holds (GenerateForSimulation, sim/simulator.h; the memory and time of one replica),
-  // else the whole schedule. EstimateMemory covers every device of either.
-  Schedule GenerateForEvaluation(const GenerateOptions& gen) const;
-  // How many devices each device of GenerateForEvaluation(gen) stands for (1: all present).
-  int EvaluationFoldOrder(const GenerateOptions& gen) const;
+  // What to generate to evaluate `gen`, as GenerateForSimulation (sim/simulator.h) does: only
+  // the representatives' ops where the declared symmetry holds (the memory and time of one
+  // replica; EstimateMemory covers every device of either), else `gen` itself; and how many
+  // devices each generated device stands for (1: all present). One symmetry probe.
+  FoldedGeneration FoldForEvaluation(const GenerateOptions& gen) const;
+  // Sets the search's SearchRequest::fold to FoldForEvaluation. Borrows this context.
+  void SetFoldedGeneration(SearchRequest& request) const;
 
   // Sets the search's network lower bounds (SearchRequest::collective_ns, transfers_ns) to this
   // cluster's collective plans and routes costed alone (sim/analytic_network.h: a plan's
   // phases one after another, each run's steps x (alpha + bytes / its narrowest share), which
   // the flow replay's aggregate flows cannot beat: they wait the same alphas and move the same
   // bytes over the same links, slower when others share them). The callbacks borrow this
-  // context and are not thread-safe.
+  // context, remember their answers (pure functions of their arguments) and are not
+  // thread-safe.
   void SetNetworkBounds(SearchRequest& request) const;
 
  private:

@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -21,120 +24,180 @@
 namespace terasim {
 namespace {
 
-// A JSON string literal (quotes included). UTF-8 passes through unchanged.
-std::string Quote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
+// The JSON text of a trace, built in memory and handed to the stream in large pieces.
+class JsonOut {
+ public:
+  explicit JsonOut(std::ostream& out) : out_(out) {}
+  JsonOut(const JsonOut&) = delete;
+  JsonOut& operator=(const JsonOut&) = delete;
+
+  JsonOut& operator<<(std::string_view text) {
+    buf_.append(text.data(), text.data() + text.size());
+    return *this;
+  }
+  JsonOut& operator<<(char c) {
+    buf_.push_back(c);
+    return *this;
+  }
+  JsonOut& operator<<(int64_t value) {
+    fmt::format_to(std::back_inserter(buf_), "{}", value);
+    return *this;
+  }
+  JsonOut& operator<<(int value) { return *this << static_cast<int64_t>(value); }
+  // A JSON string literal (quotes included). UTF-8 passes through unchanged.
+  void Quote(std::string_view text) {
+    buf_.push_back('"');
+    for (char c : text) {
+      switch (c) {
+        case '"':
+          *this << "\\\"";
+          break;
+        case '\\':
+          *this << "\\\\";
+          break;
+        case '\n':
+          *this << "\\n";
+          break;
+        case '\r':
+          *this << "\\r";
+          break;
+        case '\t':
+          *this << "\\t";
+          break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            fmt::format_to(std::back_inserter(buf_), "\\u{:04x}", static_cast<unsigned>(c));
+          } else {
+            buf_.push_back(c);
+          }
+      }
     }
+    buf_.push_back('"');
   }
-  return out + "\"";
-}
-
-// Nanoseconds as microseconds, in the shortest digits that read back to the same double
-// (exact for any time below 2^53 ns, about 104 days).
-std::string Micros(TimeNs ns) { return fmt::format("{}", static_cast<double>(ns) / 1e3); }
-
-std::string Number(double value) {
-  TERASIM_CHECK(std::isfinite(value), "trace value {} is not finite", value);
-  return fmt::format("{}", value);
-}
-
-}  // namespace
-
-void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& counters,
-                      std::ostream& out, const Schedule* schedule) {
-  std::set<int> devices;
-  std::set<std::string> streams;
-  for (const TraceRow& row : trace.rows) {
-    devices.insert(row.device);
-    streams.insert(row.stream);
+  // Nanoseconds as microseconds, in the shortest digits that read back to the same double
+  // (exact for any time below 2^53 ns, about 104 days).
+  void Micros(TimeNs ns) {
+    fmt::format_to(std::back_inserter(buf_), "{}", static_cast<double>(ns) / 1e3);
   }
+  void Number(double value) {
+    TERASIM_CHECK(std::isfinite(value), "trace value {} is not finite", value);
+    fmt::format_to(std::back_inserter(buf_), "{}", value);
+  }
+  // Events are separated by ",\n"; the first has no separator.
+  void BeginEvent() {
+    if (!first_event_) *this << ",\n";
+    first_event_ = false;
+    if (buf_.size() >= kFlushBytes) Flush();
+  }
+  void Flush() {
+    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    buf_.clear();
+  }
+
+ private:
+  static constexpr size_t kFlushBytes = 1 << 20;
+  std::ostream& out_;
+  fmt::memory_buffer buf_;
+  bool first_event_ = true;
+};
+
+// WriteChromeTrace with the rows' links (nullptr: no RECV split, no flows).
+void WriteLinked(const Trace& trace, const std::vector<CounterSeries>& counters,
+                 std::ostream& stream, const TraceLinks* links) {
   // One tid per stream name, the same on every device, in name order (tid 0 is left free).
-  std::map<std::string, int> tid;
-  for (const std::string& s : streams) tid.emplace(s, static_cast<int>(tid.size()) + 1);
+  std::unordered_map<std::string_view, int> tid_of;
+  for (const TraceRow& row : trace.rows) tid_of.emplace(row.stream, 0);
+  std::vector<std::string_view> streams;
+  for (const auto& [name, unused] : tid_of) streams.push_back(name);
+  std::sort(streams.begin(), streams.end());
+  for (size_t i = 0; i < streams.size(); ++i) tid_of[streams[i]] = static_cast<int>(i) + 1;
+  std::vector<int> tid(trace.rows.size());  // of each row
+  std::set<int> devices;
+  std::set<std::pair<int, int>> tracks;  // (device, tid): in (device, stream name) order
+  for (size_t i = 0; i < trace.rows.size(); ++i) {
+    tid[i] = tid_of.at(trace.rows[i].stream);
+    devices.insert(trace.rows[i].device);
+    tracks.emplace(trace.rows[i].device, tid[i]);
+  }
 
-  out << "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"run_kind\":" << Quote(trace.run_kind)
-      << ",\"label\":" << Quote(trace.label) << ",\"metadata\":{";
+  JsonOut out(stream);
+  out << "{\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"run_kind\":";
+  out.Quote(trace.run_kind);
+  out << ",\"label\":";
+  out.Quote(trace.label);
+  out << ",\"metadata\":{";
   bool first = true;
   for (const auto& [k, v] : trace.metadata) {
-    out << (first ? "" : ",") << Quote(k) << ":" << Quote(v);
+    out << (first ? "" : ",");
+    out.Quote(k);
+    out << ':';
+    out.Quote(v);
     first = false;
   }
   out << "}},\n\"traceEvents\":[\n";
 
-  first = true;
-  auto event = [&](const std::string& text) {
-    out << (first ? "" : ",\n") << text;
-    first = false;
-  };
-  std::set<std::pair<int, std::string>> tracks;
-  for (const TraceRow& row : trace.rows) tracks.emplace(row.device, row.stream);
   for (int d : devices) {
-    event(fmt::format(
-        R"({{"name":"process_name","ph":"M","pid":{},"tid":0,"args":{{"name":"GPU {}"}}}})", d, d));
-    event(fmt::format(
-        R"({{"name":"process_sort_index","ph":"M","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
-        d, d));
+    out.BeginEvent();
+    out << R"({"name":"process_name","ph":"M","pid":)" << d << R"(,"tid":0,"args":{"name":"GPU )"
+        << d << "\"}}";
+    out.BeginEvent();
+    out << R"({"name":"process_sort_index","ph":"M","pid":)" << d
+        << R"(,"tid":0,"args":{"sort_index":)" << d << "}}";
   }
-  for (const auto& [d, s] : tracks) {
-    event(fmt::format(R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":{}}}}})",
-                      d, tid.at(s), Quote(s)));
-    event(fmt::format(
-        R"({{"name":"thread_sort_index","ph":"M","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
-        d, tid.at(s), tid.at(s)));
+  for (const auto& [d, t] : tracks) {
+    out.BeginEvent();
+    out << R"({"name":"thread_name","ph":"M","pid":)" << d << R"(,"tid":)" << t
+        << R"(,"args":{"name":)";
+    out.Quote(streams[t - 1]);
+    out << "}}";
+    out.BeginEvent();
+    out << R"({"name":"thread_sort_index","ph":"M","pid":)" << d << R"(,"tid":)" << t
+        << R"(,"args":{"sort_index":)" << t << "}}";
   }
 
   const std::vector<size_t> canonical = CanonicalRowOrder(trace.rows);
-  TraceLinks links;
-  std::map<size_t, TimeNs> transfer_start;
-  if (schedule != nullptr) {
-    links = LinkTrace(*schedule, trace);
-    transfer_start = RecvTransferStarts(trace, links);
+  // When each linked RECV's data began to move (RecvTransferStarts), -1 where none is known.
+  std::vector<TimeNs> transfer_start;
+  if (links != nullptr) {
+    transfer_start.assign(trace.rows.size(), -1);
+    for (const auto& [recv, start] : RecvTransferStarts(trace, *links)) {
+      transfer_start[recv] = start;
+    }
   }
   for (size_t i : canonical) {
     const TraceRow& row = trace.rows[i];
     TERASIM_CHECK(row.end_ns >= row.start_ns, "trace row {} ends ({}) before it starts ({})",
                   row.key, row.end_ns, row.start_ns);
-    std::string_view kind = OpKindName(row.kind);
-    event(fmt::format(
-        R"({{"name":{},"cat":"{}","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
-        R"("args":{{"key":{},"kind":"{}","iteration":{},"stream":{},"bytes":{},"flops":{}}}}})",
-        Quote(row.key), kind, row.device, tid.at(row.stream), Micros(row.start_ns),
-        Micros(row.end_ns - row.start_ns), Quote(row.key), kind, row.iteration, Quote(row.stream),
-        row.bytes, Number(row.flops)));
-    auto transfer = transfer_start.find(i);
-    if (transfer == transfer_start.end()) continue;
+    const std::string_view kind = OpKindName(row.kind);
+    out.BeginEvent();
+    out << R"({"name":)";
+    out.Quote(row.key);
+    out << R"(,"cat":")" << kind << R"(","ph":"X","pid":)" << row.device << R"(,"tid":)" << tid[i]
+        << R"(,"ts":)";
+    out.Micros(row.start_ns);
+    out << R"(,"dur":)";
+    out.Micros(row.end_ns - row.start_ns);
+    out << R"(,"args":{"key":)";
+    out.Quote(row.key);
+    out << R"(,"kind":")" << kind << R"(","iteration":)" << row.iteration << R"(,"stream":)";
+    out.Quote(row.stream);
+    out << R"(,"bytes":)" << static_cast<int64_t>(row.bytes) << R"(,"flops":)";
+    out.Number(row.flops);
+    out << "}}";
+    if (transfer_start.empty() || transfer_start[i] < 0) continue;
     auto part = [&](std::string_view name, TimeNs begin, TimeNs end) {
-      event(fmt::format(
-          R"({{"name":"{}","cat":"recv.{}","ph":"X","pid":{},"tid":{},"ts":{},"dur":{},)"
-          R"("args":{{"part":"{}","of":{}}}}})",
-          name, name, row.device, tid.at(row.stream), Micros(begin), Micros(end - begin), name,
-          Quote(row.key)));
+      out.BeginEvent();
+      out << R"({"name":")" << name << R"(","cat":"recv.)" << name << R"(","ph":"X","pid":)"
+          << row.device << R"(,"tid":)" << tid[i] << R"(,"ts":)";
+      out.Micros(begin);
+      out << R"(,"dur":)";
+      out.Micros(end - begin);
+      out << R"(,"args":{"part":")" << name << R"(","of":)";
+      out.Quote(row.key);
+      out << "}}";
     };
-    if (transfer->second > row.start_ns) part("wait", row.start_ns, transfer->second);
-    part("transfer", transfer->second, row.end_ns);
+    if (transfer_start[i] > row.start_ns) part("wait", row.start_ns, transfer_start[i]);
+    part("transfer", transfer_start[i], row.end_ns);
   }
 
   // Flows, numbered in the canonical order of the RECV / the first member.
@@ -143,53 +206,78 @@ void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& coun
   auto flow = [&](char ph, std::string_view cat, std::string_view name, int64_t id, size_t r,
                   TimeNs ts) {
     const TraceRow& row = trace.rows[r];
-    event(fmt::format(R"({{"name":"{}","cat":"{}","ph":"{}","id":{},"pid":{},"tid":{},"ts":{}{}}})",
-                      name, cat, ph, id, row.device, tid.at(row.stream), Micros(ts),
-                      ph == 's' ? "" : R"(,"bp":"e")"));
+    out.BeginEvent();
+    out << R"({"name":")" << name << R"(","cat":")" << cat << R"(","ph":")" << ph << R"(","id":)"
+        << id << R"(,"pid":)" << row.device << R"(,"tid":)" << tid[r] << R"(,"ts":)";
+    out.Micros(ts);
+    out << (ph == 's' ? "" : R"(,"bp":"e")") << '}';
   };
-  std::vector<TraceLinks::P2p> p2p = links.p2p;
-  std::sort(p2p.begin(), p2p.end(), [&](const TraceLinks::P2p& a, const TraceLinks::P2p& b) {
-    return position[a.recv] < position[b.recv];
-  });
-  int64_t id = 0;
-  for (const TraceLinks::P2p& p : p2p) {
-    ++id;
-    flow('s', "p2p", "SEND->RECV", id, p.send, trace.rows[p.send].start_ns);
-    flow('f', "p2p", "SEND->RECV", id, p.recv, transfer_start.at(p.recv));
-  }
-  std::vector<std::vector<size_t>> collectives;
-  for (const std::vector<size_t>& members : links.collectives) {
-    if (members.size() >= 2) collectives.push_back(members);
-  }
-  std::sort(collectives.begin(), collectives.end(), [&](const auto& a, const auto& b) {
-    return position[a.front()] < position[b.front()];
-  });
-  for (const std::vector<size_t>& members : collectives) {
-    ++id;
-    const std::string_view name = OpKindName(trace.rows[members.front()].kind);
-    for (size_t k = 0; k < members.size(); ++k) {
-      const char ph = k == 0 ? 's' : k + 1 == members.size() ? 'f' : 't';
-      flow(ph, "collective", name, id, members[k], trace.rows[members[k]].start_ns);
+  if (links != nullptr) {
+    std::vector<TraceLinks::P2p> p2p = links->p2p;
+    std::sort(p2p.begin(), p2p.end(), [&](const TraceLinks::P2p& a, const TraceLinks::P2p& b) {
+      return position[a.recv] < position[b.recv];
+    });
+    int64_t id = 0;
+    for (const TraceLinks::P2p& p : p2p) {
+      ++id;
+      flow('s', "p2p", "SEND->RECV", id, p.send, trace.rows[p.send].start_ns);
+      flow('f', "p2p", "SEND->RECV", id, p.recv, transfer_start[p.recv]);
+    }
+    std::vector<const std::vector<size_t>*> collectives;
+    for (const std::vector<size_t>& members : links->collectives) {
+      if (members.size() >= 2) collectives.push_back(&members);
+    }
+    std::sort(collectives.begin(), collectives.end(), [&](const auto* a, const auto* b) {
+      return position[a->front()] < position[b->front()];
+    });
+    for (const std::vector<size_t>* members : collectives) {
+      ++id;
+      const std::string_view name = OpKindName(trace.rows[members->front()].kind);
+      for (size_t k = 0; k < members->size(); ++k) {
+        const char ph = k == 0 ? 's' : k + 1 == members->size() ? 'f' : 't';
+        const size_t r = (*members)[k];
+        flow(ph, "collective", name, id, r, trace.rows[r].start_ns);
+      }
     }
   }
 
   if (!counters.empty()) {
-    int pid = devices.empty() ? 0 : *devices.rbegin() + 1;
-    event(fmt::format(
-        R"({{"name":"process_name","ph":"M","pid":{},"tid":0,"args":{{"name":"counters"}}}})",
-        pid));
-    event(fmt::format(
-        R"({{"name":"process_sort_index","ph":"M","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
-        pid, pid));
+    const int pid = devices.empty() ? 0 : *devices.rbegin() + 1;
+    out.BeginEvent();
+    out << R"({"name":"process_name","ph":"M","pid":)" << pid
+        << R"(,"tid":0,"args":{"name":"counters"}})";
+    out.BeginEvent();
+    out << R"({"name":"process_sort_index","ph":"M","pid":)" << pid
+        << R"(,"tid":0,"args":{"sort_index":)" << pid << "}}";
     for (const CounterSeries& series : counters) {
       for (const CounterSample& sample : series.samples) {
-        event(fmt::format(R"({{"name":{},"ph":"C","pid":{},"tid":0,"ts":{},"args":{{{}:{}}}}})",
-                          Quote(series.name), pid, Micros(sample.time_ns), Quote(series.value_name),
-                          Number(sample.value)));
+        out.BeginEvent();
+        out << R"({"name":)";
+        out.Quote(series.name);
+        out << R"(,"ph":"C","pid":)" << pid << R"(,"tid":0,"ts":)";
+        out.Micros(sample.time_ns);
+        out << R"(,"args":{)";
+        out.Quote(series.value_name);
+        out << ':';
+        out.Number(sample.value);
+        out << "}}";
       }
     }
   }
   out << "\n]}\n";
+  out.Flush();
+}
+
+}  // namespace
+
+void WriteChromeTrace(const Trace& trace, const std::vector<CounterSeries>& counters,
+                      std::ostream& out, const Schedule* schedule) {
+  if (schedule == nullptr) {
+    WriteLinked(trace, counters, out, nullptr);
+    return;
+  }
+  const TraceLinks links = LinkTrace(*schedule, trace);
+  WriteLinked(trace, counters, out, &links);
 }
 
 std::string ChromeTraceJson(const Trace& trace, const std::vector<CounterSeries>& counters,
@@ -203,6 +291,13 @@ void WriteChromeTraceFile(const std::string& path, const Trace& trace,
                           const std::vector<CounterSeries>& counters, const Schedule* schedule) {
   AtomicFile file(path);
   WriteChromeTrace(trace, counters, file.stream(), schedule);
+  file.Commit();
+}
+
+void WriteChromeTraceFile(const std::string& path, const Trace& trace, const TraceLinks& links,
+                          const std::vector<CounterSeries>& counters) {
+  AtomicFile file(path);
+  WriteLinked(trace, counters, file.stream(), &links);
   file.Commit();
 }
 

@@ -34,6 +34,7 @@
 #include "models/units.h"
 #include "schedule/schedule_ir.h"
 #include "traces/trace.h"
+#include "traces/trace_links.h"
 
 namespace terasim {
 
@@ -62,6 +63,10 @@ std::string ChromeTraceJson(const Trace& trace, const std::vector<CounterSeries>
 void WriteChromeTraceFile(const std::string& path, const Trace& trace,
                           const std::vector<CounterSeries>& counters = {},
                           const Schedule* schedule = nullptr);
+// The same, with the rows' links through the schedule computed already
+// (LinkTrace(schedule, trace)), for a caller that also draws them (gantt_svg.h).
+void WriteChromeTraceFile(const std::string& path, const Trace& trace, const TraceLinks& links,
+                          const std::vector<CounterSeries>& counters = {});
 
 // Parses Chrome trace JSON. `origin` names the text in errors. Throws InputError
 // "ORIGIN: traceEvents[i]: FIELD: what" for a malformed X event (e.g. an unknown op kind).

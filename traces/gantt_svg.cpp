@@ -1,11 +1,14 @@
 #include "traces/gantt_svg.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -48,13 +51,17 @@ const KindStyle& StyleOf(OpKind kind) {
 }
 
 // The number after `tag` in a key such as "F.s3.m5.t256-512" (tag ".m" -> 5), if any.
-std::optional<int> KeyNumber(const std::string& key, const std::string& tag) {
+std::optional<int> KeyNumber(std::string_view key, std::string_view tag) {
   size_t at = 0;
-  while ((at = key.find(tag, at)) != std::string::npos) {
+  while ((at = key.find(tag, at)) != std::string_view::npos) {
     size_t digits = at + tag.size();
     size_t end = digits;
     while (end < key.size() && std::isdigit(static_cast<unsigned char>(key[end]))) ++end;
-    if (end > digits && end - digits < 9) return std::stoi(key.substr(digits, end - digits));
+    if (end > digits && end - digits < 9) {
+      int value = 0;
+      std::from_chars(key.data() + digits, key.data() + end, value);
+      return value;
+    }
     at = digits;
   }
   return std::nullopt;
@@ -178,12 +185,30 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   const TimeNs own_span = std::max<TimeNs>(t1 - t0, 1);
   const TimeNs span = std::max(own_span, options.axis_span_ns);
 
+  // Each row's stream as a number (equal names, equal numbers).
+  std::vector<int> stream_id(trace.rows.size(), -1);
+  {
+    std::unordered_map<std::string_view, int> ids;
+    for (size_t i : order) {
+      stream_id[i] =
+          ids.try_emplace(trace.rows[i].stream, static_cast<int>(ids.size())).first->second;
+    }
+  }
+
   // Rows and lanes.
   std::vector<Row> rows;
   {
-    std::map<std::pair<int, std::string>, size_t> row_of;
+    // (device, stream) -> row; per device, its lanes' rows (one row without per_stream).
+    std::map<int, std::vector<std::pair<std::string, size_t>>> row_of;
     std::map<int, std::set<std::string>> streams;
-    for (size_t i : order) streams[trace.rows[i].device].insert(trace.rows[i].stream);
+    {
+      std::set<std::pair<int, int>> seen;  // (device, stream id)
+      for (size_t i : order) {
+        if (seen.emplace(trace.rows[i].device, stream_id[i]).second) {
+          streams[trace.rows[i].device].insert(trace.rows[i].stream);
+        }
+      }
+    }
     for (const auto& [device, names] : streams) {
       // The compute stream gets the tall lane; the others follow by name.
       std::vector<std::string> lanes;
@@ -193,40 +218,50 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
       }
       if (options.per_stream) {
         for (const std::string& s : lanes) {
-          row_of[{device, s}] = rows.size();
+          row_of[device].emplace_back(s, rows.size());
           rows.push_back({device, s, {s}, {}, 0});
         }
       } else {
-        row_of[{device, ""}] = rows.size();
+        row_of[device].emplace_back("", rows.size());
         rows.push_back({device, "", lanes, {}, 0});
       }
     }
+    // Each device's rows looked up once per run of its ops.
+    const std::vector<std::pair<std::string, size_t>>* device_rows = nullptr;
+    int device = 0;
     for (size_t i : order) {
       const TraceRow& r = trace.rows[i];
-      rows[row_of.at({r.device, options.per_stream ? r.stream : ""})].ops.push_back(i);
+      if (device_rows == nullptr || r.device != device) {
+        device = r.device;
+        device_rows = &row_of.at(device);
+      }
+      size_t row = device_rows->front().second;
+      if (options.per_stream) {
+        for (const auto& [stream, index] : *device_rows) {
+          if (stream == r.stream) row = index;
+        }
+      }
+      rows[row].ops.push_back(i);
     }
   }
   // Merge rows identical up to the device number (data-parallel replicas).
-  std::map<size_t, size_t> drawn_row_of;  // row index -> index into `drawn`
   std::vector<Row> drawn;
   {
-    using Signature = std::vector<std::tuple<std::string, int, TimeNs, TimeNs>>;
+    using Signature = std::vector<std::tuple<int, int, TimeNs, TimeNs>>;  // stream id, ...
     std::map<std::pair<std::string, Signature>, size_t> seen;
     for (size_t r = 0; r < rows.size(); ++r) {
       Signature sig;
       for (size_t i : rows[r].ops) {
         const TraceRow& op = trace.rows[i];
-        sig.emplace_back(op.stream, static_cast<int>(op.kind), op.start_ns, op.end_ns);
+        sig.emplace_back(stream_id[i], static_cast<int>(op.kind), op.start_ns, op.end_ns);
       }
       if (options.merge_identical) {
         auto [it, fresh] = seen.try_emplace({rows[r].stream, sig}, drawn.size());
         if (!fresh) {
           ++drawn[it->second].alike;
-          drawn_row_of[r] = it->second;
           continue;
         }
       }
-      drawn_row_of[r] = drawn.size();
       drawn.push_back(rows[r]);
     }
   }
@@ -243,7 +278,8 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     auto t_begin = KeyNumber(key, ".t");
     if (!mb || !t_begin) continue;
     size_t dash = key.find('-', key.find(".t"));
-    auto t_end = dash == std::string::npos ? std::nullopt : KeyNumber(key.substr(dash), "-");
+    auto t_end = dash == std::string::npos ? std::nullopt
+                                           : KeyNumber(std::string_view(key).substr(dash), "-");
     slices[*mb].emplace(*t_begin, t_end.value_or(*t_begin));
   }
   auto label_of = [&](const TraceRow& r) -> std::string {
@@ -293,17 +329,20 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n",
       width, height);
-  svg += fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"white\"/>\n", width, height);
+  fmt::format_to(std::back_inserter(svg), "<rect width=\"{}\" height=\"{}\" fill=\"white\"/>\n",
+                 width, height);
   svg +=
       "<defs><pattern id=\"idle\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\">"
       "<rect width=\"6\" height=\"6\" fill=\"#f4f4f4\"/>"
       "<path d=\"M0,6 L6,0\" stroke=\"#d0d0d0\"/></pattern></defs>\n";
-  svg += fmt::format("<text x=\"10\" y=\"22\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
-                     XmlEscape(options.title.empty() ? "pipeline timeline" : options.title));
+  fmt::format_to(std::back_inserter(svg),
+                 "<text x=\"10\" y=\"22\" font-size=\"16\" font-weight=\"bold\">{}</text>\n",
+                 XmlEscape(options.title.empty() ? "pipeline timeline" : options.title));
   std::string subtitle = options.subtitle;
   subtitle += fmt::format("{}iteration {}: {}", subtitle.empty() ? "" : ", ", options.iteration,
                           Duration(t1 - t0));
-  svg += fmt::format("<text x=\"10\" y=\"40\" fill=\"#444\">{}</text>\n", XmlEscape(subtitle));
+  fmt::format_to(std::back_inserter(svg), "<text x=\"10\" y=\"40\" fill=\"#444\">{}</text>\n",
+                 XmlEscape(subtitle));
 
   // Legend: the kinds present, idle, the critical path.
   {
@@ -320,7 +359,8 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     double lx = 10;
     const int ly = 54;
     auto swatch = [&](const std::string& fill, const std::string& extra, const std::string& text) {
-      svg += fmt::format(
+      fmt::format_to(
+          std::back_inserter(svg),
           "<rect class=\"legend\" x=\"{:.1f}\" y=\"{}\" width=\"16\" height=\"12\" fill=\"{}\"{}/>"
           "<text x=\"{:.1f}\" y=\"{}\">{}</text>\n",
           lx, ly, fill, extra, lx + 21, ly + 10, XmlEscape(text));
@@ -339,21 +379,24 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     const double v = k * step;
     if (v * scale > static_cast<double>(span) * (1 + 1e-9)) break;
     const double x = x_of(t0 + std::llround(v * scale));
-    svg += fmt::format(
+    fmt::format_to(
+        std::back_inserter(svg),
         "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#e4e4e4\"/>"
         "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#555\"/>"
         "<text class=\"tick\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{:g}"
         "</text>\n",
         x, top - 6, x, plot_bottom, x, plot_bottom, x, plot_bottom + 5, x, plot_bottom + 18, v);
   }
-  svg += fmt::format(
+  fmt::format_to(
+      std::back_inserter(svg),
       "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#555\"/>\n"
       "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">time ({}) from the iteration's first "
       "op</text>\n",
       label_w, plot_bottom, label_w + plot_w, plot_bottom, label_w + plot_w / 2.0, plot_bottom + 36,
       unit);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">idle</text>\n",
-                     label_w + plot_w + idle_w / 2, top - 8);
+  fmt::format_to(std::back_inserter(svg),
+                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">idle</text>\n",
+                 label_w + plot_w + idle_w / 2, top - 8);
 
   // Row backgrounds (idle shows through), labels and idle shares.
   for (size_t r = 0; r < drawn.size(); ++r) {
@@ -361,13 +404,15 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     std::string name = fmt::format("GPU {}", row.device);
     if (options.per_stream) name += " " + row.stream;
     if (row.alike > 0) name += fmt::format(" (+{} alike)", row.alike);
-    svg += fmt::format(
+    fmt::format_to(
+        std::back_inserter(svg),
         "<rect class=\"lane\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"url(#idle)\"/>"
         "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
         label_w, row_y[r], plot_w, tall_h, label_w - 8, row_y[r] + 16, XmlEscape(name));
     for (size_t l = 1; l < row.lanes.size(); ++l) {
       auto [ly, lh] = lane_y(row, row.lanes[l], row_y[r]);
-      svg += fmt::format(
+      fmt::format_to(
+          std::back_inserter(svg),
           "<rect class=\"lane\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#f8f8f8\"/>"
           "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" font-size=\"8\" fill=\"#777\">{}</text>\n",
           label_w, ly, plot_w, lh, label_w - 8, ly + lh, XmlEscape(row.lanes[l]));
@@ -380,26 +425,32 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
       }
     }
     const double idle = 1.0 - static_cast<double>(UnionNs(busy)) / static_cast<double>(own_span);
-    svg +=
-        fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{:.1f}%</text>\n",
-                    label_w + plot_w + idle_w / 2, row_y[r] + 16, 100 * idle);
+    fmt::format_to(std::back_inserter(svg),
+                   "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#444\">{:.1f}%</text>\n",
+                   label_w + plot_w + idle_w / 2, row_y[r] + 16, 100 * idle);
   }
 
   // Critical path: the given keys, or the chain from the rows.
-  std::set<size_t> critical;
+  std::vector<char> critical(trace.rows.size(), 0);  // by row
   std::vector<size_t> critical_order;
   if (!options.critical_path.empty()) {
-    std::map<std::string, size_t> by_key;
-    for (size_t i : order) by_key.emplace(trace.rows[i].key, i);
+    // Path key -> the first row of it in drawing order (rows.size(): none).
+    std::unordered_map<std::string_view, size_t> by_key;
+    for (const std::string& key : options.critical_path) by_key.emplace(key, trace.rows.size());
+    for (size_t i : order) {
+      auto it = by_key.find(trace.rows[i].key);
+      if (it != by_key.end() && it->second == trace.rows.size()) it->second = i;
+    }
     for (const std::string& key : options.critical_path) {
       auto it = by_key.find(key);
-      if (it != by_key.end() && critical.insert(it->second).second) {
+      if (it->second < trace.rows.size() && !critical[it->second]) {
+        critical[it->second] = 1;
         critical_order.push_back(it->second);
       }
     }
   } else {
     critical_order = CriticalPathFromChains(trace, options.iteration);
-    critical.insert(critical_order.begin(), critical_order.end());
+    for (size_t i : critical_order) critical[i] = 1;
   }
 
   // Ops: one rect each (a RECV's wait is a separate pale rect before it), except that a run of
@@ -413,7 +464,7 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     double x0 = 0, x1 = 0;
     int y = 0, h = 0;
   };
-  std::map<size_t, Drawn> where;
+  std::vector<std::optional<Drawn>> where(trace.rows.size());  // by row
   struct Block {
     double x0 = 0, x1 = 0;
     int y = 0;
@@ -443,7 +494,8 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     const double w = std::max(p.x1 - p.x0, 0.6);
     if (p.ops.size() == 1) {
       // A thin white edge separates neighbours where there is room for it.
-      svg += fmt::format(
+      fmt::format_to(
+          std::back_inserter(svg),
           "<rect class=\"op\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"{}{}>"
           "<title>{} ({}) GPU {} {}: {} .. {} ({})</title></rect>\n",
           p.x0, ly, w, p.h, p.style->fill, w > 3 ? " stroke=\"white\" stroke-width=\"0.5\"" : "",
@@ -466,7 +518,8 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
         counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", style->name, s->second.first);
         busy += s->second.second;
       }
-      svg += fmt::format(
+      fmt::format_to(
+          std::back_inserter(svg),
           "<rect class=\"op\" data-ops=\"{}\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" "
           "height=\"{}\" fill=\"{}\"{}><title>{} ops ({}) {} .. {} GPU {} {}: {} .. {} (busy {})"
           "</title></rect>\n",
@@ -483,23 +536,23 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
       const TraceRow& op = trace.rows[i];
       auto [ly, lh] = lane_y(row, op.stream, row_y[r]);
       TimeNs begin = op.start_ns;
-      auto transfer = options.recv_transfer_start.find(op.key);
-      const bool waited = op.kind == OpKind::kRecv &&
-                          transfer != options.recv_transfer_start.end() &&
+      auto transfer = op.kind == OpKind::kRecv ? options.recv_transfer_start.find(op.key)
+                                               : options.recv_transfer_start.end();
+      const bool waited = transfer != options.recv_transfer_start.end() &&
                           transfer->second > op.start_ns && transfer->second <= op.end_ns;
       if (waited) {
         flush(ly);
-        svg += fmt::format(
-            "<rect class=\"wait\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
-            "fill=\"#fbe3c8\"/>\n",
-            x_of(op.start_ns), ly, x_of(transfer->second) - x_of(op.start_ns), lh);
+        fmt::format_to(std::back_inserter(svg),
+                       "<rect class=\"wait\" x=\"{:.2f}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" "
+                       "fill=\"#fbe3c8\"/>\n",
+                       x_of(op.start_ns), ly, x_of(transfer->second) - x_of(op.start_ns), lh);
         begin = transfer->second;
       }
       const double x = x_of(begin);
       const double own_w = x_of(op.end_ns) - x;
       const double w = std::max(own_w, 0.6);
       const KindStyle* style = &StyleOf(op.kind);
-      const bool is_critical = critical.count(i) > 0;
+      const bool is_critical = critical[i] != 0;
       // Narrow ops join the lane's pending rect when it holds only narrow ops.
       const bool narrow = own_w < kMergePx && !waited;
       auto it = pending.find(ly);
@@ -515,7 +568,7 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
       auto& [count, busy] = it->second.by_style[style];
       ++count;
       busy += op.end_ns - begin;
-      where[i] = {x, x + w, ly, lh};
+      where[i] = Drawn{x, x + w, ly, lh};
       if (lh != tall_h) continue;
       // Labels go on runs of ops of one kind and one (micro-batch, slice); collectives between
       // them (tensor parallelism's all-reduces) do not break a run.
@@ -537,10 +590,10 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   for (const Block& b : blocks) {
     const double text_w = 6.2 * static_cast<double>(b.label.size()) + 3;
     if (b.label.empty() || b.x1 - b.x0 < text_w) continue;
-    svg += fmt::format(
-        "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\" "
-        "fill=\"white\">{}</text>\n",
-        (b.x0 + b.x1) / 2, b.y + 16, XmlEscape(b.label));
+    fmt::format_to(std::back_inserter(svg),
+                   "<text x=\"{:.2f}\" y=\"{}\" text-anchor=\"middle\" font-size=\"10\" "
+                   "fill=\"white\">{}</text>\n",
+                   (b.x0 + b.x1) / 2, b.y + 16, XmlEscape(b.label));
   }
 
   // The critical path: one black outline around each run of its ops that touch in a lane, and
@@ -549,16 +602,16 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   const Drawn* previous = nullptr;
   std::string links;
   for (size_t i : critical_order) {
-    auto it = where.find(i);
-    if (it == where.end()) continue;  // on a merged or hidden row
-    const Drawn& d = it->second;
+    if (!where[i]) continue;  // on a merged or hidden row
+    const Drawn& d = *where[i];
     if (previous != nullptr && previous->y == d.y && !outlines.empty() &&
         d.x0 <= outlines.back().x1 + 1.0) {
       outlines.back().x1 = std::max(outlines.back().x1, d.x1);
     } else {
       outlines.push_back(d);
       if (previous != nullptr) {
-        links += fmt::format(
+        fmt::format_to(
+            std::back_inserter(links),
             "<line class=\"critical-link\" x1=\"{:.2f}\" y1=\"{:.1f}\" x2=\"{:.2f}\" "
             "y2=\"{:.1f}\" stroke=\"black\" stroke-width=\"1\" stroke-dasharray=\"3,2\"/>\n",
             previous->x1, previous->y + previous->h / 2.0, d.x0, d.y + d.h / 2.0);
@@ -567,15 +620,17 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     previous = &d;
   }
   for (const Drawn& d : outlines) {
-    svg += fmt::format(
+    fmt::format_to(
+        std::back_inserter(svg),
         "<rect class=\"critical\" x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" "
         "fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>\n",
         d.x0, d.y - 0.5, d.x1 - d.x0, d.h + 1.0);
   }
   svg += links;
   if (hidden > 0) {
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" fill=\"#444\">{} more rows not drawn</text>\n",
-                       label_w, height - 8, hidden);
+    fmt::format_to(std::back_inserter(svg),
+                   "<text x=\"{}\" y=\"{}\" fill=\"#444\">{} more rows not drawn</text>\n", label_w,
+                   height - 8, hidden);
   }
   svg += "</svg>\n";
   return svg;

@@ -132,3 +132,36 @@ TEST_CASE("NCCL data file errors name the place", "[models][nccl]") {
   CHECK_THROWS_AS(LoadNcclSystem("/nonexistent/nccl.json", "p3.16xlarge", 1, 8, 1e9, 10, false),
                   InputError);
 }
+
+TEST_CASE("NCCL's per-channel caps: busbw = min(link x protocol factor, channels x cap)",
+          "[models][nccl]") {
+  // A p3.16xlarge node whose channels ran at 30 GB/s (above the 20 GB/s LL128 and tree caps
+  // NCCL sets per channel for Volta): the caps, not the links, bound the pair.
+  NcclSystem s = P3(1, 8);
+  const NcclConstants& k = s.constants;
+  s.channel_bw_bytes_per_s = 30e9;
+  const double link = 6 * 30e9;
+  CHECK(NcclLinkBandwidth(s) == Approx(link));
+  // Ring LL128: min(0.92 x link, 6 x 20 GB/s) = 120 GB/s; cap factor 120 / (0.92 x 180).
+  const double ll128 = std::min(k.ring_ll128_factor * link, 6 * k.ring_ll128_cap[0] * 1e9);
+  CHECK(ll128 == Approx(120e9));
+  CHECK(NcclBusBandwidth(s, NcclAlgorithm::kRing, NcclProtocol::kLL128) == Approx(ll128));
+  CHECK(NcclCapFactor(s, NcclAlgorithm::kRing, NcclProtocol::kLL128) ==
+        Approx(ll128 / (k.ring_ll128_factor * link)));
+  // Ring LL: min(LL's limit for Volta on one node (39 GB/s), 0.5 x link).
+  CHECK(NcclBusBandwidth(s, NcclAlgorithm::kRing, NcclProtocol::kLL) ==
+        Approx(std::min(k.ll_max_bw[0] * 1e9, 0.5 * link)));
+  // Tree Simple: min(0.92 x link, 6 x 26.5 GB/s) = 159 GB/s (the tree's per-channel cap).
+  CHECK(NcclBusBandwidth(s, NcclAlgorithm::kTree, NcclProtocol::kSimple) ==
+        Approx(std::min(0.92 * link, 6 * k.tree_cap[0] * 1e9)));
+  // Ring Simple has no cap: the links.
+  CHECK(NcclBusBandwidth(s, NcclAlgorithm::kRing, NcclProtocol::kSimple) == Approx(link));
+  CHECK(NcclCapFactor(s, NcclAlgorithm::kRing, NcclProtocol::kSimple) == 1.0);
+  // The pair's time follows the capped bus bandwidth: ring all-reduce algbw = busbw p / 2(p-1).
+  const Bytes n = 64 << 20;
+  const NcclEstimate e =
+      NcclPairTime(s, Collective::kAllReduce, n, NcclAlgorithm::kRing, NcclProtocol::kLL128);
+  CHECK(e.algbw_bytes_per_s == Approx(ll128 * 8 / 14));
+  // At 20 GB/s per channel (p3.16xlarge as it is) no cap binds LL128 below 0.92 x link.
+  CHECK(NcclCapFactor(P3(1, 8), NcclAlgorithm::kRing, NcclProtocol::kLL128) == 1.0);
+}

@@ -114,3 +114,70 @@ TEST_CASE("ReadPir names the line and key of a malformed op", "[schedule][pir]")
   CHECK(ErrorOf("terasim-pir 1\nlayers 4\n") ==
         "t.pir:2: expected header line 'model', found 'layers'");
 }
+
+// The reader takes plain digits, "A-B" ranges and names in place and hands anything else to its
+// checked path: each malformed value below gets the message the checked path always gave.
+TEST_CASE("ReadPir reports malformed values read in place as the checked path does",
+          "[schedule][pir]") {
+  std::string head =
+      "terasim-pir 1\nmodel tiny\nlayers 4\nsequence 32\ndevices 2\nbatch 1\n"
+      "shape strategy=- dp=1 pp=1 tp=1 v=1\n";
+  auto error = [&](const std::string& op) { return ErrorOf(head + op + "\n"); };
+  CHECK(error("op A FWD dev=1x stream=c") == "t.pir:8: A: dev: '1x' is not an integer");
+  CHECK(error("op A FWD dev= stream=c") == "t.pir:8: A: dev: '' is not an integer");
+  // 20 digits: more than the 18 read in place, out of int64's range on the checked path.
+  CHECK(error("op A FWD dev=0 stream=c bytes=99999999999999999999") ==
+        "t.pir:8: A: bytes: '99999999999999999999' exceeds the limit 1125899906842624 "
+        "(kMaxBytes, models/limits.h)");
+  CHECK(error("op A FWD dev=0 stream=c tokens=5-") == "t.pir:8: A: tokens: '' is not an integer");
+  CHECK(error("op A FWD dev=0 stream=c tokens=-5") ==
+        "t.pir:8: A: tokens: '-5' is not a range A-B");
+  // kMaxSequence is 2^22 = 4194304.
+  CHECK(error("op A FWD dev=0 stream=c tokens=0-4194305") ==
+        "t.pir:8: A: tokens: 4194305 exceeds the limit 4194304 (kMaxSequence, models/limits.h)");
+  CHECK(error("op A FWD dev=0 stream=c layers=3-2") == "t.pir:8: A: layers: range 3-2 is empty");
+  CHECK(error("op A FWD dev=0 stream=a,b") ==
+        "t.pir:8: A: stream: 'a,b' must not contain ',' or '='");
+  // The ',' past the first eight bytes of the name.
+  CHECK(error("op A FWD dev=0 stream=averyveryverylongstream,name") ==
+        "t.pir:8: A: stream: 'averyveryverylongstream,name' must not contain ',' or '='");
+  CHECK(error("op A FWD dev=0 stream=") == "t.pir:8: A: stream: must not be empty");
+  CHECK(error("op A,B FWD dev=0 stream=c") == "t.pir:8: key: 'A,B' must not contain ',' or '='");
+  // Field names: seven characters are matched by one load, "recompute" (nine) by FieldBit.
+  CHECK(error("op A FWD dev=0 stream=c recompu=full") == "t.pir:8: A: unknown field 'recompu'");
+  CHECK(error("op A FWD dev=0 stream=c recompute=half") ==
+        "t.pir:8: A: recompute: 'half' must be selective or full");
+  CHECK(error("op A FWD dev=0 stream=c =3") == "t.pir:8: A: unknown field ''");
+  CHECK(error("op A FWD dev=0 stream=c tokens") ==
+        "t.pir:8: A: 'tokens' is not a name=value field");
+  CHECK(error("op A FWD dev=0 stream=c mb=65536") ==
+        "t.pir:8: A: mb: 65536 exceeds the limit 65535 (kMaxMicrobatches, models/limits.h)");
+  CHECK(error("op A FWD dev=0 stream=c rows=0") == "t.pir:8: A: rows: 0 must be >= 1");
+  CHECK(error("op A FWD dev=0\tstream=c\tsp=2") == "t.pir:8: A: sp: '2' must be 1");
+  CHECK(error("op A ALLREDUCEX dev=0 stream=c") == "t.pir:8: A: unknown op kind 'ALLREDUCEX'");
+}
+
+// Values read in place: a "-0" device is 0 on the checked path (from_chars), as before.
+TEST_CASE("ReadPir reads digits, ranges and names of an op", "[schedule][pir]") {
+  const Schedule s = ReadPir(
+      "terasim-pir 1\nmodel tiny\nlayers 4\nsequence 32\ndevices 2\nbatch 1\n"
+      "shape strategy=- dp=1 pp=1 tp=1 v=1\n"
+      "op A FWD dev=-0 stream=compute stage=1 layers=0-4 mb=7 rows=2 tokens=16-32 "
+      "group=tp.d0.s1.with.a.long.name\n"
+      "op B ALLREDUCE dev=1 stream=compute bytes=1125899906842624 tensor=t.x\r\n",
+      "t.pir");
+  REQUIRE(s.ops.size() == 2);
+  CHECK(s.ops[0].device == 0);
+  CHECK(s.ops[0].stream == "compute");
+  CHECK(s.ops[0].stage == 1);
+  CHECK(s.ops[0].layers.begin == 0);
+  CHECK(s.ops[0].layers.end == 4);
+  CHECK(s.ops[0].microbatch == 7);
+  CHECK(s.ops[0].rows == 2);
+  CHECK(s.ops[0].tokens.begin == 16);
+  CHECK(s.ops[0].tokens.end == 32);
+  CHECK(s.ops[0].group == "tp.d0.s1.with.a.long.name");
+  CHECK(s.ops[1].kind == OpKind::kAllReduce);
+  CHECK(s.ops[1].bytes == (int64_t{1} << 50));  // kMaxBytes itself is allowed
+  CHECK(s.ops[1].tensor == "t.x");              // the '\r' before the newline is a space
+}

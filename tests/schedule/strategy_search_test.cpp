@@ -156,6 +156,44 @@ TEST_CASE("Run keeps each family's fastest fitting candidate", "[schedule][searc
   CHECK(calls <= 6);
 }
 
+TEST_CASE("Run asks SearchRequest::fold once per generated candidate and generates its answer",
+          "[schedule][search]") {
+  Setup s("gpt3-1b", "p3.16xlarge:2");
+  StrategySearch search(s.model, s.cluster, s.device, s.cost);
+  SearchRequest request;
+  request.batch = 4;
+  request.max_evaluations_per_family = 3;
+  request.families = {Family::kOneFOneB};
+  request.recipes = false;       // one variant per candidate: no fallbacks to generate
+  request.folded_above_ops = 0;  // every candidate goes through fold
+  // The fold a simulator would declare: the candidate's own options without the OPTIMIZER ops,
+  // standing for 2 devices each (so the op budget counts half the ops).
+  int folds = 0;
+  request.fold = [&folds](const GenerateOptions& o) {
+    ++folds;
+    FoldedGeneration f{o, 2};
+    f.options.optimizer = false;
+    return f;
+  };
+  int evaluations = 0;
+  auto results = search.Run(request, [&](const Candidate& c, const Schedule& schedule) {
+    ++evaluations;
+    // The schedule generated is fold's: no OPTIMIZER op.
+    for (const Op& op : schedule.ops) CHECK(op.kind != OpKind::kOptimizer);
+    return c.estimate_s;
+  });
+  REQUIRE(results.size() == 1);
+  int generated = 0;  // evaluated, generated and found over memory, or failed to generate
+  for (const Evaluation& e : results[0].tried) {
+    generated +=
+        e.evaluated || !e.memory.devices.empty() || e.note.rfind("cannot generate", 0) == 0;
+  }
+  REQUIRE(evaluations >= 1);
+  // One fold per candidate that passed the analytic memory test and was reached: those
+  // generated, plus those left out by the op budget (none here: no max_ops).
+  CHECK(folds == generated);
+}
+
 TEST_CASE("gpt3-175b with batch 2 on 48 nodes interleaves fewer micro-batches than stages",
           "[schedule][search]") {
   Setup s("gpt3-175b", "p3.16xlarge:48");

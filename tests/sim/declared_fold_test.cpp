@@ -55,6 +55,7 @@ SimResult RequireDeclaredExact(const GenerateOptions& options, const NetworkTopo
                          << folded.fold_note << ")");
   REQUIRE(declared.fold_order == folded.fold_order);
   for (const SimResult* other : {&folded, &full}) {
+    INFO((other == &folded ? "vs folded" : "vs full"));
     REQUIRE(declared.iteration_time_ns == other->iteration_time_ns);
     REQUIRE(declared.devices.size() == other->devices.size());
     for (size_t d = 0; d < other->devices.size(); ++d) {
@@ -148,19 +149,89 @@ TEST_CASE("a declared symmetry with data parallelism or tensor parallelism alone
   CHECK(RequireDeclaredExact(broadcast, topology, {}, /*tp_ranks=*/2).fold_order == 2);
 }
 
-TEST_CASE("a real cluster: NICs shared by GPU pairs need two tp ranks present") {
-  // p4d.24xlarge: one EFA NIC per pair of GPUs breaks the tp rotation by 1 but not by 2
-  // (symmetry_fold_test.cpp). dp2 pp2 tp4 on two nodes: with tp ranks 0 and 1 present the fold
-  // is 2 replicas x rotation by 2 = 4; with tp rank 0 alone it is refused.
+TEST_CASE("a real cluster: NICs shared by GPU pairs count their traffic by multiplicity") {
+  // p4d.24xlarge: one EFA NIC per pair of GPUs. The rotation by one tp rank maps a pair's NIC
+  // onto itself for one GPU and onto the next pair's for the other: the NICs of a tp group are
+  // one class, each carrying 2 of the 8 images of a transfer (multiplicity 2). dp2 pp2 tp4 on
+  // two nodes: tp rank 0 of replica 0 simulated, 2 replicas x 4 tp ranks = 8, also where tp
+  // ranks 0 and 1 are present (the rotation by 1 is tried first; rank 1's ops stand idle).
   const Cluster cluster = BuildCluster("p4d.24xlarge:2");
   const ClusterTopology topology(cluster);
   for (Strategy strategy : {Strategy::kOneFOneB, Strategy::kInterleaved}) {
-    const GenerateOptions options = Options(strategy, 2, 2, 4);
-    CHECK(RequireDeclaredExact(options, topology, {}, /*tp_ranks=*/2).fold_order == 4);
-    const FakeCost cost(3, 5, 200);
-    REQUIRE_THROWS_WITH(Simulate(Generate(Representatives(options, 1)), topology, cost, {}),
-                        Catch::Contains("the declared symmetry does not hold: tensor-parallel"));
+    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      INFO(StrategyName(strategy) << ", " << NetworkModeName(network) << " network");
+      const GenerateOptions options = Options(strategy, 2, 2, 4);
+      SimOptions sim;
+      sim.network = network;
+      CHECK(RequireDeclaredExact(options, topology, sim).fold_order == 8);
+      CHECK(RequireDeclaredExact(options, topology, sim, /*tp_ranks=*/2).fold_order == 8);
+    }
   }
+}
+
+TEST_CASE("eight GPUs sharing a NIC and pairs sharing a PCIe switch fold to one tp rank") {
+  // p3.16xlarge-like nodes (fold_cases.h), one socket: the 8 tp ranks' transfers cross the one
+  // NIC (multiplicity 8) and their pair's switch uplink (multiplicity 2); pp2 tp8 puts a stage
+  // on each node, so every activation crosses the NIC. dp 2 adds the replica shift.
+  const testing::SharedNicTopology p3like(2, {0, 0, 1, 1, 2, 2, 3, 3});
+  const testing::SharedNicTopology p3like4(4, {0, 0, 1, 1, 2, 2, 3, 3});
+  for (Strategy strategy : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kTeraPipe}) {
+    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      for (bool step_by_step : {false, true}) {
+        INFO(StrategyName(strategy) << ", " << NetworkModeName(network) << " network"
+                                    << (step_by_step ? ", step by step" : ""));
+        SimOptions sim;
+        sim.network = network;
+        sim.collectives.step_by_step = step_by_step;
+        GenerateOptions dp1 = Options(strategy, 1, 2, 8);
+        dp1.model.heads = 8;  // tp 8
+        GenerateOptions dp2 = Options(strategy, 2, 2, 8);
+        dp2.model.heads = 8;
+        CHECK(RequireDeclaredExact(dp1, p3like, sim).fold_order == 8);
+        // Analytic, dp 2: the whole replay itself is not symmetric. The 8 stage-1 gradient
+        // all-reduces (one per tp rank, each across the NICs of nodes 1 and 3) start at one
+        // instant but end 4.5 us apart, tp rank by tp rank (its costing depends on the order
+        // it sees them in); the fold gives them all the earliest end. So flow only.
+        if (network == NetworkMode::kFlow) {
+          CHECK(RequireDeclaredExact(dp2, p3like4, sim).fold_order == 16);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("GPUs sharing a switch unevenly are not folded") {
+  // Three of a node's four GPUs behind one switch, the fourth alone behind another, a narrow
+  // switch uplink (2 GB/s): rank 3's activations move at 1 GB/s (the NIC's 3 GB/s less the
+  // first switch's 2), ranks 0-2's at 2/3 GB/s. Every tp rotation loads the switch uplinks
+  // unevenly (3 images on one, 1 on the other): refused, and the automatic fold keeps every tp
+  // rank (the replica shift alone).
+  const testing::SharedNicTopology uneven(4, {0, 0, 0, 1}, 2e9);
+  const FakeCost cost(3, 5, 200);
+  const GenerateOptions options = Options(Strategy::kOneFOneB, 2, 2, 4);
+  REQUIRE_THROWS_WITH(Simulate(Generate(Representatives(options)), uneven, cost, {}),
+                      Catch::Contains("the declared symmetry does not hold: tensor-parallel"));
+  SimOptions sim;
+  const SimResult folded = Simulate(Generate(options), uneven, cost, sim);
+  CHECK(folded.fold_order == 2);
+  CHECK_THAT(folded.fold_note, Catch::Contains("carries 3 images"));
+  sim.fold = false;
+  const SimResult full = Simulate(Generate(options), uneven, cost, sim);
+  CHECK(folded.iteration_time_ns == full.iteration_time_ns);
+  // The asymmetry is real: rank 3's stage-0 SENDs end before rank 0's.
+  std::map<std::string, TimeNs> end;
+  for (const TraceRow& row : full.trace.rows) end[row.key] = row.end_ns;
+  int earlier = 0;
+  for (const auto& [key, end_ns] : end) {
+    if (key.rfind("S", 0) != 0 || key.size() < 3 || key.substr(key.size() - 3) != ".r3") continue;
+    const auto rank0 = end.find(key.substr(0, key.size() - 3) + ".r0");
+    if (rank0 != end.end() && end_ns < rank0->second) ++earlier;
+  }
+  CHECK(earlier > 0);
+  // The representatives' schedule is generated whole by SimulateGenerated.
+  const SimResult generated = SimulateGenerated(options, uneven, cost, SimOptions{});
+  CHECK(generated.trace.rows.size() == full.trace.rows.size());
+  CHECK(generated.iteration_time_ns == full.iteration_time_ns);
 }
 
 TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else the whole") {
@@ -171,10 +242,10 @@ TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else 
   SimOptions sim;
   const SimResult whole = Simulate(Generate(options), topology, cost, sim);
   const SimResult generated = SimulateGenerated(options, topology, cost, sim);
-  // The rotation by one tp rank is refused (a NIC per GPU pair), by two taken: tp ranks 0 and
-  // 1 of replica 0 simulated, 16 / 4 = 4 devices' rows.
-  CHECK(generated.fold_order == 4);
-  CHECK(generated.trace.rows.size() * 4 == whole.trace.rows.size());
+  // The rotation by one tp rank is taken (each NIC carries its GPU pair's transfers by
+  // multiplicity): tp rank 0 of replica 0 simulated, 16 / 8 = 2 devices' rows.
+  CHECK(generated.fold_order == 8);
+  CHECK(generated.trace.rows.size() * 8 == whole.trace.rows.size());
   CHECK(generated.iteration_time_ns == whole.iteration_time_ns);
   // A slow device: the whole schedule, as Simulate of it.
   sim.device_speed.assign(16, 1.0);
@@ -188,8 +259,8 @@ TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else 
   SimOptions analytic;
   analytic.network = NetworkMode::kAnalytic;
   const SimResult ana = SimulateGenerated(options, topology, cost, analytic);
-  CHECK(ana.fold_order == 4);
-  CHECK(ana.trace.rows.size() * 4 == whole.trace.rows.size());
+  CHECK(ana.fold_order == 8);
+  CHECK(ana.trace.rows.size() * 8 == whole.trace.rows.size());
   CHECK(ana.iteration_time_ns ==
         Simulate(Generate(options), topology, cost, analytic).iteration_time_ns);
   // Link rates are sampled per real link: the whole schedule.

@@ -165,7 +165,7 @@ TEST_CASE("NCCL collectives: flow and analytic modes agree within 5 % where noth
 }
 
 TEST_CASE("NCCL collective plans still fold: folded and full replays end together") {
-  // p4d.24xlarge (as symmetry_fold_test): dp2 pp2 tp4 on two nodes folds 4 ways with rings.
+  // p4d.24xlarge (as symmetry_fold_test): dp2 pp2 tp4 on two nodes folds 8 ways with rings.
   const Cluster cluster = BuildCluster("p4d.24xlarge:2");
   const ClusterTopology topology(cluster);
   GenerateOptions o;
@@ -184,7 +184,7 @@ TEST_CASE("NCCL collective plans still fold: folded and full replays end togethe
   sim.fold = false;
   const SimResult full = Simulate(schedule, topology, cost, sim);
   INFO("refused: " << folded.fold_note);
-  CHECK(folded.fold_order == 4);
+  CHECK(folded.fold_order == 8);
   CHECK(folded.iteration_time_ns == full.iteration_time_ns);
 }
 
@@ -192,6 +192,79 @@ TEST_CASE("collectives.json: algorithms must be ring or nccl") {
   CHECK_THROWS_WITH(ParseCollectiveAlgorithms("tree", "f.json: algorithms"),
                     "f.json: algorithms: 'tree' must be ring or nccl");
   CHECK(ParseCollectiveAlgorithms("nccl", "x") == CollectiveAlgorithms::kNccl);
+}
+
+TEST_CASE("A capped NCCL protocol runs at the capped bus bandwidth in both network modes") {
+  // Inside one p3.16xlarge node a 64 KiB all-reduce runs ring LL; LL's limit on Volta
+  // (39 GB/s) is below half the NVLink rings' 120 GB/s, so the plan's wire bytes carry it:
+  //   time = base + 2 (p - 1) alpha + 2 (p - 1) / p x n / busbw,  busbw = min(ll_max, 0.5 x B).
+  const Cluster cluster = BuildCluster("p3.16xlarge:1");
+  const ClusterTopology topology(cluster);
+  RouteCache routes(topology);
+  const std::vector<int> gpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  const Bytes n = 64 << 10;
+  const int p = 8;
+  const CollectivePlan plan = PlanCollective(OpKind::kAllReduce, gpus, -1, n, topology, Nccl());
+  REQUIRE(plan.algorithm == NcclAlgorithm::kRing);
+  REQUIRE(plan.protocol == NcclProtocol::kLL);
+  const NcclSystem system = P3System(cluster, 1, 8);
+  const double busbw = NcclBusBandwidth(system, NcclAlgorithm::kRing, NcclProtocol::kLL);
+  CHECK(busbw ==
+        Approx(std::min(system.constants.ll_max_bw[0] * 1e9, 0.5 * NcclLinkBandwidth(system))));
+  REQUIRE(busbw < 0.5 * NcclLinkBandwidth(system));  // the cap binds
+  // The rings' links give B = 120 GB/s; the plan's wire bytes make that busbw.
+  double wire_bytes = 0;
+  for (const RingRun& run : plan.phases[0].runs) wire_bytes += run.bytes_per_flow * p;
+  CHECK(wire_bytes / n == Approx(NcclLinkBandwidth(system) / busbw).epsilon(1e-9));
+  double alpha_ns = 0;
+  for (const RingRun& run : plan.phases[0].runs)
+    alpha_ns = std::max<double>(alpha_ns, run.alpha_ns);
+  const double base_ns = NcclBaseLatencyUs(system, NcclAlgorithm::kRing, NcclProtocol::kLL) * 1e3;
+  const double expected_ns = base_ns + 2 * (p - 1) * alpha_ns + 2.0 * (p - 1) / p * n / busbw * 1e9;
+  CHECK(AnalyticPlanNs(plan, routes) == Approx(expected_ns).epsilon(0.01));
+  const Schedule schedule = CollectiveSchedule(OpKind::kAllReduce, gpus, n, 8);
+  CHECK(Simulated(schedule, topology, NetworkMode::kFlow) == Approx(expected_ns).epsilon(0.01));
+}
+
+TEST_CASE("NCCL's protocol step latency is paid on every hop of every step") {
+  // 16 GPUs on two p3.16xlarge nodes: a 64 KiB all-reduce runs LL (not Simple), a 256 MiB one
+  // Simple. Each hop's latency: its route's plus NCCL's step latency for the protocol on that
+  // kind of hop (NVLink inside a node, the network between) less Simple's ring step, which the
+  // topology's latencies already are.
+  const Cluster cluster = BuildCluster("p3.16xlarge:2");
+  const ClusterTopology topology(cluster);
+  RouteCache routes(topology);
+  std::vector<int> gpus;
+  for (int g = 0; g < 16; ++g) gpus.push_back(g);
+  const NcclSystem system = P3System(cluster, 2, 8);
+  for (const Bytes n : {Bytes{64} << 10, Bytes{256} << 20}) {
+    const CollectivePlan plan = PlanCollective(OpKind::kAllReduce, gpus, -1, n, topology, Nccl());
+    INFO(n << " bytes: " << NcclAlgorithmName(plan.algorithm) << " "
+           << NcclProtocolName(plan.protocol));
+    CHECK((plan.protocol == NcclProtocol::kSimple) == (n > (1 << 20)));
+    int hops = 0;
+    for (const CollectivePhase& phase : plan.phases) {
+      for (const RingRun& run : phase.runs) {
+        const int p = static_cast<int>(run.gpus.size());
+        REQUIRE(run.hop_latency_ns.size() == static_cast<size_t>(run.closed ? p : p - 1));
+        TimeNs alpha_ns = 0;
+        for (int i = 0; i < static_cast<int>(run.hop_latency_ns.size()); ++i) {
+          const int a = run.gpus[i], b = run.gpus[(i + 1) % p];
+          const NcclHop hop =
+              cluster.NodeOf(a) != cluster.NodeOf(b) ? NcclHop::kNet : NcclHop::kNvlink;
+          const double delta_us =
+              NcclStepLatencyUs(system, plan.algorithm, plan.protocol, hop) -
+              NcclStepLatencyUs(system, NcclAlgorithm::kRing, NcclProtocol::kSimple, hop);
+          const double expected_ns = std::max(0.0, routes.Get(a, b).latency_ns + delta_us * 1e3);
+          CHECK(run.hop_latency_ns[i] == Approx(expected_ns).margin(1));
+          alpha_ns = std::max(alpha_ns, run.hop_latency_ns[i]);
+          ++hops;
+        }
+        CHECK(run.alpha_ns == alpha_ns);  // a step waits for its slowest hop
+      }
+    }
+    CHECK(hops > 0);
+  }
 }
 
 }  // namespace

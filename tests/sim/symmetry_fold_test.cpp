@@ -140,7 +140,8 @@ TEST_CASE("megatron recipes and data-parallel only fold exactly") {
 
 TEST_CASE("a real cluster folds data-parallel replicas sharing its links") {
   // p4d.24xlarge: 8 A100 per node on NVSwitch, one EFA NIC per pair of GPUs; dp2 pp2 tp4 on
-  // two nodes. The NICs break the tp rotation by 1 but not by 2: 2 replicas x 2 = 4.
+  // two nodes. Each NIC carries its pair's transfers by multiplicity 2 under the tp rotation by
+  // 1 (the four NICs one class): 2 replicas x 4 = 8.
   const Cluster cluster = BuildCluster("p4d.24xlarge:2");
   const ClusterTopology topology(cluster);
   for (Strategy strategy : {Strategy::kOneFOneB, Strategy::kInterleaved}) {
@@ -149,7 +150,7 @@ TEST_CASE("a real cluster folds data-parallel replicas sharing its links") {
       sim.network = mode;
       const SimResult folded =
           RequireFoldExact(Generate(Options(strategy, 2, 2, 4)), topology, sim);
-      CHECK(folded.fold_order == 4);
+      CHECK(folded.fold_order == 8);
     }
   }
 }

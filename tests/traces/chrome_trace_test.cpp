@@ -299,6 +299,27 @@ TEST_CASE("Chrome trace with its schedule follows the Trace Event Format, flows 
   CHECK(collective == allreduces / 2);
 }
 
+TEST_CASE("Chrome trace with links computed beforehand is the same bytes, rows in any order") {
+  const LinkedTrace t = GoldenLinkedTrace();
+  const std::string expected = ChromeTraceJson(t.trace, {}, &t.schedule);
+  // The links LinkTrace gives, handed to the file writer (compare shares them with the timeline).
+  testing::TempPath json("linked.json");
+  WriteChromeTraceFile(json.str(), t.trace, LinkTrace(t.schedule, t.trace));
+  std::ifstream in(json.str(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(bytes == expected);
+  // Rows in reverse order: the same SEND/RECV pairs and collective members are linked, and the
+  // canonical order writes the same bytes.
+  Trace reversed = t.trace;
+  std::reverse(reversed.rows.begin(), reversed.rows.end());
+  CHECK(ChromeTraceJson(reversed, {}, &t.schedule) == expected);
+  const TraceLinks forward = LinkTrace(t.schedule, t.trace);
+  const TraceLinks backward = LinkTrace(t.schedule, reversed);
+  REQUIRE(!forward.p2p.empty());
+  CHECK(backward.p2p.size() == forward.p2p.size());  // every RECV still finds its SEND
+  CHECK(backward.collectives.size() == forward.collectives.size());
+}
+
 TEST_CASE("Chrome trace draws a RECV as its wait until the SEND is posted, then its transfer") {
   const LinkedTrace t = GoldenLinkedTrace();
   const nlohmann::json doc = nlohmann::json::parse(ChromeTraceJson(t.trace, {}, &t.schedule));

@@ -263,10 +263,21 @@ void Runner::RunAllReduce(DeviceState& dev, const Op& op) {
                 Slice(id.microbatch, id.tokens), data);
     return;
   }
+  if (id.kind == TensorKind::kBarrier) {
+    std::vector<float> one(1, 0.0f);
+    transport_.AllReduce(call, one);
+    return;
+  }
   if (id.kind == TensorKind::kWeightGradient || id.kind == TensorKind::kSpGradient) {
-    // The dp sum of a stage's gradients, or (sequence parallelism) the tp sum of the parts of
-    // its replicated parameters' gradients.
-    const Range layers = StageLayers(dev, op, id.stage);
+    // The dp sum of a stage's gradients (a bucket: of the op's layers), or (sequence
+    // parallelism) the tp sum of the parts of its replicated parameters' gradients.
+    const Range stage_layers = StageLayers(dev, op, id.stage);
+    const Range layers = id.bucket >= 0 ? op.layers : stage_layers;
+    if (layers.Empty() || layers.begin < stage_layers.begin || layers.end > stage_layers.end) {
+      ThrowInput("{}: bucket layers [{}, {}) are not inside stage {}'s [{}, {})",
+                 OpWhere(schedule_, op), layers.begin, layers.end, id.stage, stage_layers.begin,
+                 stage_layers.end);
+    }
     // ZeRO-3 took the gradients out unit by unit: the tp sum adds the dp-summed shards.
     if (id.kind == TensorKind::kSpGradient) ZeroGradientsBack(dev, layers);
     const ParamSubset subset =

@@ -90,11 +90,19 @@ TensorId ParseTensorId(const std::string& text) {
     return parsed;
   }
   if (f[0] == "wgrad") {
-    if (f.size() < 2 || f.size() > 3) return id;
+    // wgrad.s{S}[.r{tp}], a bucket wgrad.s{S}.b{k}.r{tp}
+    if (f.size() < 2 || f.size() > 4) return id;
     TensorId parsed;
     parsed.kind = TensorKind::kWeightGradient;
     if (!ParseTagged(f[1], 's', parsed.stage)) return id;
-    if (f.size() == 3 && !ParseTagged(f[2], 'r', parsed.tp_copy)) return id;
+    if (f.size() == 4 && !ParseTagged(f[2], 'b', parsed.bucket)) return id;
+    if (f.size() >= 3 && !ParseTagged(f.back(), 'r', parsed.tp_copy)) return id;
+    parsed.store_key = text;
+    return parsed;
+  }
+  if (f[0] == "barrier") {
+    TensorId parsed;
+    parsed.kind = TensorKind::kBarrier;
     parsed.store_key = text;
     return parsed;
   }

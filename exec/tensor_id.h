@@ -28,6 +28,7 @@ enum class TensorKind {
   kLayerGradient,   // wgrad.l*: one layer's weight gradients of one unit (ZeRO-3)
   kLayerParams,     // param.l*: one layer's parameters (ZeRO-3)
   kStageParams,     // step.s*: a stage's parameters (ZeRO-1 and 2)
+  kBarrier,         // barrier.*: the flattened dp step's barrier (one element, summed)
   kOther,           // anything else: moved as an opaque buffer
 };
 
@@ -38,6 +39,7 @@ struct TensorId {
   int microbatch = -1;
   Range tokens;
   int stage = -1;          // wgrad.s, spgrad, step
+  int bucket = -1;         // wgrad.s{S}.b{k}.r{tp}: a dp bucket (the op's layers of stage S)
   bool backward = false;   // tpb, tpbg, tpbs
   bool recompute = false;  // tpr, tprg, tprs: the recomputed forward (kind as tpf's)
   int tp_copy = -1;        // the .r{tp} suffix, -1 without one

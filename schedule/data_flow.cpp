@@ -124,6 +124,8 @@ struct Tensor {
   int wgrad_stage = -1;  // wgrad.s{S}... and spgrad.s{S}...: the stage
   bool spgrad = false;   // spgrad.s{S}: the tp sum of sequence parallelism's gradient parts
   int wgrad_layer = -1;  // ZeRO-3's wgrad.l{L}...: the layer
+  bool bucket = false;   // wgrad.s{S}.b{k}.r{tp}: a dp bucket of the op's layers of stage S
+  bool barrier = false;  // barrier.*: the flattened dp step's barrier (moves no tensor)
 };
 
 class Tensors {
@@ -164,7 +166,11 @@ class Tensors {
       int layer = -1;
       if (ParseTagged(f[1], 's', stage)) t.wgrad_stage = stage;
       if (f[0] == "wgrad" && ParseTagged(f[1], 'l', layer)) t.wgrad_layer = layer;
+      int bucket = -1;
+      t.bucket = f[0] == "wgrad" && f.size() == 4 && ParseTagged(f[2], 'b', bucket);
       t.spgrad = f[0] == "spgrad";
+    } else if (f[0] == "barrier") {
+      t.barrier = true;
     } else if (f[0] == "param" && f.size() == 6 && (f[2] == "F" || f[2] == "B")) {
       Key k;  // the unit: from the op
       k.kind = Res::kParams;
@@ -356,15 +362,24 @@ class DataFlow {
       if (!wgrad && op.kind != OpKind::kOptimizer) continue;
       const int stage = wgrad ? t.wgrad_stage : op.stage;
       needed.clear();
+      const bool bucket = wgrad && t.bucket;
       for (int b : backward_of_device[op.device]) {
         const int bs = s_.ops[b].stage;
+        if (bucket) {
+          // A dp bucket reads the gradients of its own layers only.
+          const Range& bl = s_.ops[b].layers;
+          const bool overlaps = bl.begin < op.layers.end && op.layers.begin < bl.end;
+          if (bs == stage && overlaps) needed.push_back(b);
+          continue;
+        }
         const bool earlier = b < i && (!wgrad || bs == stage || bs < 0);
         if (earlier || (stage >= 0 && bs == stage) || (!wgrad && stage < 0)) needed.push_back(b);
       }
       for (int j : layer_of_device[op.device]) {
         if (s_.ops[j].stage == stage) needed.push_back(j);
       }
-      if (stage >= 0 && (!wgrad || !t.spgrad)) {
+      // (A bucket is summed apart from sequence parallelism's tp sum, which follows it.)
+      if (stage >= 0 && (!wgrad || (!t.spgrad && !bucket))) {
         for (int j : wgrad_of_device[op.device]) {
           const Tensor& tj = TensorOf(j);
           if (tj.wgrad_stage == stage && (!wgrad || tj.spgrad)) needed.push_back(j);
@@ -640,7 +655,7 @@ class DataFlow {
           }
           return;
         }
-        if (t.wgrad_stage >= 0) return;  // handled in Run
+        if (t.wgrad_stage >= 0 || t.barrier) return;  // handled in Run; a barrier moves nothing
         if (t.wgrad_layer >= 0) {
           // ZeRO-3: one unit's gradients of one layer, complete once its backward finished.
           Read(reads, op, Make(Res::kFinB, t.wgrad_layer, kAttn, op));

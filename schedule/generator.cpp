@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -15,6 +16,9 @@
 
 namespace terasim {
 namespace {
+
+// dist.barrier on NCCL: an ALLREDUCE of one 4-byte element over the group.
+constexpr int64_t kBarrierBytes = 4;
 
 void RequirePositive(int value, std::string_view flag) {
   if (value < 1) ThrowInput("{} {}: must be >= 1", flag, value);
@@ -68,6 +72,8 @@ struct Plan {
   std::string RankSuffix(int r) const { return tp > 1 ? fmt::format(".r{}", r) : ""; }
   std::string TpGroup(int d, int p) const { return fmt::format("tp.d{}.s{}", d, p); }
   std::string DpGroup(int p, int r) const { return fmt::format("dp.s{}.r{}", p, r); }
+  // Replica d's P x T devices: the flattened dp step's barrier.
+  std::string ReplicaGroup(int d) const { return fmt::format("replica.d{}", d); }
 };
 
 // A name (key, tensor or stream) assembled from text and integers in a fixed buffer: the hot
@@ -180,7 +186,10 @@ class DeviceEmitter {
       }
     }
     std::vector<int> finished_stages;  // in the order their backwards finish
-    std::vector<std::string> dp_keys;
+    // What each finished stage's OPTIMIZER waits for (its dp reduction, or sequence
+    // parallelism's tp sum).
+    std::vector<std::vector<std::string>> dp_keys;
+    std::vector<std::string> flattened_after;  // kFlattened: each stage's last gradient op
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
       const PipelineStep& step = steps[i];
       UnitPlace u = Place(step);
@@ -194,18 +203,17 @@ class DeviceEmitter {
       }
       if (!step.forward && last_backward[step.chunk] == i) {
         finished_stages.push_back(u.stage);
-        if (SequenceParallel()) last = SequenceParallelGradients(u.stage, last);
-        dp_keys.push_back(plan_.dp > 1 ? DataParallel(u.stage, last) : "");
-        if (plan_.dp == 1 && SequenceParallel()) dp_keys.back() = last;
+        dp_keys.push_back(StageGradients(u.stage, last, flattened_after));
       }
     }
+    if (Mode() == DpStep::kFlattened) FlattenedStep(finished_stages, flattened_after, dp_keys);
     if (!plan_.options.optimizer) return;
     for (size_t i = 0; i < finished_stages.size(); ++i) {
       const int stage = finished_stages[i];
       Op& op = Add(fmt::format("OPT.s{}.d{}{}", stage, d_, Sfx()), OpKind::kOptimizer, "compute");
       op.stage = stage;
       op.layers = plan_.layers[op.stage];
-      if (!dp_keys[i].empty()) op.after = {dp_keys[i]};
+      op.after = dp_keys[i];
       if (Zero() > 0) {
         op.zero = Zero();
         op.group = plan_.DpGroup(p_, r_);
@@ -226,7 +234,7 @@ class DeviceEmitter {
 
   // An upper bound of the ops Emit(steps) writes, for Generate to size the schedule once (a
   // vector that doubles holds up to twice the ops at its last growth). Exact for the unit ops;
-  // allows four per model chunk for the ops after its last backward.
+  // allows four per model chunk for the ops after its last backward, and the dp step's.
   size_t MaxOps(const std::vector<PipelineStep>& steps) const {
     const bool broadcast = BroadcastBoundary();
     const bool owner = !broadcast || r_ == 0;  // the tp rank that sends and receives
@@ -254,7 +262,13 @@ class DeviceEmitter {
         ops += layers * ((weight ? 0 : 1) + (step.forward || input_only ? 0 : 1));
       }
     }
-    return ops + 4 * static_cast<size_t>(plan_.virtual_stages);
+    // The dp step: a bucketed chunk's buckets beyond the one all-reduce counted above, a
+    // flattened step's barrier.
+    size_t dp_ops = Mode() == DpStep::kFlattened ? 1 : 0;
+    if (Mode() == DpStep::kBucketed) {
+      for (int stage : plan_.rank_stages[p_]) dp_ops += BucketLayers(stage).size() - 1;
+    }
+    return ops + 4 * static_cast<size_t>(plan_.virtual_stages) + dp_ops;
   }
 
  private:
@@ -262,8 +276,16 @@ class DeviceEmitter {
   int Zero() const { return plan_.dp > 1 ? plan_.options.zero : 0; }
   bool SequenceParallel() const { return plan_.options.sequence_parallel && plan_.tp > 1; }
   // Compute ops per layer (and part): with tensor parallelism (the tp collectives sit between
-  // parts) and with ZeRO-3 (the parameter all-gathers sit between layers).
-  bool PerLayer() const { return plan_.tp > 1 || Zero() == 3; }
+  // parts), with ZeRO-3 (the parameter all-gathers sit between layers) and with bucketed dp
+  // (each bucket waits for its own layers).
+  bool PerLayer() const { return plan_.tp > 1 || Zero() == 3 || Mode() == DpStep::kBucketed; }
+  // The data-parallel step this device runs: per-stage without a dp all-reduce to shape (D = 1,
+  // ZeRO-3) and for bucketed with ZeRO-1 / 2 (one reduce-scatter per stage).
+  DpStep Mode() const {
+    if (plan_.dp < 2 || Zero() == 3) return DpStep::kPerStage;
+    const DpStep mode = ResolvedDpStep(plan_.options);
+    return mode == DpStep::kBucketed && Zero() > 0 ? DpStep::kPerStage : mode;
+  }
   Recompute RecomputeMode() const { return plan_.options.recompute; }
   bool BroadcastBoundary() const {
     return plan_.options.boundary == Boundary::kBroadcast && plan_.tp > 1;
@@ -274,7 +296,11 @@ class DeviceEmitter {
     return 2 * LayerShardParams(plan_.options.model, plan_.tp, Block::kWhole);
   }
   int64_t StageGradientBytes(int stage) const {
-    return 2 * plan_.layers[stage].Length() * plan_.options.model.ParamsPerLayer() / plan_.tp;
+    return LayersGradientBytes(plan_.layers[stage].Length());
+  }
+  // fp16 weight gradients of `count` layers' tp shard.
+  int64_t LayersGradientBytes(int count) const {
+    return 2 * count * plan_.options.model.ParamsPerLayer() / plan_.tp;
   }
 
   UnitPlace Place(const PipelineStep& step) const {
@@ -546,6 +572,7 @@ class DeviceEmitter {
       if (!whole) Part(u, kind, l, LayerPart::kMlp, first, input, recompute ? -1 : gather);
       last = Part(u, kind, l, first_part, first, input, (recompute || !whole) ? -1 : gather);
       finish_layer();
+      if (kind != OpKind::kBwdInput) layer_done_[l] = last;
       if (zero3 && kind != OpKind::kBwdInput) {
         ScatterGradients(u, l, std::string(Key(last)));
         weights_done = Last();
@@ -576,10 +603,13 @@ class DeviceEmitter {
 
   // Sequence parallelism: each tp rank computed the gradients of the replicated parameters
   // (LayerNorms, row-parallel biases, embedding, head) from its own token rows; their tp sum
-  // (Megatron-LM's all-reduce of the sequence-parallel gradients), after `last_backward`.
-  std::string SequenceParallelGradients(int stage, const std::string& last_backward) {
+  // (Megatron-LM's all-reduce of the sequence-parallel gradients), after `after` (the stage's
+  // last backward; bucketed: also its last bucket, on the "dp" stream, as Megatron-LM sums them
+  // after the dp reduction).
+  std::string SequenceParallelGradients(int stage, std::vector<std::string> after,
+                                        const char* stream) {
     const Range& layers = plan_.layers[stage];
-    Op& op = Add(fmt::format("ARSP.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllReduce, "compute");
+    Op& op = Add(fmt::format("ARSP.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllReduce, stream);
     op.stage = stage;
     op.layers = layers;
     op.group = plan_.TpGroup(d_, p_);
@@ -587,16 +617,95 @@ class DeviceEmitter {
     const ModelCard& m = plan_.options.model;
     // fp16: four LayerNorm vectors and two biases of `hidden` per layer.
     op.bytes = 2 * int64_t{6} * m.hidden * layers.Length();
-    op.after = {last_backward};
+    op.after = std::move(after);
     return op.key;
   }
 
-  // The data-parallel reduction of `stage`'s weight gradients after `last_backward` (with
-  // tp > 1 the stage's last backward tp collective, see Compute()): an ALLREDUCE, with ZeRO-1
-  // and 2 a REDUCE_SCATTER (each replica updates its shard), with ZeRO-3 nothing more (the
-  // per-layer reduce-scatters did it; the optimizer waits for the last of them).
-  std::string DataParallel(int stage, const std::string& last_backward) {
-    if (Zero() == 3) return last_backward;
+  // The weight-gradient step of `stage` after its last backward op `last` (with tp > 1 the
+  // stage's last backward tp collective, see Compute()). Returns what its OPTIMIZER waits for;
+  // kFlattened only notes `last` in `flattened` (FlattenedStep emits the reduction later).
+  std::vector<std::string> StageGradients(int stage, std::string last,
+                                          std::vector<std::string>& flattened) {
+    const DpStep mode = Mode();
+    if (mode == DpStep::kBucketed) {
+      std::vector<std::string> keys = Buckets(stage);
+      if (SequenceParallel()) {
+        keys.push_back(SequenceParallelGradients(stage, {last, keys.back()}, "dp"));
+      }
+      return keys;
+    }
+    if (SequenceParallel()) last = SequenceParallelGradients(stage, {last}, "compute");
+    if (plan_.dp == 1) {
+      if (SequenceParallel()) return {last};
+      return {};
+    }
+    if (mode == DpStep::kFlattened) {
+      flattened.push_back(last);
+      return {};
+    }
+    return {DataParallel(stage, {last})};
+  }
+
+  // TeraPipe's flattened step: once every stage of the replica has ended its backward (a
+  // barrier over the replica's devices after this device's last gradient op, when the replica
+  // has more than one device), each of this device's stages all-reduces its whole gradient.
+  void FlattenedStep(const std::vector<int>& stages, const std::vector<std::string>& last,
+                     std::vector<std::vector<std::string>>& dp_keys) {
+    std::string barrier;
+    if (plan_.pp * plan_.tp > 1 && !last.empty()) {
+      Op& op = Add(fmt::format("BAR.p{}.d{}{}", p_, d_, Sfx()), OpKind::kAllReduce, "dp");
+      op.group = plan_.ReplicaGroup(d_);
+      op.tensor = fmt::format("barrier.d{}", d_);
+      op.bytes = kBarrierBytes;
+      op.after = last;
+      barrier = op.key;
+    }
+    for (size_t i = 0; i < stages.size(); ++i) {
+      std::vector<std::string> after = {last[i]};
+      if (!barrier.empty()) after.push_back(barrier);
+      dp_keys[i] = {DataParallel(stages[i], std::move(after))};
+    }
+  }
+
+  // DDP's buckets of `stage`: whole layers from the last down, a bucket closed once it holds
+  // dp_bucket_bytes or more; each ALLREDUCE ("DP.s.d.b{k}", tensor "wgrad.s{S}.b{k}.r{tp}",
+  // layers its own) waits for the last backward of its lowest layer (the compute stream ran
+  // the layers above it before).
+  std::vector<std::string> Buckets(int stage) {
+    std::vector<std::string> keys;
+    for (const Range& bucket : BucketLayers(stage)) {
+      const int k = static_cast<int>(keys.size());
+      Op& op = Add(fmt::format("DP.s{}.d{}.b{}{}", stage, d_, k, Sfx()), OpKind::kAllReduce, "dp");
+      op.stage = stage;
+      op.layers = bucket;
+      op.group = plan_.DpGroup(p_, r_);
+      op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
+      op.bytes = LayersGradientBytes(bucket.Length());
+      op.after = {Key(layer_done_.at(bucket.begin))};
+      keys.push_back(op.key);
+    }
+    return keys;
+  }
+
+  // The layers of `stage`'s buckets, from the last layer down.
+  std::vector<Range> BucketLayers(int stage) const {
+    const Range& layers = plan_.layers[stage];
+    const int64_t cap = plan_.options.dp_bucket_bytes;
+    std::vector<Range> out;
+    for (int top = layers.end; top > layers.begin;) {
+      int bottom = top;
+      while (bottom > layers.begin && LayersGradientBytes(top - bottom) < cap) --bottom;
+      out.push_back({bottom, top});
+      top = bottom;
+    }
+    return out;
+  }
+
+  // The data-parallel reduction of `stage`'s weight gradients after `after`: an ALLREDUCE, with
+  // ZeRO-1 and 2 a REDUCE_SCATTER (each replica updates its shard), with ZeRO-3 nothing more
+  // (the per-layer reduce-scatters did it; the optimizer waits for the last of them).
+  std::string DataParallel(int stage, std::vector<std::string> after) {
+    if (Zero() == 3) return after.front();
     const bool scatter = Zero() > 0;
     Op& op = Add(fmt::format("{}.s{}.d{}{}", scatter ? "RS" : "DP", stage, d_, Sfx()),
                  scatter ? OpKind::kReduceScatter : OpKind::kAllReduce, "dp");
@@ -605,7 +714,7 @@ class DeviceEmitter {
     op.group = plan_.DpGroup(p_, r_);
     op.tensor = fmt::format("wgrad.s{}.r{}", stage, r_);
     op.bytes = StageGradientBytes(stage);
-    op.after = {last_backward};
+    op.after = std::move(after);
     return op.key;
   }
 
@@ -614,6 +723,9 @@ class DeviceEmitter {
   std::vector<Op>& ops_;
   // Fixed per device: the key suffix (Plan::RankSuffix) and the names of its groups.
   const std::string sfx_, tp_group_, dp_group_;
+  // The position of the op after which each layer's weight gradients of the latest backward
+  // are complete.
+  std::map<int, int> layer_done_;
 };
 
 // An imported order (schedule/torch_csv.h builds one): a rank per pipeline rank, V stages on
@@ -662,6 +774,9 @@ void Validate(const GenerateOptions& o) {
   if (m.heads % o.tp != 0) ThrowInput("--tp {} does not divide {} heads", o.tp, m.heads);
   if (m.ffn % o.tp != 0) ThrowInput("--tp {} does not divide ffn {}", o.tp, m.ffn);
   if (o.zero < 0 || o.zero > 3) ThrowInput("--zero {}: must be 0, 1, 2 or 3", o.zero);
+  if (o.dp_bucket_bytes < 1) {
+    ThrowInput("--dp-bucket-mb: the bucket of {} bytes must be >= 1 byte", o.dp_bucket_bytes);
+  }
   if (o.zero > 0 && o.dp < 2) {
     ThrowInput("--zero {} needs --dp >= 2 (it shards over the data-parallel group)", o.zero);
   }
@@ -789,6 +904,36 @@ SliceOrder ParseSliceOrder(const std::string& text, const std::string& flag) {
   ThrowInput("{}: '{}' must be one of flush, 1f1b", flag, text);
 }
 
+std::string DpStepName(DpStep step) {
+  switch (step) {
+    case DpStep::kAuto:
+      return "auto";
+    case DpStep::kPerStage:
+      return "per-stage";
+    case DpStep::kFlattened:
+      return "flattened";
+    case DpStep::kBucketed:
+      return "bucketed";
+  }
+  return "?";
+}
+
+DpStep DefaultDpStep(Strategy strategy) {
+  return strategy == Strategy::kTeraPipe || strategy == Strategy::kGpipe ? DpStep::kFlattened
+                                                                         : DpStep::kBucketed;
+}
+
+DpStep ResolvedDpStep(const GenerateOptions& options) {
+  return options.dp_step == DpStep::kAuto ? DefaultDpStep(options.strategy) : options.dp_step;
+}
+
+DpStep ParseDpStep(const std::string& text, const std::string& flag) {
+  for (DpStep step : {DpStep::kAuto, DpStep::kPerStage, DpStep::kFlattened, DpStep::kBucketed}) {
+    if (text == DpStepName(step)) return step;
+  }
+  ThrowInput("{}: '{}' must be one of auto, per-stage, flattened, bucketed", flag, text);
+}
+
 Boundary ParseBoundary(const std::string& text, const std::string& flag) {
   if (text == "p2p") return Boundary::kPointToPoint;
   if (text == "broadcast") return Boundary::kBroadcast;
@@ -898,6 +1043,14 @@ Schedule Generate(const GenerateOptions& options) {
       for (int r = 0; r < plan.tp; ++r) {
         Group g{plan.DpGroup(p, r), {}, 0};
         for (int d = 0; d < plan.dp; ++d) g.ranks.push_back(plan.Device(d, p, r));
+        s.groups.push_back(std::move(g));
+      }
+    }
+    if (ResolvedDpStep(options) == DpStep::kFlattened && options.zero != 3 &&
+        plan.pp * plan.tp > 1) {
+      for (int d = 0; d < plan.dp; ++d) {
+        Group g{plan.ReplicaGroup(d), {}, 0};
+        for (int i = 0; i < plan.pp * plan.tp; ++i) g.ranks.push_back(d * plan.pp * plan.tp + i);
         s.groups.push_back(std::move(g));
       }
     }

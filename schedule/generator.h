@@ -7,8 +7,8 @@
 //     in flush or 1F1B order; a unit is one (micro-batch, token slice);
 //   * Megatron tensor parallelism of degree T (every layer split into attn and mlp ops, each
 //     followed by a tp ALLREDUCE, forward and backward);
-//   * data parallelism of degree D (a dp ALLREDUCE of each stage's weight gradients after its
-//     last backward, then the OPTIMIZER);
+//   * data parallelism of degree D (the dp reduction of each stage's weight gradients in one of
+//     the DpStep forms below, then the OPTIMIZER);
 //   * the stage boundary: point to point between equal tp ranks, or tp rank 0 to tp rank 0
 //     followed by a BROADCAST inside the receiving stage's tp group.
 //
@@ -17,6 +17,7 @@
 // the options (same options -> byte-identical .pir). Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,24 @@ enum class Boundary {
   kPointToPoint,  // tp rank r of one stage to tp rank r of the next
   kBroadcast,     // tp rank 0 to tp rank 0, then BROADCAST in the receiving stage's tp group
 };
+
+// How the data-parallel gradient step is issued (with D >= 2 and no ZeRO-3).
+enum class DpStep {
+  kAuto,       // the strategy family's own: DefaultDpStep(strategy)
+  kPerStage,   // "per-stage": one ALLREDUCE of a stage's gradients on its own "dp" stream right
+               // after that stage's own last backward (terasim's mode before the choice existed)
+  kFlattened,  // "flattened", TeraPipe's code: the whole replica's backward ends first (a
+               // barrier over the replica's devices, dist.barrier's one-element ALLREDUCE), then
+               // one ALLREDUCE of each stage's whole fp16 gradient; nothing overlaps the backward
+  kBucketed,   // "bucketed", PyTorch DDP / Megatron-LM: whole layers in reverse order packed into
+               // buckets of at least dp_bucket_bytes (a bucket closes once it reaches the cap, as
+               // DDP's assignment does; layers are never split), each bucket's ALLREDUCE issued
+               // once the last backward of its layers ends, overlapped with the rest
+};
+
+// PyTorch DistributedDataParallel's bucket_cap_mb default: 25 MiB (torch.nn.parallel.
+// DistributedDataParallel, bucket_cap_mb=25, bucket_bytes_cap = 25 * 1024 * 1024).
+inline constexpr int64_t kDdpBucketBytes = int64_t{25} * 1024 * 1024;
 
 struct GenerateOptions {
   ModelCard model;
@@ -88,6 +107,12 @@ struct GenerateOptions {
   Recompute recompute = Recompute::kNone;
   bool sequence_parallel = false;
   int zero = 0;
+  // The data-parallel step (D >= 2). ZeRO-1 / 2 keep one REDUCE_SCATTER per stage (bucketed
+  // issues it as per-stage does, flattened after the barrier); ZeRO-3 keeps its per-layer
+  // reduce-scatters whatever the mode. Bucketed makes the compute ops per layer (each bucket
+  // waits for its own layers' backward).
+  DpStep dp_step = DpStep::kAuto;
+  int64_t dp_bucket_bytes = kDdpBucketBytes;  // kBucketed: the bucket cap, bytes
   // kImported only: each pipeline rank's steps (chunk c of rank r is the c-th smallest of its
   // stages) and the pipeline rank of each of the P V virtual stages. Consecutive stages on one
   // rank (a V placement) hand their tensors over in memory, without SEND / RECV.
@@ -112,10 +137,19 @@ struct GenerateOptions {
 std::string StrategyName(Strategy strategy);
 std::string SliceOrderName(SliceOrder order);  // "flush", "1f1b"
 std::string BoundaryName(Boundary boundary);   // "p2p", "broadcast"
+std::string DpStepName(DpStep step);           // "auto", "per-stage", "flattened", "bucketed"
+// The family defaults: flattened for terapipe and gpipe (TeraPipe's code ran both; Table 1's
+// "without TeraPipe" is its GPipe flush), bucketed for the Megatron-LM and PyTorch families
+// (1f1b, interleaved, the zero-bubble orders, looped-bfs, imported): Megatron-LM's and DDP's
+// gradient buckets overlapped with the backward.
+DpStep DefaultDpStep(Strategy strategy);
+// options.dp_step, with kAuto replaced by DefaultDpStep(options.strategy).
+DpStep ResolvedDpStep(const GenerateOptions& options);
 // Inverses; throw InputError "FLAG: 'TEXT' must be one of ..." for an unknown name.
 Strategy ParseStrategy(const std::string& text, const std::string& flag = "--strategy");
 SliceOrder ParseSliceOrder(const std::string& text, const std::string& flag = "--order");
 Boundary ParseBoundary(const std::string& text, const std::string& flag = "--boundary");
+DpStep ParseDpStep(const std::string& text, const std::string& flag = "--dp-step");
 
 // The micro-batches of one data-parallel replica, each with its rows and token slices, in
 // micro-batch order (local ids 0..M-1). Throws InputError naming the flag when the options

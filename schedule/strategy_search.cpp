@@ -256,11 +256,14 @@ double StrategySearch::StepTailNs(const GenerateOptions& o, const SearchRequest&
   // The dp collective of the chunk's fp16 weight gradients over tp rank 0's dp group (ranks
   // d P T): it waits for the chunk's last backward and the OPTIMIZER waits for it (an
   // ALLREDUCE; ZeRO-1 and 2 a REDUCE_SCATTER before the OPTIMIZER and an ALLGATHER after it;
-  // ZeRO-3's per-layer reduce-scatters are not counted). schedule/generator.cpp writes no
-  // overlap of this step with the backward, so it adds to the path in full.
+  // ZeRO-3's per-layer reduce-scatters are not counted). Per-stage and flattened steps do not
+  // overlap the backward, so they add to the path in full; a bucketed one only its last
+  // bucket, which holds one layer at least.
   std::vector<int> group;
   for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp);
-  const Bytes bytes = 2 * static_cast<Bytes>(chunk_layers) * model_.ParamsPerLayer() / o.tp;
+  const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
+  const Bytes bytes =
+      2 * static_cast<Bytes>(bucketed ? 1 : chunk_layers) * model_.ParamsPerLayer() / o.tp;
   if (zero == 0) return ns + request.collective_ns(OpKind::kAllReduce, group, bytes);
   return ns + request.collective_ns(OpKind::kReduceScatter, group, bytes) +
          request.collective_ns(OpKind::kAllGather, group, bytes);
@@ -452,6 +455,8 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
       base.pp = p;
       base.tp = t;
       base.boundary = t > 1 ? Boundary::kBroadcast : Boundary::kPointToPoint;
+      base.dp_step = request.dp_step;
+      base.dp_bucket_bytes = request.dp_bucket_bytes;
       const int replica = request.batch / d;
       if (family == Family::kTeraPipe) {
         Candidate c;

@@ -150,6 +150,9 @@ struct SearchRequest {
   // family; false: only the plain variant (no recomputation, no sharding).
   bool recipes = true;
   int microbatch_size = 0;  // > 0: only micro-batches of this many rows (micro-batch families)
+  // Every candidate's data-parallel step (kAuto: each family's default, DefaultDpStep).
+  DpStep dp_step = DpStep::kAuto;
+  int64_t dp_bucket_bytes = kDdpBucketBytes;
   // Candidates whose EstimateOps exceeds this are not generated (0: no limit); counted as
   // pruned by the op budget.
   int64_t max_ops = 0;

@@ -30,6 +30,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/planning_context.h"
+#include "tools/schedule_flags.h"
 #include "traces/gantt_svg.h"
 #include "traces/run_config.h"
 #include "traces/svg_bar_chart.h"
@@ -216,6 +217,7 @@ int RunPaper(const po::variables_map& vm) {
     base.pp = static_cast<int>(s.RequireInt("pp", 1));
     base.tp = static_cast<int>(s.RequireInt("tp", 1));
     base.boundary = base.tp > 1 ? Boundary::kBroadcast : Boundary::kPointToPoint;
+    ReadRecipeFlags(vm, base);  // --dp-step, --dp-bucket-mb
     if (batch % base.dp != 0) ThrowInput("{}: settings[{}]: dp does not divide batch", path, i);
     const int replica = batch / base.dp;
     // Without TeraPipe: one micro-batch per sequence, no token slicing (GPipe flush).
@@ -393,6 +395,7 @@ int RunCompare(const Args& args) {
        "per-op trace rows stored: none | winner (one device per pipeline stage) | all")
       ("json", po::bool_switch(), "print JSON");
   // clang-format on
+  AddDpStepOptions(options);
   po::variables_map vm;
   if (!Parse("compare",
              "[--model M] [--cluster C] [--batch B] [--db FILE] [--out DIR] [--json]\n"
@@ -446,6 +449,10 @@ int RunCompare(const Args& args) {
   request.max_ops = vm["max-ops"].as<int64_t>();
   if (request.max_ops < 0) ThrowInput("--max-ops {}: must be >= 0", request.max_ops);
   request.microbatch_size = vm["microbatch-size"].as<int>();
+  GenerateOptions dp_step;  // --dp-step, --dp-bucket-mb
+  ReadRecipeFlags(vm, dp_step);
+  request.dp_step = dp_step.dp_step;
+  request.dp_bucket_bytes = dp_step.dp_bucket_bytes;
   const std::string strategy = vm["strategy"].as<std::string>();
   if (strategy != "all") request.families = {ParseFamily(strategy)};
   request.progress = [](const std::string& line) {
@@ -724,8 +731,11 @@ int RunCompare(const Args& args) {
         FamilyName(row.family), DegreesText(c.options), UnitsText(c), row.evaluation.iteration_s,
         row.speedup, row.result.tflops_per_gpu, 100 * row.result.bubble_fraction,
         FormatGiB(row.evaluation.memory.peak_bytes), row.evaluation.fits ? "yes" : "no");
-    std::cout << fmt::format("  {:<14} {}; recipe: {}\n", "", StrategyName(c.options.strategy),
-                             RecipeText(c.options));
+    // With D >= 2, the data-parallel step it ran (GenerateOptions::dp_step).
+    const std::string dp_step =
+        c.options.dp > 1 ? "; dp step: " + DpStepName(ResolvedDpStep(c.options)) : "";
+    std::cout << fmt::format("  {:<14} {}; recipe: {}{}\n", "", StrategyName(c.options.strategy),
+                             RecipeText(c.options), dp_step);
   }
   std::cout << "  search:\n";
   for (const CompareRow& row : rows) {

@@ -14,6 +14,7 @@
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "tools/planning_context.h"
+#include "tools/schedule_flags.h"
 
 namespace terasim::cli {
 namespace {
@@ -69,6 +70,7 @@ int RunPlan(const Args& args) {
       ("max-evaluations", po::value<int>()->default_value(6), "simulations per family at most")
       ("json", po::bool_switch(), "print JSON");
   // clang-format on
+  AddDpStepOptions(options);
   po::variables_map vm;
   if (!Parse("plan",
              "[--model M] [--cluster C] [--batch B] [--strategy S] [--pp P --tp T] [--json]",
@@ -134,6 +136,10 @@ int RunPlan(const Args& args) {
   request.granularity = granularity;
   request.max_evaluations_per_family = vm["max-evaluations"].as<int>();
   request.microbatch_size = vm["microbatch-size"].as<int>();
+  GenerateOptions dp_step;  // --dp-step, --dp-bucket-mb
+  ReadRecipeFlags(vm, dp_step);
+  request.dp_step = dp_step.dp_step;
+  request.dp_bucket_bytes = dp_step.dp_bucket_bytes;
   const std::string strategy = vm["strategy"].as<std::string>();
   if (strategy != "all") request.families = {ParseFamily(strategy)};
   request.progress = [](const std::string& line) { std::cerr << "terasim plan: " << line << "\n"; };

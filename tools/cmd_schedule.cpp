@@ -55,6 +55,7 @@ int RunSchedule(const Args& args) {
        "output .pir file (required; - for stdout)")
       ("json", po::bool_switch(), "print a JSON summary instead of a line");
   // clang-format on
+  AddDpStepOptions(options);
   po::variables_map vm;
   if (!Parse("schedule", "[options] -o FILE.pir", options, {}, args, vm)) return 0;
 

@@ -115,6 +115,7 @@ int RunSimulate(const Args& args) {
       ("boundary", po::value<std::string>()->default_value("p2p"), "p2p | broadcast")
       ("no-optimizer", po::bool_switch(), "leave out the OPTIMIZER ops");
   // clang-format on
+  AddDpStepOptions(options);
   po::positional_options_description positional;
   positional.add("pir", 1);
   po::variables_map vm;

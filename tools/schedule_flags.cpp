@@ -1,5 +1,7 @@
 #include "tools/schedule_flags.h"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "models/errors.h"
@@ -70,6 +72,29 @@ void ReadRecipeFlags(const boost::program_options::variables_map& vm, GenerateOp
     }
     o.backward_in_forward_order = text == "forward";
   }
+  if (vm.count("dp-step")) o.dp_step = ParseDpStep(vm["dp-step"].as<std::string>());
+  if (vm.count("dp-bucket-mb")) {
+    const double mib = vm["dp-bucket-mb"].as<double>();
+    if (!std::isfinite(mib) || mib <= 0 || mib > 1e9) {
+      ThrowInput("--dp-bucket-mb {}: must be a number of MiB in (0, 1e9]", mib);
+    }
+    o.dp_bucket_bytes = std::max<int64_t>(1, std::llround(mib * 1024 * 1024));
+  }
+}
+
+void AddDpStepOptions(boost::program_options::options_description& options) {
+  // clang-format off
+  options.add_options()
+      ("dp-step", boost::program_options::value<std::string>()->default_value("auto"),
+       "data-parallel gradient step (--dp >= 2): flattened (TeraPipe's code: one all-reduce of "
+       "each stage's whole fp16 gradient once the replica's whole backward has ended), bucketed "
+       "(PyTorch DDP / Megatron-LM: buckets of whole layers, each all-reduced as soon as its "
+       "layers' backward ends, overlapped with the rest), per-stage (each stage's all-reduce "
+       "right after its own last backward); auto: flattened for terapipe and gpipe, bucketed "
+       "for the others")
+      ("dp-bucket-mb", boost::program_options::value<double>()->default_value(25),
+       "bucketed: bucket cap in MiB (PyTorch DDP's bucket_cap_mb default, 25)");
+  // clang-format on
 }
 
 GenerateOptions ScheduleOptionsFromFlags(const boost::program_options::variables_map& vm,

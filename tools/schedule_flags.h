@@ -21,8 +21,13 @@
 namespace terasim::cli {
 
 // Today's recipes, where the command declares them: --recompute none|selective|full,
-// --sequence-parallel, --zero 0-3, --backward-order reverse|forward (gpipe).
+// --sequence-parallel, --zero 0-3, --backward-order reverse|forward (gpipe), and the
+// data-parallel step's --dp-step and --dp-bucket-mb (AddDpStepOptions).
 void ReadRecipeFlags(const boost::program_options::variables_map& vm, GenerateOptions& options);
+
+// Declares --dp-step auto|per-stage|flattened|bucketed and --dp-bucket-mb MiB (GenerateOptions::
+// dp_step, dp_bucket_bytes; the help names each family's default and its source).
+void AddDpStepOptions(boost::program_options::options_description& options);
 
 GenerateOptions ScheduleOptionsFromFlags(const boost::program_options::variables_map& vm,
                                          const ModelCard& model, const std::string& command,

@@ -27,45 +27,15 @@ namespace {
 using exec_cases::CheckSameGradients;
 using exec_cases::Options;
 
-constexpr int kIterations = 2;
-
-ExecResult Run(const Schedule& s, const ModelCard& card) {
-  ExecOptions options;
-  options.iterations = kIterations;
-  options.seed = 3;
-  options.stall_timeout_s = 60;
-  return ExecuteInProcess(s, card, options);
-}
+using exec_cases::CheckSameAsReference;
+using exec_cases::kIterations;
+using exec_cases::Reference;
+using exec_cases::Run;
 
 int Count(const Schedule& s, OpKind kind, TensorKind tensor) {
   return static_cast<int>(std::count_if(s.ops.begin(), s.ops.end(), [&](const Op& op) {
     return op.kind == kind && ParseTensorId(op.tensor).kind == tensor;
   }));
-}
-
-// One device, one micro-batch of the whole batch: the reference of every case.
-const ExecResult& Reference(const std::string& model) {
-  static std::map<std::string, ExecResult> references;
-  if (references.count(model) == 0) {
-    const GenerateOptions o = Options(model, Strategy::kGpipe, 1, 1, 1, 1);
-    references[model] = Run(Generate(o), o.model);
-  }
-  return references.at(model);
-}
-
-void CheckSameAsReference(const GenerateOptions& o) {
-  const Schedule s = Generate(o);
-  RequireValidSchedule(s);
-  const ExecResult got = Run(s, o.model);
-  const ExecResult& ref = Reference(o.model.name);
-  REQUIRE(got.losses.size() == kIterations);
-  for (int i = 0; i < kIterations; ++i) {
-    INFO("iteration " << i);
-    // The same model on the same data: equal up to fp32 rounding.
-    CHECK(got.losses[i] == Approx(ref.losses[i]).epsilon(1e-5));
-  }
-  CHECK(got.grad_norm == Approx(ref.grad_norm).epsilon(1e-5));
-  CheckSameGradients(got, ref);
 }
 
 // `o` with sequence parallelism `sp` and ZeRO stage `zero`.

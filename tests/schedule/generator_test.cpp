@@ -258,8 +258,9 @@ TEST_CASE("Op counts follow the closed forms for D x P x T with token slices", "
   // One dp all-reduce and one optimizer per device.
   CHECK(CountKeys(s, "DP.") == D * P * T);
   CHECK(Count(s, OpKind::kOptimizer) == D * P * T);
-  // Groups: D * P tp groups and P * T dp groups.
-  CHECK(s.groups.size() == static_cast<size_t>(D * P + P * T));
+  // Groups: D * P tp groups, P * T dp groups and (TeraPipe's flattened dp step) the D
+  // replicas' barrier groups.
+  CHECK(s.groups.size() == static_cast<size_t>(D * P + P * T + D));
   // Batch: D * M rows.
   CHECK(s.batch == D * M);
   CHECK(s.devices == D * P * T);
@@ -274,7 +275,8 @@ TEST_CASE("Without tensor parallelism each unit is one FWD and one BWD per stage
   // F ops = D * T * P * M * slices.
   CHECK(Count(s, OpKind::kFwd) == D * P * M * n);
   CHECK(Count(s, OpKind::kBwd) == D * P * M * n);
-  CHECK(Count(s, OpKind::kAllReduce) == D * P);  // only the dp all-reduces
+  // Only the dp step: TeraPipe's flattened one, a barrier and an all-reduce per device.
+  CHECK(Count(s, OpKind::kAllReduce) == 2 * D * P);
 }
 
 TEST_CASE("The broadcast boundary sends rank 0 to rank 0 and broadcasts inside the stage",

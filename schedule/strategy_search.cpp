@@ -229,9 +229,10 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
   c.estimate_s = steps * (unit_total + recompute_ns) / 1e9;
   c.ops_estimate = EstimateOps(o, c.units);
   if (o.zero == 3 && o.dp > 1) {
-    // Per micro-batch: the stage's parameters all-gathered forward and backward and its
+    // Per micro-batch: the device's parameters all-gathered forward and backward and its
     // gradients reduce-scattered, (D - 1) / D of the bytes each over the dp route.
-    const double bytes = 2.0 * stage.LayersPerStage() * v *
+    // LayersPerStage() is already all of a device's layers, ceil(L / P), over its V chunks.
+    const double bytes = 2.0 * stage.LayersPerStage() *
                          static_cast<double>(LayerShardParams(model_, o.tp, Block::kWhole));
     const double bw = cluster_.RouteBottleneckBytesPerS(0, o.pp * o.tp);
     c.estimate_s += m * 3.0 * (o.dp - 1) / o.dp * bytes / bw;

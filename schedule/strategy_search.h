@@ -207,10 +207,12 @@ class StrategySearch {
   // The best candidate of each requested family, in request order.
   std::vector<FamilyResult> Run(const SearchRequest& request, const EvaluateFn& evaluate) const;
 
- private:
-  // Fills estimate_s and bound_s; for terapipe also plans the slicing. False when the
-  // configuration cannot be built (e.g. interleaving constraints).
+  // Fills estimate_s and bound_s of `candidate` (for one whose options were edited, too); for
+  // terapipe also plans the slicing. False when the configuration cannot be built (e.g.
+  // interleaving constraints).
   bool Estimate(Candidate& candidate, const SearchRequest& request) const;
+
+ private:
   // A lower bound of any replay of the micro-batch family candidate `o`, in ns: the pipeline
   // of M units of `unit_compute_ns` (plus the blocking tp collectives) and `fill_steps` more on
   // the other stages, the first micro-batch's p2p trip where nothing fills it, and StepTailNs.

@@ -424,3 +424,33 @@ TEST_CASE("EstimateOps is close to the generated schedule's op count", "[schedul
     CHECK(estimated < 1.4 * generated);
   }
 }
+
+TEST_CASE("The ZeRO-3 estimate moves each of a device's layers once per micro-batch, any V",
+          "[schedule][search]") {
+  Setup s("gpt3-1b", "p3.16xlarge:2");
+  StrategySearch search(s.model, s.cluster, s.device, s.cost);
+  SearchRequest request;
+  request.batch = 8;
+  int checked = 0;
+  for (const Candidate& c : search.Enumerate(Family::kInterleaved, request)) {
+    const GenerateOptions& o = c.options;
+    if (o.dp < 2 || o.virtual_stages < 2) continue;
+    INFO(DegreesText(o) << " v " << o.virtual_stages);
+    Candidate plain = c, zero3 = c;
+    plain.options.zero = 0;
+    zero3.options.zero = 3;
+    REQUIRE(search.Estimate(plain, request));
+    REQUIRE(search.Estimate(zero3, request));
+    // Per micro-batch the device's ceil(L / P) layers (all of its V chunks together) are
+    // all-gathered forward and backward and reduce-scattered: 3 (D - 1) / D of 2 bytes per
+    // parameter of the tp shard over the dp route. V does not multiply it.
+    const int layers = (s.model.layers + o.pp - 1) / o.pp;
+    const double bytes =
+        2.0 * layers * static_cast<double>(LayerShardParams(s.model, o.tp, Block::kWhole));
+    const double bw = s.cluster.RouteBottleneckBytesPerS(0, o.pp * o.tp);
+    const double expected = o.microbatches * 3.0 * (o.dp - 1) / o.dp * bytes / bw;
+    CHECK(zero3.estimate_s - plain.estimate_s == Approx(expected).epsilon(1e-9));
+    ++checked;
+  }
+  CHECK(checked > 0);
+}

@@ -1,6 +1,7 @@
 #include "models/layer_operators.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "models/errors.h"
 #include "models/memory_model.h"
@@ -264,6 +265,44 @@ std::vector<LayerOperator> LayerOperators(const ModelCard& model, const SliceWor
       break;
   }
   return list.Take();
+}
+
+std::vector<LayerOperator> LayerBackwardOperators(const ModelCard& model, const SliceWork& work,
+                                                  const LayerOperatorOptions& options) {
+  std::vector<LayerOperator> input =
+      LayerOperators(model, work, OperatorPass::kBackwardInput, options);
+  std::vector<LayerOperator> weight =
+      LayerOperators(model, work, OperatorPass::kBackwardWeight, options);
+  if (options.fused) {
+    input.insert(input.end(), weight.begin(), weight.end());
+    return input;
+  }
+  std::vector<bool> taken(weight.size(), false);
+  std::vector<LayerOperator> out;
+  auto take = [&](std::string_view name) {
+    for (size_t i = 0; i < weight.size(); ++i) {
+      if (!taken[i] && name == weight[i].name) {
+        taken[i] = true;
+        out.push_back(weight[i]);
+      }
+    }
+  };
+  for (const LayerOperator& op : input) {
+    const std::string_view name = op.name;
+    // A block's bias gradients are the first nodes autograd runs in it (the bias add is the
+    // linear's last forward op).
+    if (name == "fc2.dX") take("mlp_bias_grads");
+    if (name == "proj.dX") take("attn_bias_grads");
+    out.push_back(op);
+    if (name.size() > 3 && name.substr(name.size() - 3) == ".dX") {
+      take(std::string(name.substr(0, name.size() - 3)) + ".dW");
+    }
+  }
+  // What is left: the accumulation `w.grad += grad_w`, after autograd.grad returns.
+  for (size_t i = 0; i < weight.size(); ++i) {
+    if (!taken[i]) out.push_back(weight[i]);
+  }
+  return out;
 }
 
 int64_t ScoreElements(const ModelCard& model, const SliceWork& work) {

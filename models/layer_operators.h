@@ -81,6 +81,15 @@ struct LayerOperatorOptions {
 std::vector<LayerOperator> LayerOperators(const ModelCard& model, const SliceWork& work,
                                           OperatorPass pass, const LayerOperatorOptions& options);
 
+// The backward-input and backward-weight operators of one layer (or block) in the order a
+// whole backward issues them. Fused (Megatron-LM): backward-input, then backward-weight, as
+// LayerOperators gives them. Eager (TeraPipe: one torch.autograd.grad over the stage, then
+// `w.grad += grad_w` per tensor): autograd's order, each linear's bias gradient before and
+// its weight gradient (X.dW) right after its input gradient (X.dX); the accumulation last.
+// The same operators either way, reordered.
+std::vector<LayerOperator> LayerBackwardOperators(const ModelCard& model, const SliceWork& work,
+                                                  const LayerOperatorOptions& options);
+
 // The elements of one score-sized tensor on one rank: b (a / t) l (c + l).
 int64_t ScoreElements(const ModelCard& model, const SliceWork& work);
 

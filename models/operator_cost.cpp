@@ -59,7 +59,7 @@ OperatorCostModel::GemmTiming OperatorCostModel::GemmOnTile(const LayerOperator&
   return g;
 }
 
-OperatorTiming OperatorCostModel::Cost(const LayerOperator& op) const {
+OperatorTiming OperatorCostModel::Cost(const LayerOperator& op, TimeNs host_ns) const {
   OperatorTiming t;
   t.op = op;
   const bool gemm = op.kind == OperatorKind::kGemm && op.flops > 0;
@@ -78,7 +78,7 @@ OperatorTiming OperatorCostModel::Cost(const LayerOperator& op) const {
     t.tile_n = best.tile.n;
   }
   t.gpu_s = std::max(t.compute_s, t.memory_s) + NsToSeconds(params_.kernel_gpu_ns) * op.kernels;
-  t.overhead_s = NsToSeconds(params_.kernel_overhead_ns) * op.kernels;
+  t.overhead_s = NsToSeconds(host_ns) * op.kernels;
   if (t.overhead_s > t.gpu_s) {
     t.bound = "launch";
   } else {
@@ -89,9 +89,13 @@ OperatorTiming OperatorCostModel::Cost(const LayerOperator& op) const {
 
 std::vector<OperatorTiming> OperatorCostModel::Breakdown(const SliceWork& work,
                                                          OperatorPass pass) const {
+  const bool backward =
+      pass == OperatorPass::kBackwardInput || pass == OperatorPass::kBackwardWeight;
+  const TimeNs host_ns =
+      backward ? params_.backward_kernel_overhead_ns : params_.kernel_overhead_ns;
   std::vector<OperatorTiming> out;
   for (const LayerOperator& op : LayerOperators(model_, work, pass, options_)) {
-    out.push_back(Cost(op));
+    out.push_back(Cost(op, host_ns));
   }
   return out;
 }
@@ -103,6 +107,18 @@ double OperatorCostModel::QueueSeconds(const SliceWork& work,
     std::vector<OperatorTiming> part = Breakdown(work, pass);
     ops.insert(ops.end(), part.begin(), part.end());
   }
+  return Queue(ops, layers);
+}
+
+double OperatorCostModel::WholeBackwardSeconds(const SliceWork& work, int layers) const {
+  std::vector<OperatorTiming> ops;
+  for (const LayerOperator& op : LayerBackwardOperators(model_, work, options_)) {
+    ops.push_back(Cost(op, params_.backward_kernel_overhead_ns));
+  }
+  return Queue(ops, layers);
+}
+
+double OperatorCostModel::Queue(const std::vector<OperatorTiming>& ops, int layers) {
   double host = 0;
   double gpu_end = 0;
   for (int layer = 0; layer < layers; ++layer) {
@@ -125,8 +141,7 @@ TimeNs OperatorCostModel::Time(const SliceWork& work) const {
       seconds = QueueSeconds(work, {OperatorPass::kForward}, work.layers);
       break;
     case Pass::kBackward:
-      seconds = QueueSeconds(work, {OperatorPass::kBackwardInput, OperatorPass::kBackwardWeight},
-                             work.layers);
+      seconds = WholeBackwardSeconds(work, work.layers);
       break;
     case Pass::kBackwardInput:
       seconds = QueueSeconds(work, {OperatorPass::kBackwardInput}, work.layers);

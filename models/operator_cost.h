@@ -19,14 +19,17 @@
 // kernel_gpu_ns. tile_k_overhead is the tile's prologue and epilogue in steps of k;
 // kernel_gpu_ns the grid's launch, ramp-up and drain on the GPU (both 0 unless fitted).
 // The host issues kernel i kernel_overhead_ns after kernel i - 1 (framework dispatch and
-// launch); the GPU starts it when it is issued and the previous one is done:
+// launch; backward_kernel_overhead_ns in the backward passes, where the autograd engine
+// runs each node); the GPU starts it when it is issued and the previous one is done:
 //     host_i = host_{i-1} + kernels_i x overhead,  end_i = max(host_i, end_{i-1}) + gpu_i.
 // A pass of `layers` layers is one such queue, starting empty (each op of the schedule begins
 // after a synchronization); its time is the last end. Small slices are launch-bound (flat in
 // the slice length), large ones GPU-bound, and attention's score-sized operators grow with
 // l x (c + l).
 //
-// Backward runs backward-input then backward-weight in one queue. The optimizer is memory
+// A whole backward runs backward-input and backward-weight in one queue, in the order
+// models/layer_operators.h LayerBackwardOperators gives (eager: autograd's, each weight
+// gradient right after its input gradient; fused: backward-input first). The optimizer is memory
 // traffic: 28 bytes per parameter (models/layer_flops.h LayerBytes) plus one kernel.
 //
 // Immutable after construction; every method is thread-safe.
@@ -74,6 +77,10 @@ class OperatorCostModel : public ComputeCostModel {
   double QueueSeconds(const SliceWork& work, const std::vector<OperatorPass>& passes,
                       int layers) const;
 
+  // Seconds of `layers` layers' whole backward (backward-input and backward-weight) in one
+  // queue, in the order LayerBackwardOperators issues them.
+  double WholeBackwardSeconds(const SliceWork& work, int layers) const;
+
   const ModelCard& model() const { return model_; }
   const DeviceSpec& device() const { return device_; }
   const OperatorModelParams& params() const { return params_; }
@@ -84,7 +91,10 @@ class OperatorCostModel : public ComputeCostModel {
     int64_t waves = 0;
     double compute_s = 0;
   };
-  OperatorTiming Cost(const LayerOperator& op) const;
+  // The queue of `ops`, repeated for `layers` layers, from empty: the last end.
+  static double Queue(const std::vector<OperatorTiming>& ops, int layers);
+  // `host_ns`: the host's time to issue one of its kernels.
+  OperatorTiming Cost(const LayerOperator& op, TimeNs host_ns) const;
   // A GEMM's waves and compute time on one tile shape.
   GemmTiming GemmOnTile(const LayerOperator& op, OperatorModelParams::Tile tile) const;
 

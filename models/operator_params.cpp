@@ -20,7 +20,8 @@ double RequireFraction(const JsonReader& r, const std::string& key) {
 OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   r.RejectUnknown({"gemm_efficiency", "tile_m", "tile_n", "kernel_overhead_ns", "memory_efficiency",
                    "kernel_gpu_ns", "tile_k_overhead", "tiles", "l2_bw_bytes_per_s",
-                   "gemm_memory_efficiency", "fused", "default", "note"});
+                   "gemm_memory_efficiency", "backward_kernel_overhead_ns", "fused", "default",
+                   "note"});
   OperatorModelParams p;
   p.gemm_efficiency = RequireFraction(r, "gemm_efficiency");
   p.tile_m = static_cast<int>(r.RequireInt("tile_m", 1));
@@ -33,6 +34,14 @@ OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   if (p.kernel_overhead_ns > 10 * kNsPerMs) {
     ThrowInput("{}: kernel_overhead_ns: {} is more than 10 ms per kernel", r.where(),
                p.kernel_overhead_ns);
+  }
+  p.backward_kernel_overhead_ns = p.kernel_overhead_ns;
+  if (r.Has("backward_kernel_overhead_ns")) {
+    p.backward_kernel_overhead_ns = r.RequireInt("backward_kernel_overhead_ns", 0);
+    if (p.backward_kernel_overhead_ns > 10 * kNsPerMs) {
+      ThrowInput("{}: backward_kernel_overhead_ns: {} is more than 10 ms per kernel", r.where(),
+                 p.backward_kernel_overhead_ns);
+    }
   }
   p.memory_efficiency = RequireFraction(r, "memory_efficiency");
   if (r.Has("kernel_gpu_ns")) {

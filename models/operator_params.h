@@ -39,6 +39,10 @@ struct OperatorModelParams {
   double gemm_memory_efficiency = 0;
   // Host-side cost of issuing one kernel (framework dispatch plus launch), per kernel.
   TimeNs kernel_overhead_ns = 0;
+  // Host-side cost of issuing one kernel of a backward pass (backward-input, backward-weight):
+  // the autograd engine's per-node work (input buffers, output allocation) on top of the
+  // dispatch (optional: kernel_overhead_ns).
+  TimeNs backward_kernel_overhead_ns = 0;
   // Fraction of the memory bandwidth that memory-bound kernels reach, (0, 1].
   double memory_efficiency = 0;
   // GPU-side time of every kernel beyond its roofline: the grid's launch, ramp-up and drain,

@@ -226,7 +226,8 @@ TEST_CASE("operator model: the host queue makes small slices flat and adds up la
   // Two layers in one queue: at most twice one layer.
   w.layers = 2;
   CHECK(NsToSeconds(model.Time(w)) <= 2 * time_s + 1e-9);
-  // Backward = backward-input then backward-weight in one queue: no more than the two apart.
+  // A whole backward: backward-input and backward-weight in one queue (autograd order): no
+  // more than the two apart.
   SliceWork b = Work(512, 512);
   b.pass = Pass::kBackward;
   SliceWork bi = b;
@@ -477,5 +478,94 @@ TEST_CASE(
   for (const LayerOperator& op :
        LayerOperators(m, w, OperatorPass::kBackwardWeight, {false, false, 1})) {
     CHECK(std::strstr(op.name, "accumulate") == nullptr);
+  }
+}
+
+TEST_CASE("operator_model: backward_kernel_overhead_ns is optional and bounded",
+          "[models][operators]") {
+  const auto parse = ParseWith;
+  // Absent: the forward's host time per kernel (1000 ns in ParseWith).
+  CHECK(parse("").backward_kernel_overhead_ns == 1000);
+  CHECK(parse(R"(, "backward_kernel_overhead_ns": 2500)").backward_kernel_overhead_ns == 2500);
+  CHECK_THROWS_WITH(parse(R"(, "backward_kernel_overhead_ns": -1)"),
+                    Catch::Contains("t.json: backward_kernel_overhead_ns"));
+  CHECK_THROWS_WITH(parse(R"(, "backward_kernel_overhead_ns": 20000000)"),
+                    Catch::Contains("backward_kernel_overhead_ns: 20000000 is more than 10 ms"));
+}
+
+TEST_CASE("operator model: backward kernels pay the backward host time, forward ones not",
+          "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-1b");
+  DeviceSpec v100 = V100();
+  // Host-bound on purpose: 1 ms per backward kernel dwarfs every kernel's GPU time at 1 token.
+  v100.operator_model->backward_kernel_overhead_ns = 1000000;
+  const OperatorCostModel model(m, v100);
+  const OperatorCostModel same(m, V100());
+  for (OperatorPass pass : {OperatorPass::kForward, OperatorPass::kRecompute}) {
+    for (const OperatorTiming& t : model.Breakdown(Work(1), pass)) {
+      CHECK(t.overhead_s ==
+            Approx(NsToSeconds(v100.operator_model->kernel_overhead_ns) * t.op.kernels));
+    }
+  }
+  int kernels = 0;
+  double last_gpu_s = 0;
+  for (const LayerOperator& op : LayerBackwardOperators(m, Work(1), {false, false, 2})) {
+    kernels += op.kernels;
+  }
+  for (const OperatorTiming& t : model.Breakdown(Work(1), OperatorPass::kBackwardWeight)) {
+    CHECK(t.overhead_s == Approx(1e-3 * t.op.kernels));
+    last_gpu_s = t.gpu_s;  // the accumulation runs last in a whole backward
+  }
+  // Launch-bound queue: the host issues every kernel 1 ms apart, the GPU runs the last one
+  // after its issue: time = kernels x 1 ms + the last operator's GPU time.
+  SliceWork b = Work(1);
+  b.pass = Pass::kBackward;
+  CHECK(NsToSeconds(model.Time(b)) == Approx(kernels * 1e-3 + last_gpu_s).epsilon(1e-6));
+  // The forward does not change.
+  SliceWork f = Work(1);
+  f.pass = Pass::kForward;
+  CHECK(model.Time(f) == same.Time(f));
+}
+
+TEST_CASE("whole backward: the same operators, eager in autograd's order", "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-13b");
+  for (bool fused : {false, true}) {
+    const LayerOperatorOptions options{fused, false, 2};
+    const SliceWork w = Work(704, 1344, 8);
+    std::vector<LayerOperator> apart = LayerOperators(m, w, OperatorPass::kBackwardInput, options);
+    for (const LayerOperator& op : LayerOperators(m, w, OperatorPass::kBackwardWeight, options)) {
+      apart.push_back(op);
+    }
+    const std::vector<LayerOperator> whole = LayerBackwardOperators(m, w, options);
+    REQUIRE(whole.size() == apart.size());
+    // Reordered, nothing added or lost: the same FLOPs, bytes and kernels.
+    int64_t bytes[2] = {0, 0};
+    int kernels[2] = {0, 0};
+    for (size_t i = 0; i < whole.size(); ++i) {
+      bytes[0] += whole[i].bytes;
+      bytes[1] += apart[i].bytes;
+      kernels[0] += whole[i].kernels;
+      kernels[1] += apart[i].kernels;
+    }
+    CHECK(SumFlops(whole) == SumFlops(apart));
+    CHECK(bytes[0] == bytes[1]);
+    CHECK(kernels[0] == kernels[1]);
+    if (fused) {
+      for (size_t i = 0; i < whole.size(); ++i)
+        CHECK(std::strcmp(whole[i].name, apart[i].name) == 0);
+      continue;
+    }
+    // Eager: each linear's weight gradient right after its input gradient, the bias
+    // gradients first in their block, `w.grad += grad_w` last.
+    for (const char* linear : {"fc2", "fc1", "proj", "qkv"}) {
+      const std::string dx = std::string(linear) + ".dX";
+      const std::string dw = std::string(linear) + ".dW";
+      for (size_t i = 0; i + 1 < whole.size(); ++i) {
+        if (dx == whole[i].name) CHECK(dw == whole[i + 1].name);
+      }
+    }
+    CHECK(std::strcmp(whole[0].name, "mlp_bias_grads") == 0);
+    CHECK(std::strcmp(whole[whole.size() - 2].name, "mlp_grad_accumulate") == 0);
+    CHECK(std::strcmp(whole.back().name, "attn_grad_accumulate") == 0);
   }
 }

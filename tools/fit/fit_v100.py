@@ -45,13 +45,14 @@ OPERATOR_PARAMETERS = [
     ("kernel_gpu_ns", 0.0, 60000.0, "operator"),
     ("tile_k_overhead", 0.0, 1024.0, "operator"),
     ("gemm_memory_efficiency", 0.3, 1.0, "operator"),
+    ("backward_kernel_overhead_ns", 5000.0, 300000.0, "operator"),
 ]
-INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead"}
+INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead", "backward_kernel_overhead_ns"}
 NETWORK_PARAMETERS = [
     ("efficiency", 0.3, 1.0, "network"),
     ("latency_us", 5.0, 2000.0, "network"),
 ]
-fit_p3.LOG_SCALE = {"kernel_overhead_ns", "latency_us"}
+fit_p3.LOG_SCALE = {"kernel_overhead_ns", "backward_kernel_overhead_ns", "latency_us"}
 
 
 class OperatorEvaluator(fit_p3.Evaluator):
@@ -63,8 +64,8 @@ class OperatorEvaluator(fit_p3.Evaluator):
         for name, _, _, where in fit_p3.PARAMETERS:
             v = values[name]
             if where == "operator":
-                if name == "gemm_memory_efficiency" and v <= 0:
-                    op.pop(name, None)  # 0: absent, i.e. memory_efficiency
+                if name in ("gemm_memory_efficiency", "backward_kernel_overhead_ns") and v <= 0:
+                    op.pop(name, None)  # 0: absent (memory_efficiency / kernel_overhead_ns)
                 else:
                     op[name] = int(round(v)) if name in INTEGER else v
             else:

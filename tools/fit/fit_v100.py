@@ -9,6 +9,8 @@ into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
   * kernel_gpu_ns       GPU time of every kernel beyond its roofline (launch, ramp-up, drain)
   * tile_k_overhead     a GEMM tile's prologue and epilogue, in steps of k
   * gemm_memory_efficiency  fraction of the HBM bandwidth a GEMM's operand streams reach
+  * backward_kernel_overhead_ns  host time per backward kernel (autograd's engine; absent: the
+    forward's kernel_overhead_ns; `--start backward_kernel_overhead_ns=V` frees it)
 (--fix NAME=VALUE holds any of them. The fit in the data file frees the first three and fixes
 kernel_gpu_ns=0 tile_k_overhead=0 gemm_memory_efficiency=0.833: a GEMM's operand streams at the
 V100's measured 750 GB/s of global memory bandwidth over 900 GB/s, Jia et al. 2018, "Dissecting the

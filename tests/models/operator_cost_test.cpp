@@ -313,7 +313,7 @@ TEST_CASE("per-kernel GPU time and the tile's fixed steps add to the roofline",
   }
 }
 
-TEST_CASE("operator_model: kernel_gpu_ns and tile_k_overhead are optional and bounded",
+TEST_CASE("operator_model: kernel_gpu_ns, tile_k_overhead, backward host time optional, bounded",
           "[models][operators]") {
   const auto parse = ParseWith;
   // Absent: 0, i.e. the plain roofline of each operator.
@@ -327,6 +327,13 @@ TEST_CASE("operator_model: kernel_gpu_ns and tile_k_overhead are optional and bo
                     Catch::Contains("kernel_gpu_ns: 2000000 is more than 1 ms per kernel"));
   CHECK_THROWS_WITH(parse(R"(, "tile_k_overhead": 100000)"),
                     Catch::Contains("tile_k_overhead: 100000 is more than 65536"));
+  // backward_kernel_overhead_ns absent: the forward's host time per kernel (1000 ns here).
+  CHECK(parse("").backward_kernel_overhead_ns == 1000);
+  CHECK(parse(R"(, "backward_kernel_overhead_ns": 2500)").backward_kernel_overhead_ns == 2500);
+  CHECK_THROWS_WITH(parse(R"(, "backward_kernel_overhead_ns": -1)"),
+                    Catch::Contains("t.json: backward_kernel_overhead_ns"));
+  CHECK_THROWS_WITH(parse(R"(, "backward_kernel_overhead_ns": 20000000)"),
+                    Catch::Contains("backward_kernel_overhead_ns: 20000000 is more than 10 ms"));
 }
 
 TEST_CASE("each GEMM runs on the tile that finishes it first", "[models][operators]") {
@@ -479,18 +486,6 @@ TEST_CASE(
        LayerOperators(m, w, OperatorPass::kBackwardWeight, {false, false, 1})) {
     CHECK(std::strstr(op.name, "accumulate") == nullptr);
   }
-}
-
-TEST_CASE("operator_model: backward_kernel_overhead_ns is optional and bounded",
-          "[models][operators]") {
-  const auto parse = ParseWith;
-  // Absent: the forward's host time per kernel (1000 ns in ParseWith).
-  CHECK(parse("").backward_kernel_overhead_ns == 1000);
-  CHECK(parse(R"(, "backward_kernel_overhead_ns": 2500)").backward_kernel_overhead_ns == 2500);
-  CHECK_THROWS_WITH(parse(R"(, "backward_kernel_overhead_ns": -1)"),
-                    Catch::Contains("t.json: backward_kernel_overhead_ns"));
-  CHECK_THROWS_WITH(parse(R"(, "backward_kernel_overhead_ns": 20000000)"),
-                    Catch::Contains("backward_kernel_overhead_ns: 20000000 is more than 10 ms"));
 }
 
 TEST_CASE("operator model: backward kernels pay the backward host time, forward ones not",

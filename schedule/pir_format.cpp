@@ -413,13 +413,13 @@ class FieldReader {
 class RecentNames {
  public:
   int Intern(NamePool& names, std::string_view text, int& last) {
-    if (last >= 0 && names.View(last) == text) return last;
+    if (last >= 0 && NamePool::Same(names.View(last), text)) return last;
     last = names.Intern(text);
     return last;
   }
   int InternAfter(NamePool& names, std::string_view text) {
     for (int id : keys_) {
-      if (id >= 0 && names.View(id) == text) return id;
+      if (id >= 0 && NamePool::Same(names.View(id), text)) return id;
     }
     return names.Intern(text);
   }

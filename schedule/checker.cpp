@@ -329,7 +329,15 @@ std::vector<Diagnostic> CheckSchedule(const CompactSchedule& schedule) {
       // first, and a coverage or slice-order mistake would only repeat itself as missing data.
       // The data-flow rule states what the executor reads and writes
       // (docs/execution_rules.md), today's recipes included.
-      if (out.empty()) CheckDataFlow(schedule, index, unit_run, out);
+      if (out.empty()) {
+        // The data flow reads none of these: freed, their memory serves its own arrays (a
+        // lower peak resident size, fewer fresh pages).
+        index.group_of = {};
+        index.tp_rank = {};
+        index.p2p_ops = {};
+        index.collective_ops = {};
+        CheckDataFlow(schedule, index, unit_run, out);
+      }
     }
   }
   return InFileOrder(std::move(out));

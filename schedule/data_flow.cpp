@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <numeric>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -273,7 +274,6 @@ class DataFlow {
         ix_(ix),
         start_(unit_run.start_tick),
         finish_(unit_run.finish_tick),
-        seen_(s.ops.size(), 0),
         tensor_slot_(s.names.Size(), -1),
         stream_stamp_(ix.streams.size(), 0),
         stream_slot_(ix.streams.size(), 0) {}
@@ -288,7 +288,10 @@ class DataFlow {
     // read, and the ops that read them.
     // Each device's op count from its streams (a walk over the op records cost a tenth of
     // this pass).
-    std::vector<int> device_offset(s_.devices + 1, 0), device_ops(n);
+    std::vector<int> device_offset(s_.devices + 1, 0);
+    // The ops grouped by device, in op order; left empty while the ops already come so (op i
+    // at place i, as generated schedules and their files have them: 4 bytes per op saved).
+    std::vector<int> device_ops;
     for (const StreamInfo& stream : ix_.streams) {
       device_offset[stream.device + 1] += static_cast<int>(stream.ops.size());
     }
@@ -310,7 +313,14 @@ class DataFlow {
       std::vector<int> fill(device_offset.begin(), device_offset.end() - 1);
       for (int i = 0; i < n; ++i) {
         const CompactOp& op = s_.ops[i];
-        device_ops[fill[op.device]++] = i;
+        const int at = fill[op.device]++;
+        if (!device_ops.empty()) {
+          device_ops[at] = i;
+        } else if (at != i) {  // the first op out of place: the ops before it are in place
+          device_ops.resize(n);
+          std::iota(device_ops.begin(), device_ops.begin() + i, 0);
+          device_ops[at] = i;
+        }
         zero3_ = zero3_ || op.zero == 3;  // (read by Effects, in the loop below)
         const Tensor& t = TensorOf(i);
         if (IsBackwardOp(op, t)) backward_of_device[op.device].push_back({i, op.stage});
@@ -324,9 +334,17 @@ class DataFlow {
     std::vector<Diagnostic> one;
     std::vector<Key> reads;
     std::vector<size_t> reads_end;  // per op of the device: the end of its reads in `reads`
+    std::vector<int> in_place;      // a device's ops when device_ops is empty
     for (int d = 0; d < s_.devices; ++d) {
-      const std::span<const int> ops(device_ops.data() + device_offset[d],
-                                     device_ops.data() + device_offset[d + 1]);
+      std::span<const int> ops;
+      if (device_ops.empty()) {
+        in_place.resize(static_cast<size_t>(device_offset[d + 1] - device_offset[d]));
+        std::iota(in_place.begin(), in_place.end(), device_offset[d]);
+        ops = in_place;
+      } else {
+        ops = std::span<const int>(device_ops.data() + device_offset[d],
+                                   device_ops.data() + device_offset[d + 1]);
+      }
       writes_.clear();
       reads.clear();
       reads_end.clear();
@@ -779,6 +797,7 @@ class DataFlow {
       if (d == p) return true;
     }
     if (finish_[p] < 0 || start_[c] < 0 || finish_[p] > start_[c]) return false;
+    if (seen_.empty()) seen_.assign(s_.ops.size(), 0);  // at the first search: often none
     ++stamp_;
     std::vector<int>& stack = stack_;
     stack.clear();

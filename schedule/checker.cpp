@@ -11,6 +11,7 @@
 #include "schedule/checker.h"
 
 #include <algorithm>
+#include <array>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -104,9 +105,51 @@ class GroupMembership {
   bool member_ = false;
 };
 
+// Which fields an op has, with its kind: what the "needs" and "does not take" rules of
+// CheckOpFields read. Ops come in runs of a few shapes, so that a shape that passed those rules
+// once is remembered (a small ring) and not checked again.
+class KnownShapes {
+ public:
+  static uint32_t Of(const CompactOp& op) {
+    uint32_t bits = static_cast<uint32_t>(op.kind) & 31;  // a 5-bit field
+    int shift = 5;
+    auto add = [&](bool present) { bits |= static_cast<uint32_t>(present) << shift++; };
+    add(op.stage >= 0);
+    add(!op.layers.Empty());
+    add(op.part != LayerPart::kWhole);
+    add(op.microbatch >= 0);
+    add(op.rows > 0);
+    add(!op.tokens.Empty());
+    add(op.group >= 0);
+    add(op.peer >= 0);
+    add(op.tensor >= 0);
+    add(op.bytes > 0);
+    add(op.recompute != Recompute::kNone);
+    add(op.recompute == Recompute::kFull);
+    add(op.sequence_parallel);
+    add(op.zero > 0);
+    add(op.zero == 0);
+    return bits;
+  }
+  bool Has(uint32_t shape) const {
+    for (const uint32_t known : known_) {
+      if (known == shape) return true;
+    }
+    return false;
+  }
+  void Add(uint32_t shape) {
+    known_[next_] = shape;
+    next_ = (next_ + 1) % known_.size();
+  }
+
+ private:
+  std::array<uint32_t, 8> known_{~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};  // ~0u: no shape
+  size_t next_ = 0;
+};
+
 // The fields of one op against its kind (see the table in schedule/op.h).
-void CheckOpFields(const CompactSchedule& s, GroupMembership& group_of, const CompactOp& op,
-                   std::vector<Diagnostic>& out) {
+void CheckOpFields(const CompactSchedule& s, GroupMembership& group_of, KnownShapes& shapes,
+                   const CompactOp& op, std::vector<Diagnostic>& out) {
   auto add = [&](std::string message) { out.push_back(OpDiagnostic(s, op, std::move(message))); };
   if (op.device < 0 || op.device >= s.devices) {
     add(fmt::format("dev {} is out of range (the schedule has {} devices)", op.device, s.devices));
@@ -116,58 +159,62 @@ void CheckOpFields(const CompactSchedule& s, GroupMembership& group_of, const Co
              has_part = op.part != LayerPart::kWhole, has_mb = op.microbatch >= 0,
              has_rows = op.rows > 0, has_tokens = !op.tokens.Empty(), has_group = op.group >= 0,
              has_peer = op.peer >= 0, has_tensor = op.tensor >= 0, has_bytes = op.bytes > 0;
-  std::vector<std::string_view> missing, extra;
-  auto need = [&](bool present, std::string_view name) {
-    if (!present) missing.push_back(name);
-  };
-  auto deny = [&](bool present, std::string_view name) {
-    if (present) extra.push_back(name);
-  };
-  if (IsLayerCompute(op.kind)) {
-    need(has_stage, "stage");
-    need(has_layers, "layers");
-    need(has_mb, "mb");
-    need(has_rows, "rows");
-    need(has_tokens, "tokens");
-    deny(has_peer, "peer");
-    deny(has_tensor, "tensor");
-    deny(has_bytes, "bytes");
-  } else if (IsPointToPoint(op.kind)) {
-    need(has_peer, "peer");
-    need(has_tensor, "tensor");
-    need(has_bytes, "bytes > 0");
-    deny(has_layers, "layers");
-    deny(has_part, "part");
-    deny(has_group, "group");
-  } else if (IsCollective(op.kind)) {
-    need(has_group, "group");
-    need(has_tensor, "tensor");
-    need(has_bytes, "bytes > 0");
-    if (op.kind == OpKind::kBroadcast) {
-      need(has_peer, "peer (the root)");
-    } else {
+  const uint32_t shape = KnownShapes::Of(op);
+  if (!shapes.Has(shape)) {
+    std::vector<std::string_view> missing, extra;
+    auto need = [&](bool present, std::string_view name) {
+      if (!present) missing.push_back(name);
+    };
+    auto deny = [&](bool present, std::string_view name) {
+      if (present) extra.push_back(name);
+    };
+    if (IsLayerCompute(op.kind)) {
+      need(has_stage, "stage");
+      need(has_layers, "layers");
+      need(has_mb, "mb");
+      need(has_rows, "rows");
+      need(has_tokens, "tokens");
       deny(has_peer, "peer");
+      deny(has_tensor, "tensor");
+      deny(has_bytes, "bytes");
+    } else if (IsPointToPoint(op.kind)) {
+      need(has_peer, "peer");
+      need(has_tensor, "tensor");
+      need(has_bytes, "bytes > 0");
+      deny(has_layers, "layers");
+      deny(has_part, "part");
+      deny(has_group, "group");
+    } else if (IsCollective(op.kind)) {
+      need(has_group, "group");
+      need(has_tensor, "tensor");
+      need(has_bytes, "bytes > 0");
+      if (op.kind == OpKind::kBroadcast) {
+        need(has_peer, "peer (the root)");
+      } else {
+        deny(has_peer, "peer");
+      }
+    } else {  // OPTIMIZER
+      deny(has_part, "part");
+      deny(has_mb, "mb");
+      deny(has_rows, "rows");
+      deny(has_tokens, "tokens");
+      if (op.zero == 0) deny(has_group, "group");  // a ZeRO optimizer names its dp group
+      deny(has_peer, "peer");
+      deny(has_tensor, "tensor");
+      deny(has_bytes, "bytes");
     }
-  } else {  // OPTIMIZER
-    deny(has_part, "part");
-    deny(has_mb, "mb");
-    deny(has_rows, "rows");
-    deny(has_tokens, "tokens");
-    if (op.zero == 0) deny(has_group, "group");  // a ZeRO optimizer names its dp group
-    deny(has_peer, "peer");
-    deny(has_tensor, "tensor");
-    deny(has_bytes, "bytes");
-  }
-  // Today's recipes (schedule/op.h): recompute and sp on layer compute, zero on OPTIMIZER.
-  if (!IsLayerCompute(op.kind)) deny(op.recompute != Recompute::kNone, "recompute");
-  if (!IsLayerCompute(op.kind)) deny(op.sequence_parallel, "sp");
-  if (op.kind != OpKind::kOptimizer) deny(op.zero > 0, "zero");
-  if (op.kind == OpKind::kRecompute) need(op.recompute == Recompute::kFull, "recompute=full");
-  if (op.sequence_parallel) need(has_group, "group (sp=1 shards over it)");
-  if (op.zero > 0) need(has_group, "group (the ZeRO shard's data-parallel group)");
-  if (!missing.empty()) add(fmt::format("{} needs {}", OpKindName(op.kind), JoinNames(missing)));
-  if (!extra.empty()) {
-    add(fmt::format("{} does not take {}", OpKindName(op.kind), JoinNames(extra)));
+    // Today's recipes (schedule/op.h): recompute and sp on layer compute, zero on OPTIMIZER.
+    if (!IsLayerCompute(op.kind)) deny(op.recompute != Recompute::kNone, "recompute");
+    if (!IsLayerCompute(op.kind)) deny(op.sequence_parallel, "sp");
+    if (op.kind != OpKind::kOptimizer) deny(op.zero > 0, "zero");
+    if (op.kind == OpKind::kRecompute) need(op.recompute == Recompute::kFull, "recompute=full");
+    if (op.sequence_parallel) need(has_group, "group (sp=1 shards over it)");
+    if (op.zero > 0) need(has_group, "group (the ZeRO shard's data-parallel group)");
+    if (!missing.empty()) add(fmt::format("{} needs {}", OpKindName(op.kind), JoinNames(missing)));
+    if (!extra.empty()) {
+      add(fmt::format("{} does not take {}", OpKindName(op.kind), JoinNames(extra)));
+    }
+    if (missing.empty() && extra.empty()) shapes.Add(shape);
   }
   if (has_part && op.layers.Length() != 1) {
     add(has_layers ? fmt::format("part={} needs layers to span one layer, not {}-{}",
@@ -211,7 +258,8 @@ void CheckOpFields(const CompactSchedule& s, GroupMembership& group_of, const Co
 
 void CheckFields(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   GroupMembership group_of(s);
-  for (const CompactOp& op : s.ops) CheckOpFields(s, group_of, op, out);
+  KnownShapes shapes;
+  for (const CompactOp& op : s.ops) CheckOpFields(s, group_of, shapes, op, out);
 }
 
 std::vector<Diagnostic> InFileOrder(std::vector<Diagnostic> diagnostics) {
@@ -281,7 +329,15 @@ std::vector<Diagnostic> CheckSchedule(const CompactSchedule& schedule) {
       // first, and a coverage or slice-order mistake would only repeat itself as missing data.
       // The data-flow rule states what the executor reads and writes
       // (docs/execution_rules.md), today's recipes included.
-      if (out.empty()) CheckDataFlow(schedule, index, unit_run, out);
+      if (out.empty()) {
+        // The data flow reads none of these: freed, their memory serves its own arrays (a
+        // lower peak resident size, fewer fresh pages).
+        index.group_of = {};
+        index.tp_rank = {};
+        index.p2p_ops = {};
+        index.collective_ops = {};
+        CheckDataFlow(schedule, index, unit_run, out);
+      }
     }
   }
   return InFileOrder(std::move(out));

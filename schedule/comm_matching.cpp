@@ -18,12 +18,15 @@ struct Transfer {
   bool operator==(const Transfer&) const = default;
 };
 
+// The tensor's name id plus a mix of the two devices: a device's transfers to one peer, in
+// op order, mostly have ascending name ids (names are interned in file order), so that their
+// slots are visited nearly in order rather than at random (a cache miss per look-up in a
+// million-op schedule); transfers of one tensor between other devices still spread.
 struct TransferHash {
   size_t operator()(const Transfer& t) const {
-    uint64_t h = static_cast<uint32_t>(t.tensor);
-    h = h * 0x9e3779b97f4a7c15ULL ^ static_cast<uint32_t>(t.src);
-    h = h * 0x9e3779b97f4a7c15ULL ^ static_cast<uint32_t>(t.dst);
-    return static_cast<size_t>(h ^ (h >> 29));
+    uint64_t h = static_cast<uint32_t>(t.src) * 0x9e3779b97f4a7c15ULL ^
+                 static_cast<uint32_t>(t.dst) * 0xbf58476d1ce4e5b9ULL;
+    return static_cast<size_t>(static_cast<uint32_t>(t.tensor) + (h ^ (h >> 31)));
   }
 };
 
@@ -47,21 +50,14 @@ bool SameCollective(const CompactOp& a, const CompactOp& b) {
 }  // namespace
 
 void MatchPointToPoint(const CompactSchedule& s, ScheduleIndex& ix, std::vector<Diagnostic>& out) {
-  const int n = static_cast<int>(s.ops.size());
   auto transfer_of = [&s](int op) {
     const CompactOp& o = s.ops[op];
     return o.kind == OpKind::kSend ? Transfer{o.device, o.peer, o.tensor}
                                    : Transfer{o.peer, o.device, o.tensor};
   };
-  // One walk over all ops lists the SENDs and RECVs; the passes below walk that list.
-  std::vector<int> p2p;
+  const std::vector<int>& p2p = ix.p2p_ops;
   size_t send_count = 0;
-  for (int i = 0; i < n; ++i) {
-    const OpKind kind = s.ops[i].kind;
-    if (kind != OpKind::kSend && kind != OpKind::kRecv) continue;
-    p2p.push_back(i);
-    send_count += kind == OpKind::kSend;
-  }
+  for (const int i : p2p) send_count += s.ops[i].kind == OpKind::kSend;
   OpHashIndex<Transfer, decltype(transfer_of), TransferHash> sends(send_count, transfer_of),
       recvs(p2p.size() - send_count, transfer_of);
   for (const int i : p2p) {
@@ -121,12 +117,10 @@ void MatchPointToPoint(const CompactSchedule& s, ScheduleIndex& ix, std::vector<
 }
 
 void MatchCollectives(const CompactSchedule& s, ScheduleIndex& ix, std::vector<Diagnostic>& out) {
-  const int n = static_cast<int>(s.ops.size());
   // issued[g][r]: the collectives that the group's r-th rank issues on it, in issue order.
   std::vector<std::vector<std::vector<int>>> issued(s.groups.size());
   for (size_t g = 0; g < s.groups.size(); ++g) issued[g].resize(s.groups[g].ranks.size());
-  for (int i = 0; i < n; ++i) {
-    if (!IsCollective(s.ops[i].kind)) continue;
+  for (const int i : ix.collective_ops) {
     const int g = ix.group_of[i];
     issued[g][RankInGroup(s.groups[g], s.ops[i].device)].push_back(i);
   }

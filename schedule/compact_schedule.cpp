@@ -86,7 +86,7 @@ int NamePool::Find(std::string_view text) const {
     const uint64_t slot = slots_[i];
     if (slot == 0) return -1;
     const int id = static_cast<int>(static_cast<uint32_t>(slot)) - 1;
-    if ((slot & kHashMask) == (hash & kHashMask) && View(id) == text) return id;
+    if ((slot & kHashMask) == (hash & kHashMask) && Same(View(id), text)) return id;
   }
 }
 
@@ -123,7 +123,7 @@ int NamePool::Intern(std::string_view text, uint64_t hash) {
       return added;
     }
     const int id = static_cast<int>(static_cast<uint32_t>(slot)) - 1;
-    if ((slot & kHashMask) == (hash & kHashMask) && View(id) == text) return id;
+    if ((slot & kHashMask) == (hash & kHashMask) && Same(View(id), text)) return id;
   }
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
 #include <string>
@@ -34,6 +35,26 @@ class NamePool {
   // The same with `hash` == Hash(text).
   int Intern(std::string_view text, uint64_t hash);
   static uint64_t Hash(std::string_view text);
+  // a == b, inline and a word at a time (names are mostly 8-40 characters; a memcmp call per
+  // comparison was 3 % of `terasim check`).
+  static bool Same(std::string_view a, std::string_view b) {
+    const size_t n = a.size();
+    if (n != b.size()) return false;
+    const char* p = a.data();
+    const char* q = b.data();
+    if (n >= 8) {
+      size_t i = 0;
+      for (; i + 8 <= n; i += 8) {
+        if (Load8(p + i) != Load8(q + i)) return false;
+      }
+      return i == n || Load8(p + n - 8) == Load8(q + n - 8);  // the last, overlapping
+    }
+    if (n >= 4) return Load4(p) == Load4(q) && Load4(p + n - 4) == Load4(q + n - 4);
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i] != q[i]) return false;
+    }
+    return true;
+  }
   // Starts loading the table slot where Intern(text, hash) looks first, for a caller that has
   // other work to do before the look-up (a look-up is mostly a cache miss).
   void Prefetch(uint64_t hash) const {
@@ -61,6 +82,16 @@ class NamePool {
   size_t MemoryBytes() const;
 
  private:
+  static uint64_t Load8(const char* p) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    return word;
+  }
+  static uint32_t Load4(const char* p) {
+    uint32_t word;
+    std::memcpy(&word, p, 4);
+    return word;
+  }
   void Rehash(size_t capacity);
 
   std::string chars_;

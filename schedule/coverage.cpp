@@ -412,22 +412,33 @@ void CheckSliceOrder(const CompactSchedule& s, std::vector<Diagnostic>& out) {
   };
   struct LaneState {
     int last_op;
+    int last_begin;  // its tokens.begin
     bool reported;
   };
   std::unordered_map<Lane, LaneState, LaneHash> lanes;
+  // The lane of the previous op (slices of one lane come in runs): its state, which a map's
+  // element keeps at one address.
+  Lane last_lane{};
+  LaneState* last_state = nullptr;
   for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
     const CompactOp& op = s.ops[i];
     const bool forward = op.kind == OpKind::kFwd;
     if (!forward && !IsBackwardCoverage(op.kind)) continue;
-    auto [it, inserted] =
-        lanes.emplace(Lane{op.device, op.stage, op.microbatch, forward}, LaneState{i, false});
-    if (inserted) continue;
-    LaneState& lane = it->second;
-    const CompactOp& last = s.ops[lane.last_op];
+    const Lane key{op.device, op.stage, op.microbatch, forward};
+    LaneState* state = last_state;
+    if (state == nullptr || !(key == last_lane)) {
+      auto [it, inserted] = lanes.try_emplace(key, LaneState{i, op.tokens.begin, false});
+      last_lane = key;
+      last_state = &it->second;
+      if (inserted) continue;
+      state = &it->second;
+    }
+    LaneState& lane = *state;
     const bool wrong =
-        forward ? op.tokens.begin < last.tokens.begin : op.tokens.begin > last.tokens.begin;
+        forward ? op.tokens.begin < lane.last_begin : op.tokens.begin > lane.last_begin;
     if (wrong && !lane.reported) {
       lane.reported = true;
+      const CompactOp& last = s.ops[lane.last_op];
       out.push_back(OpDiagnostic(
           s, op,
           fmt::format("micro-batch {}: {} slice {}-{} issued after slice {}-{} ({}) on dev {} "
@@ -438,6 +449,7 @@ void CheckSliceOrder(const CompactSchedule& s, std::vector<Diagnostic>& out) {
                       forward ? "ascending" : "descending")));
     }
     lane.last_op = i;
+    lane.last_begin = op.tokens.begin;
   }
 }
 

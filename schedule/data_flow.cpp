@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <numeric>
 #include <span>
 #include <string_view>
 #include <unordered_map>
@@ -273,7 +274,6 @@ class DataFlow {
         ix_(ix),
         start_(unit_run.start_tick),
         finish_(unit_run.finish_tick),
-        seen_(s.ops.size(), 0),
         tensor_slot_(s.names.Size(), -1),
         stream_stamp_(ix.streams.size(), 0),
         stream_slot_(ix.streams.size(), 0) {}
@@ -286,26 +286,44 @@ class DataFlow {
     // Two walks over all ops (each reads every op record): the first counts each device's ops
     // and finds ZeRO-3; the second lists them and collects what the weight gradients below
     // read, and the ops that read them.
-    std::vector<int> device_offset(s_.devices + 1, 0), device_ops(n);
-    for (const CompactOp& op : s_.ops) {
-      ++device_offset[op.device + 1];
-      zero3_ = zero3_ || op.zero == 3;
+    // Each device's op count from its streams (a walk over the op records cost a tenth of
+    // this pass).
+    std::vector<int> device_offset(s_.devices + 1, 0);
+    // The ops grouped by device, in op order; left empty while the ops already come so (op i
+    // at place i, as generated schedules and their files have them: 4 bytes per op saved).
+    std::vector<int> device_ops;
+    for (const StreamInfo& stream : ix_.streams) {
+      device_offset[stream.device + 1] += static_cast<int>(stream.ops.size());
     }
     for (int d = 0; d < s_.devices; ++d) device_offset[d + 1] += device_offset[d];
     // Weight gradients: the dp all-reduce of a stage and OPTIMIZER read every backward op that
     // contributes (the executor also waits for every such op issued before them on the device).
     // ZeRO-3's per-layer reduce-scatters complete their stage's gradients too; with sequence
     // parallelism the dp collective of a stage also reads the tp sum's result.
-    std::vector<std::vector<int>> backward_of_device(s_.devices), wgrad_of_device(s_.devices),
-        layer_of_device(s_.devices);
+    // The backward ops with their stage, so that the readers' scans read no op record (a
+    // cache miss each).
+    struct Backward {
+      int op;
+      int stage;
+    };
+    std::vector<std::vector<Backward>> backward_of_device(s_.devices);
+    std::vector<std::vector<int>> wgrad_of_device(s_.devices), layer_of_device(s_.devices);
     std::vector<int> gradient_readers;  // OPTIMIZER and stage-gradient collectives, in op order
     {
       std::vector<int> fill(device_offset.begin(), device_offset.end() - 1);
       for (int i = 0; i < n; ++i) {
         const CompactOp& op = s_.ops[i];
-        device_ops[fill[op.device]++] = i;
+        const int at = fill[op.device]++;
+        if (!device_ops.empty()) {
+          device_ops[at] = i;
+        } else if (at != i) {  // the first op out of place: the ops before it are in place
+          device_ops.resize(n);
+          std::iota(device_ops.begin(), device_ops.begin() + i, 0);
+          device_ops[at] = i;
+        }
+        zero3_ = zero3_ || op.zero == 3;  // (read by Effects, in the loop below)
         const Tensor& t = TensorOf(i);
-        if (IsBackwardOp(op, t)) backward_of_device[op.device].push_back(i);
+        if (IsBackwardOp(op, t)) backward_of_device[op.device].push_back({i, op.stage});
         if (t.wgrad_layer >= 0) layer_of_device[op.device].push_back(i);
         const bool stage_gradients = IsStageGradients(op, t);
         if (stage_gradients) wgrad_of_device[op.device].push_back(i);
@@ -316,9 +334,17 @@ class DataFlow {
     std::vector<Diagnostic> one;
     std::vector<Key> reads;
     std::vector<size_t> reads_end;  // per op of the device: the end of its reads in `reads`
+    std::vector<int> in_place;      // a device's ops when device_ops is empty
     for (int d = 0; d < s_.devices; ++d) {
-      const std::span<const int> ops(device_ops.data() + device_offset[d],
-                                     device_ops.data() + device_offset[d + 1]);
+      std::span<const int> ops;
+      if (device_ops.empty()) {
+        in_place.resize(static_cast<size_t>(device_offset[d + 1] - device_offset[d]));
+        std::iota(in_place.begin(), in_place.end(), device_offset[d]);
+        ops = in_place;
+      } else {
+        ops = std::span<const int>(device_ops.data() + device_offset[d],
+                                   device_ops.data() + device_offset[d + 1]);
+      }
       writes_.clear();
       reads.clear();
       reads_end.clear();
@@ -363,8 +389,7 @@ class DataFlow {
       const int stage = wgrad ? t.wgrad_stage : op.stage;
       needed.clear();
       const bool bucket = wgrad && t.bucket;
-      for (int b : backward_of_device[op.device]) {
-        const int bs = s_.ops[b].stage;
+      for (const auto& [b, bs] : backward_of_device[op.device]) {
         if (bucket) {
           // A dp bucket reads the gradients of its own layers only.
           const Range& bl = s_.ops[b].layers;
@@ -772,6 +797,7 @@ class DataFlow {
       if (d == p) return true;
     }
     if (finish_[p] < 0 || start_[c] < 0 || finish_[p] > start_[c]) return false;
+    if (seen_.empty()) seen_.assign(s_.ops.size(), 0);  // at the first search: often none
     ++stamp_;
     std::vector<int>& stack = stack_;
     stack.clear();

@@ -1,9 +1,10 @@
 // OpHashIndex: an open-addressing hash index of op positions, keyed by a value derived from
-// each op (its key string, or a (sender, receiver, tensor) triple). The checker builds several
-// over a million ops; std::unordered_map's node per entry made those builds most of its time.
+// each op (such as a (sender, receiver, tensor) triple). The checker builds these over a
+// million ops; std::unordered_map's node per entry made those builds most of its time.
 //
-// Holds positions only; `key_of(position)` recomputes an entry's key, so keys may be views
-// into the Schedule, which must outlive the index. Not thread safe.
+// Each slot holds a copy of its op's key beside the position, so that a probe compares keys
+// without reading the op (a cache miss per look-up in a million-op schedule). `key_of(position)`
+// gives an op's key when it is inserted. Not thread safe.
 #pragma once
 
 #include <cstddef>
@@ -21,39 +22,41 @@ class OpHashIndex {
     size_t capacity = 16;
     while (capacity < 2 * expected + 2) capacity *= 2;
     mask_ = capacity - 1;
-    slots_.assign(capacity, -1);
-    hashes_.assign(capacity, 0);
+    slots_.assign(capacity, Slot{});
   }
 
   // Adds `op` unless an op with an equal key is present. Returns the op now holding the key:
   // `op` itself, or the earlier one. Precondition: fewer entries than `expected`.
   int Insert(int op) {
     const Key key = key_of_(op);
-    const size_t hash = Hash()(key);
-    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      if (slots_[i] < 0) {
-        slots_[i] = op;
-        hashes_[i] = hash;
+    for (size_t i = Hash()(key) & mask_;; i = (i + 1) & mask_) {
+      Slot& slot = slots_[i];
+      if (slot.op < 0) {
+        slot.op = op;
+        slot.key = key;
         return op;
       }
-      if (hashes_[i] == hash && key_of_(slots_[i]) == key) return slots_[i];
+      if (slot.key == key) return slot.op;
     }
   }
 
   // The op holding `key`, or -1.
   int Find(const Key& key) const {
-    const size_t hash = Hash()(key);
-    for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
-      if (slots_[i] < 0) return -1;
-      if (hashes_[i] == hash && key_of_(slots_[i]) == key) return slots_[i];
+    for (size_t i = Hash()(key) & mask_;; i = (i + 1) & mask_) {
+      const Slot& slot = slots_[i];
+      if (slot.op < 0) return -1;
+      if (slot.key == key) return slot.op;
     }
   }
 
  private:
+  struct Slot {
+    Key key{};
+    int op = -1;  // -1 when empty
+  };
   KeyOf key_of_;
   size_t mask_ = 0;
-  std::vector<int> slots_;  // op positions, -1 when empty
-  std::vector<size_t> hashes_;
+  std::vector<Slot> slots_;
 };
 
 }  // namespace terasim

@@ -339,19 +339,22 @@ class WordCursor {
 // whole value, for the same result or message.
 class FieldReader {
  public:
-  FieldReader(const LineParser& p, const char*& q, const char* end) : p_(p), q_(q), end_(end) {}
+  FieldReader(const LineParser& p, const char* q, const char* end) : p_(p), q_(q), end_(end) {}
+  // The read position, which the caller may move too. (Held here rather than by reference,
+  // so that it stays in a register.)
+  const char*& Position() { return q_; }
 
-  int64_t Int(std::string_view field, int64_t min_value, Limit limit) {
+  [[gnu::always_inline]] int64_t Int(std::string_view field, int64_t min_value, Limit limit) {
     const char* start = q_;
     const int64_t value = Digits(18);
     if (value >= min_value && value >= 0 && AtWordEnd() && value <= limit.value) return value;
     return p_.Int(field, Rest(start), min_value, limit);
   }
-  int Int32(std::string_view field, int64_t min_value, Limit limit) {
+  [[gnu::always_inline]] int Int32(std::string_view field, int64_t min_value, Limit limit) {
     return static_cast<int>(Int(field, min_value, limit));
   }
 
-  Range ParseRange(std::string_view field, Limit limit) {
+  [[gnu::always_inline]] Range ParseRange(std::string_view field, Limit limit) {
     const char* start = q_;
     const int64_t begin = Digits(9);
     if (begin >= 0 && q_ < end_ && *q_ == '-') {
@@ -364,7 +367,7 @@ class FieldReader {
     return p_.ParseRange(field, Rest(start), limit);
   }
 
-  std::string_view Name(std::string_view field) {
+  [[gnu::always_inline]] std::string_view Name(std::string_view field) {
     const char* start = q_;
     bool comma_or_equals = false;
     q_ = WordEnd(q_, end_, comma_or_equals);
@@ -373,14 +376,14 @@ class FieldReader {
   }
 
   // The value as text, for the fields read as words.
-  std::string_view Word() {
+  [[gnu::always_inline]] std::string_view Word() {
     const char* start = q_;
     return Rest(start);
   }
 
  private:
   // 1 to `most` (at most 18) digits at q_, which moves past them: their value, else -1.
-  int64_t Digits(ptrdiff_t most) {
+  [[gnu::always_inline]] int64_t Digits(ptrdiff_t most) {
     const char* start = q_;
     int64_t value = 0;
     while (q_ < end_ && q_ - start < most) {
@@ -391,16 +394,16 @@ class FieldReader {
     }
     return q_ > start ? value : -1;
   }
-  bool AtWordEnd() const { return q_ == end_ || IsSpace(*q_); }
+  [[gnu::always_inline]] bool AtWordEnd() const { return q_ == end_ || IsSpace(*q_); }
   // The word from `start` on; q_ moves to its end.
-  std::string_view Rest(const char* start) {
+  [[gnu::always_inline]] std::string_view Rest(const char* start) {
     bool comma_or_equals = false;
     q_ = WordEnd(start, end_, comma_or_equals);
     return std::string_view(start, static_cast<size_t>(q_ - start));
   }
 
   const LineParser& p_;
-  const char*& q_;
+  const char* q_;
   const char* end_;
 };
 
@@ -410,13 +413,13 @@ class FieldReader {
 class RecentNames {
  public:
   int Intern(NamePool& names, std::string_view text, int& last) {
-    if (last >= 0 && names.View(last) == text) return last;
+    if (last >= 0 && NamePool::Same(names.View(last), text)) return last;
     last = names.Intern(text);
     return last;
   }
   int InternAfter(NamePool& names, std::string_view text) {
     for (int id : keys_) {
-      if (id >= 0 && names.View(id) == text) return id;
+      if (id >= 0 && NamePool::Same(names.View(id), text)) return id;
     }
     return names.Intern(text);
   }
@@ -433,16 +436,16 @@ class RecentNames {
 };
 
 // The fields of an op line (the words after the kind) into `op`; strings are interned in
-// `s.names` and `after` references appended to `s.after_name`.
+// `s.names` and `after` references appended to `s.after_name`, except the tensor: its name
+// and NamePool::Hash are returned in `tensor` and `tensor_hash` (empty when none), its table
+// slot being loaded (NamePool::Prefetch).
 void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentNames& recent,
-                   CompactOp& op) {
+                   CompactOp& op, std::string_view& tensor, uint64_t& tensor_hash) {
   uint32_t seen = 0;
-  std::string_view tensor;
-  uint64_t tensor_hash = 0;
   // One pass over each field: its name up to the '=', then its value in place (FieldReader).
-  const char*& q = words.Position();
   const char* const end = words.End();
-  FieldReader read(p, q, end);
+  FieldReader read(p, words.Position(), end);
+  const char*& q = read.Position();
   while (true) {
     while (q < end && IsSpace(*q)) ++q;
     if (q == end) break;
@@ -515,7 +518,7 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
         op.peer = read.Int32(name, 0, kDeviceIndex);
         break;
       case field::kTensor:
-        tensor = read.Name(name);  // interned below, once its table slot is loaded
+        tensor = read.Name(name);  // interned by the caller, once its table slot is loaded
         tensor_hash = NamePool::Hash(tensor);
         s.names.Prefetch(tensor_hash);
         break;
@@ -555,7 +558,6 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
   }
   if (!(seen & field::kDev)) p.Fail("missing field 'dev'");
   if (!(seen & field::kStream)) p.Fail("missing field 'stream'");
-  if (!tensor.empty()) op.tensor = s.names.Intern(tensor, tensor_hash);
 }
 
 // Reads .pir text line by line into a CompactSchedule; holds no line after it is parsed.
@@ -636,6 +638,7 @@ class PirReader {
     if (next_header_ < kHeader.size()) {
       ThrowInput("{}:{}: missing header line '{}'", origin_, line_no_, kHeader[next_header_]);
     }
+    InternTensor();
     s_.names.Seal();
     return std::move(s_);
   }
@@ -662,12 +665,31 @@ class PirReader {
     p.SetKey(key);
     op.line = line_no_;
     op.kind = Kind(p, kind_word);
-    ParseOpFields(words, p, s_, recent_, op);
+    std::string_view tensor;
+    uint64_t tensor_hash = 0;
+    ParseOpFields(words, p, s_, recent_, op, tensor, tensor_hash);
+    // The previous line's tensor, whose table slot had a line's parsing to load (a look-up
+    // right after its prefetch mostly waited for it).
+    InternTensor();
     op.key = s_.names.Intern(key, key_hash);
     recent_.AddKey(op.key);
     s_.AddOp(op);
+    if (!tensor.empty()) {
+      tensor_ = tensor;
+      tensor_hash_ = tensor_hash;
+    }
   }
 
+ public:
+  // Interns the tensor of the last op line read, if it is pending; to be called before the
+  // text of that line goes (ReadCompactPirFile moves its block's last part line) and by Finish.
+  void InternTensor() {
+    if (tensor_.empty()) return;
+    s_.ops.back().tensor = s_.names.Intern(tensor_, tensor_hash_);
+    tensor_ = {};
+  }
+
+ private:
   // The kind named `word`: the previous op's kind when the name is the same (kinds come in
   // runs), else by ParseOpKind.
   OpKind Kind(const LineParser& p, std::string_view word) {
@@ -750,6 +772,8 @@ class PirReader {
   CompactSchedule s_;
   std::vector<std::string_view> words_;
   RecentNames recent_;
+  std::string_view tensor_;  // the last op's tensor, not interned yet (see InternTensor)
+  uint64_t tensor_hash_ = 0;
   OpKind last_kind_ = OpKind::kFwd;
   int line_no_ = 0;
   size_t next_header_ = 0;
@@ -841,6 +865,7 @@ CompactSchedule ReadCompactPirFile(const std::string& path) {
       reader.Line(std::string_view(start, static_cast<size_t>(nl - start)));
       start = nl + 1;
     }
+    reader.InternTensor();  // before its text moves
     const size_t used = static_cast<size_t>(start - block.data());
     parsed += used;
     held -= used;

@@ -59,6 +59,8 @@ ScheduleIndex IndexSchedule(const CompactSchedule& s, std::vector<Diagnostic>& d
       ix.stream_of[i] = -1;  // reported by the field checks
       continue;
     }
+    if (IsPointToPoint(op.kind)) ix.p2p_ops.push_back(i);
+    if (IsCollective(op.kind)) ix.collective_ops.push_back(i);
     int stream = -1;
     for (int id : device_streams[op.device]) {
       if (stream_name[id] == op.stream) stream = id;

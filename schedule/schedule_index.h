@@ -36,6 +36,10 @@ struct ScheduleIndex {
   std::vector<int> partner;                    // SEND <-> RECV match, -1 otherwise
   std::vector<int> instance;                   // collective instance id, -1 otherwise
   std::vector<std::vector<int>> instance_ops;  // instance -> member ops, in group rank order
+  // The SENDs and RECVs, and the collectives, in op order (the matching passes walk these
+  // rather than every op record).
+  std::vector<int> p2p_ops;
+  std::vector<int> collective_ops;
 
   std::span<const int> After(int op) const {
     return {after_op.data() + after_offset[op], after_op.data() + after_offset[op + 1]};

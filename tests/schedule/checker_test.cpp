@@ -300,6 +300,19 @@ TEST_CASE("RequireValidSchedule throws every diagnostic, one per line", "[schedu
   }
 }
 
+// The field rules of an op depend on its kind and which fields it has (its shape); the checker
+// remembers shapes that passed, never ones that failed: every op of a failing shape is
+// reported, and an op of a passing shape after them still passes.
+TEST_CASE("every op of a shape missing a field is reported, not only the first",
+          "[schedule][checker]") {
+  Schedule s = Load("ok_terapipe_2x1.pir");
+  OpWithKey(s, "F.s0.m0.t0-16").stage = -1;
+  OpWithKey(s, "F.s1.m0.t0-16").stage = -1;  // the same shape as the op above
+  CHECK(Messages(s) ==
+        std::vector<std::string>{"ok_terapipe_2x1.pir:11: F.s0.m0.t0-16: FWD needs stage",
+                                 "ok_terapipe_2x1.pir:21: F.s1.m0.t0-16: FWD needs stage"});
+}
+
 TEST_CASE("the grid of a 4-stage 8-micro-batch 1F1B shows warm-up, steady state and cool-down",
           "[schedule][grid]") {
   const std::string grid = RenderScheduleGrid(Load("ok_1f1b_4x8.pir"), GridOptions{});

@@ -114,6 +114,24 @@ TEST_CASE("the streaming reader reads a file of several blocks as ReadPir reads 
   CHECK(WritePir(ToSchedule(ReadCompactPirFile(cut.path))) == text);
 }
 
+// NamePool::Same compares by words (and two overlapping loads for the tail): it must agree with
+// == for every length and every position of a difference, the last byte included.
+TEST_CASE("NamePool::Same agrees with == at every length and differing position",
+          "[schedule][compact]") {
+  const std::string text = "tpf.l12.attn.m3.t0-128.r7.and.a.long.tail";
+  for (size_t n = 0; n <= text.size(); ++n) {
+    const std::string a = text.substr(0, n);
+    std::string b = a;  // a copy at another address
+    CHECK(NamePool::Same(a, b));
+    if (n > 0) CHECK_FALSE(NamePool::Same(a, std::string_view(b).substr(0, n - 1)));  // length
+    for (size_t i = 0; i < n; ++i) {
+      b[i] ^= 1;  // differs in byte i only
+      CHECK_FALSE(NamePool::Same(a, b));
+      b[i] ^= 1;
+    }
+  }
+}
+
 // NamePool::Hash reads a name's last bytes by loads within the text; the value is the one of
 // copying them into a zeroed word (the reference below), for every length of tail.
 TEST_CASE("NamePool::Hash of every tail length equals the zero-padded word hash",

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/fold_permutations.h"
+
 namespace terasim {
 namespace {
 
@@ -124,6 +126,11 @@ class FoldBuilder {
   std::string LinkClasses(const std::vector<const std::vector<int>*>& gpus);
   // LinkClasses over the cyclic group of one candidate's GPU map.
   std::string CheckLinks(const Element& element);
+  // Beyond rotations: generators of the largest group of tp-rank permutations (each applied in
+  // every tp group of `tp` consecutive devices) that acts freely and whose elements pass Check,
+  // found among the permutations that keep the routes between the first group's GPUs and to
+  // the next group's (SemiregularAutomorphisms); empty (with why not) when there is none.
+  std::vector<Element> TpPermutations(int tp, std::string* why);
   // Takes the first candidate of each family that `check` passes; "" or why each was refused.
   std::string PickGenerators(
       const std::vector<std::pair<std::string, std::vector<std::vector<int>>>>& families,
@@ -562,10 +569,96 @@ SymmetryFold FoldBuilder::Build() {
                                        PowerSteps(shape.tp, shape.tp));
   std::vector<Element> generators;
   bool all = false;
-  const std::string why_not = PickGenerators(
+  std::string why_not = PickGenerators(
       families, [this](const std::vector<int>& sigma, Element* e) { return Check(sigma, e); },
       &generators, &all);
+  // The accepted rotation by `step` tp ranks has order tp / step (1: none accepted).
+  const int tp = shape.tp;
+  const auto is_rotation = [tp](const Element& e) { return e.device[0] > 0 && e.device[0] < tp; };
+  int rotation_order = 1;
+  for (const Element& e : generators) {
+    if (is_rotation(e)) rotation_order = tp / e.device[0];
+  }
+  if (tp > 1 && rotation_order < tp && s_.devices % tp == 0) {
+    // Permutations other than rotations (p3.16xlarge: the NIC hangs off one socket, so only
+    // permutations within each socket keep the routes; rotations do not).
+    std::string why;
+    std::vector<Element> permutations = TpPermutations(tp, &why);
+    std::vector<Permutation> tp_maps;
+    for (const Element& e : permutations) {
+      Permutation tau(tp);
+      for (int r = 0; r < tp; ++r) tau[r] = e.device[r];
+      tp_maps.push_back(std::move(tau));
+    }
+    const size_t order = tp_maps.empty() ? 1 : GeneratedGroup(tp_maps, tp).size();
+    if (order > static_cast<size_t>(rotation_order)) {
+      std::vector<Element> with;
+      for (const Element& e : generators) {
+        if (!is_rotation(e)) with.push_back(e);
+      }
+      std::vector<std::string> cycles;
+      for (const Permutation& tau : tp_maps)
+        cycles.push_back(fmt::format("[{}]", fmt::join(tau, " ")));
+      with.insert(with.end(), permutations.begin(), permutations.end());
+      const std::string note =
+          fmt::format("{}{}tensor-parallel permutations {} taken (order {})", why_not,
+                      why_not.empty() ? "" : "; ", fmt::join(cycles, ", "), order);
+      SymmetryFold fold = Finish(std::move(with), note);
+      if (fold.Folded()) return fold;
+      why = fold.why_not_;
+      elements_.clear();
+    }
+    if (!why.empty()) why_not += fmt::format("; tensor-parallel permutations: {}", why);
+  }
   return Finish(std::move(generators), why_not);
+}
+
+std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, std::string* why) {
+  constexpr size_t kMaxCandidates = 64;
+  constexpr size_t kMaxVisits = 100000;
+  constexpr size_t kMaxChecks = 16;
+  // The routes' signatures (bandwidth and latency, link by link) as small integers.
+  std::map<std::vector<std::pair<double, TimeNs>>, int> ids;
+  const auto signature = [&](int from_device, int to_device) {
+    std::vector<std::pair<double, TimeNs>> sig;
+    for (int l : routes_.Get(g_.placement[from_device], g_.placement[to_device]).links) {
+      sig.emplace_back(topology_.Links()[l].bw_bytes_per_s, topology_.Links()[l].latency_ns);
+    }
+    return ids.emplace(std::move(sig), static_cast<int>(ids.size())).first->second;
+  };
+  std::vector<std::vector<int>> pair(tp, std::vector<int>(tp));
+  std::vector<int> color(tp, 0);
+  for (int i = 0; i < tp; ++i) {
+    for (int j = 0; j < tp; ++j) pair[i][j] = signature(i, j);
+    // To and from the same rank of the next group (the next stage or replica).
+    if (s_.devices >= 2 * tp) color[i] = signature(i, i + tp) * 1024 + signature(i + tp, i);
+  }
+  const std::vector<Permutation> candidates =
+      SemiregularAutomorphisms(color, pair, kMaxCandidates, kMaxVisits);
+  if (candidates.empty()) {
+    *why = "no permutation of the tp ranks keeps their routes";
+    return {};
+  }
+  std::vector<Permutation> accepted;
+  std::vector<Element> elements;
+  std::vector<std::string> whys;
+  for (size_t c = 0; c < candidates.size() && c < kMaxChecks; ++c) {
+    const Permutation& tau = candidates[c];
+    std::vector<int> sigma(s_.devices);
+    for (int d = 0; d < s_.devices; ++d) sigma[d] = d - d % tp + tau[d % tp];
+    Element element;
+    const std::string refused = Check(sigma, &element);
+    if (!refused.empty()) {
+      whys.push_back(fmt::format("[{}]: {}", fmt::join(tau, " "), refused));
+      continue;
+    }
+    accepted.push_back(tau);
+    elements.push_back(std::move(element));
+  }
+  std::vector<Element> generators;
+  for (int k : LargestFreeGroup(accepted, tp)) generators.push_back(std::move(elements[k]));
+  if (generators.empty()) *why = fmt::format("{}", fmt::join(whys, "; "));
+  return generators;
 }
 
 std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& perms) {

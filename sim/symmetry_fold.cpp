@@ -322,13 +322,27 @@ std::string FoldBuilder::LinkClasses(const std::vector<const std::vector<int>*>&
     while (parent[l] != l) l = parent[l] = parent[parent[l]];
     return l;
   };
-  for (const auto& [a, b] : transfers_) {
+  // One transfer per orbit: `gpus` is a group, so the images of an image g(t) of transfer t
+  // are t's images; their routes join the same links and load them alike. Transfers that are
+  // images of an earlier one (transfers_ is sorted) are skipped.
+  const int num_transfers = static_cast<int>(transfers_.size());
+  std::vector<char> covered(num_transfers, 0);
+  std::vector<int> orbit_reps;
+  std::vector<const std::vector<int>*> images;  // per orbit representative, its order routes
+  for (int t = 0; t < num_transfers; ++t) {
+    if (covered[t]) continue;
+    orbit_reps.push_back(t);
+    const auto [a, b] = transfers_[t];
     const std::vector<int>& from = routes_.Get(a, b).links;
     for (const std::vector<int>* gpu : gpus) {
-      const std::vector<int>& to = routes_.Get((*gpu)[a], (*gpu)[b]).links;
+      const std::pair<int, int> image{(*gpu)[a], (*gpu)[b]};
+      const auto at = std::lower_bound(transfers_.begin(), transfers_.end(), image);
+      if (at != transfers_.end() && *at == image) covered[at - transfers_.begin()] = 1;
+      const std::vector<int>& to = routes_.Get(image.first, image.second).links;
+      images.push_back(&to);
       if (from.size() != to.size()) {
-        return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b, (*gpu)[a],
-                           (*gpu)[b]);
+        return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b,
+                           image.first, image.second);
       }
       for (size_t k = 0; k < from.size(); ++k) {
         if (links[from[k]].bw_bytes_per_s != links[to[k]].bw_bytes_per_s ||
@@ -356,10 +370,11 @@ std::string FoldBuilder::LinkClasses(const std::vector<const std::vector<int>*>&
   // Loads: the images of a transfer that crosses a class n times cross each of its links
   // n x |G| / |class| times.
   std::vector<int> count(num_links, 0), own(num_links, 0), touched;
-  for (const auto& [a, b] : transfers_) {
+  for (size_t k = 0; k < orbit_reps.size(); ++k) {
+    const auto [a, b] = transfers_[orbit_reps[k]];
     touched.clear();
-    for (const std::vector<int>* gpu : gpus) {
-      for (int l : routes_.Get((*gpu)[a], (*gpu)[b]).links) {
+    for (int e = 0; e < order; ++e) {
+      for (int l : *images[k * order + e]) {
         if (count[l]++ == 0) touched.push_back(l);
       }
     }

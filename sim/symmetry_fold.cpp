@@ -254,7 +254,6 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
     if (element->gpu[gpu] < 0) element->gpu[gpu] = gpu;  // unused GPU
   }
   // Collective plans: the plan of sigma(H) is the plan of H mapped.
-  std::set<std::pair<int, int>> pairs = p2p_pairs_;
   for (const PlanKey& key : plan_keys_) {
     const auto& [group, kind, bytes, root] = key;
     if (group_map[group] < 0) {
@@ -267,10 +266,16 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
                          OpKindName(static_cast<OpKind>(kind)), s_.groups[group].name,
                          s_.groups[group_map[group]].name);
     }
-    ForEachTransfer(plan, [&](int a, int b) { pairs.emplace(a, b); });
   }
-  // Links: checked by CheckLinks over these transfers.
-  transfers_.assign(pairs.begin(), pairs.end());
+  // Links: checked by CheckLinks over every p2p pair's and plan's transfers (the same for every
+  // candidate: collected once).
+  if (transfers_.empty()) {
+    std::set<std::pair<int, int>> pairs = p2p_pairs_;
+    for (const PlanKey& key : plan_keys_) {
+      ForEachTransfer(PlanOf(key), [&](int a, int b) { pairs.emplace(a, b); });
+    }
+    transfers_.assign(pairs.begin(), pairs.end());
+  }
   return "";
 }
 

@@ -148,7 +148,8 @@ class FoldBuilder {
   RouteCache& routes_;
   const CollectiveOptions& collectives_;
   std::vector<std::vector<int>> device_ops_;
-  std::vector<int> position_;
+  std::vector<int> position_;                       // per op: its index among its device's ops
+  std::vector<int> op_device_;                      // per op: its device (Op::device, compact)
   std::map<std::vector<int>, int> group_by_ranks_;  // sorted ranks -> group
   std::set<PlanKey> plan_keys_;
   std::set<std::pair<int, int>> p2p_pairs_;
@@ -175,8 +176,13 @@ void FoldBuilder::Collect() {
   const int devices = s_.devices;
   device_ops_ = s_.OpsByDevice();
   position_.assign(s_.ops.size(), 0);
-  for (const auto& ops : device_ops_) {
-    for (size_t p = 0; p < ops.size(); ++p) position_[ops[p]] = static_cast<int>(p);
+  op_device_.assign(s_.ops.size(), 0);
+  for (int d = 0; d < devices; ++d) {
+    const std::vector<int>& ops = device_ops_[d];
+    for (size_t p = 0; p < ops.size(); ++p) {
+      position_[ops[p]] = static_cast<int>(p);
+      op_device_[ops[p]] = d;
+    }
   }
   for (size_t h = 0; h < s_.groups.size(); ++h) {
     std::vector<int> ranks = s_.groups[h].ranks;
@@ -282,36 +288,43 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
 std::string FoldBuilder::CheckOps(const std::vector<int>& sigma,
                                   const std::vector<int>& group_map) {
   const int devices = s_.devices;
-  const int num_ops = static_cast<int>(s_.ops.size());
-  // The p-th op of d against the p-th op of sigma(d).
-  auto img = [&](int op) { return device_ops_[sigma[s_.ops[op].device]][position_[op]]; };
-  for (int i = 0; i < num_ops; ++i) {
-    const int j = img(i);
-    const Op& a = s_.ops[i];
-    const Op& b = s_.ops[j];
-    auto differ = [&](const char* what) {
-      return fmt::format("{} and {} differ in {}", a.key, b.key, what);
-    };
-    if (!SameWork(a, b) || g_.work_tp[i] != g_.work_tp[j]) return differ("work");
-    const auto measured = [&](int op) {
-      return op < static_cast<int>(g_.compute_ns.size()) ? g_.compute_ns[op] : TimeNs{-1};
-    };
-    if (measured(i) != measured(j)) return differ("measured duration");
-    const int count = g_.succ_begin[i + 1] - g_.succ_begin[i];
-    if (count != g_.succ_begin[j + 1] - g_.succ_begin[j]) return differ("successors");
-    for (int k = 0; k < count; ++k) {
-      if (img(g_.succ[g_.succ_begin[i] + k]) != g_.succ[g_.succ_begin[j] + k]) {
-        return differ("successors");
+  const bool measured = !g_.compute_ns.empty();
+  const auto measured_ns = [&](int op) {
+    return op < static_cast<int>(g_.compute_ns.size()) ? g_.compute_ns[op] : TimeNs{-1};
+  };
+  // The p-th op of d against the p-th op of sigma(d), device by device.
+  const auto img = [&](int op) { return device_ops_[sigma[op_device_[op]]][position_[op]]; };
+  for (int d = 0; d < devices; ++d) {
+    const std::vector<int>& mine = device_ops_[d];
+    const std::vector<int>& image = device_ops_[sigma[d]];
+    for (size_t p = 0; p < mine.size(); ++p) {
+      const int i = mine[p];
+      const int j = image[p];
+      const Op& a = s_.ops[i];
+      const Op& b = s_.ops[j];
+      auto differ = [&](const char* what) {
+        return fmt::format("{} and {} differ in {}", a.key, b.key, what);
+      };
+      if (!SameWork(a, b) || g_.work_tp[i] != g_.work_tp[j]) return differ("work");
+      if (measured && measured_ns(i) != measured_ns(j)) return differ("measured duration");
+      const int begin_i = g_.succ_begin[i];
+      const int begin_j = g_.succ_begin[j];
+      const int count = g_.succ_begin[i + 1] - begin_i;
+      if (count != g_.succ_begin[j + 1] - begin_j) return differ("successors");
+      for (int k = 0; k < count; ++k) {
+        if (img(g_.succ[begin_i + k]) != g_.succ[begin_j + k]) {
+          return differ("successors");
+        }
       }
+      const int partner = g_.partner[i];
+      if ((partner < 0) != (g_.partner[j] < 0) || (partner >= 0 && img(partner) != g_.partner[j])) {
+        return differ("partner");
+      }
+      if (a.peer >= 0 && a.peer < devices ? b.peer != sigma[a.peer] : b.peer != a.peer) {
+        return differ("peer");
+      }
+      if (g_.group[i] >= 0 && group_map[g_.group[i]] != g_.group[j]) return differ("group");
     }
-    if ((g_.partner[i] < 0) != (g_.partner[j] < 0) ||
-        (g_.partner[i] >= 0 && img(g_.partner[i]) != g_.partner[j])) {
-      return differ("partner");
-    }
-    if (a.peer >= 0 && a.peer < devices ? b.peer != sigma[a.peer] : b.peer != a.peer) {
-      return differ("peer");
-    }
-    if (g_.group[i] >= 0 && group_map[g_.group[i]] != g_.group[j]) return differ("group");
   }
   return "";
 }

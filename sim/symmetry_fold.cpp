@@ -124,6 +124,7 @@ class FoldBuilder {
   // transfer must cross each link of a class as often (so a class's links carry equal loads).
   // Fills link_rep_ / link_mult_; "" or why not.
   std::string LinkClasses(const std::vector<const std::vector<int>*>& gpus);
+  std::string ComputeLinkClasses(const std::vector<const std::vector<int>*>& gpus);
   // LinkClasses over the cyclic group of one candidate's GPU map.
   std::string CheckLinks(const Element& element);
   // Beyond rotations: generators of the largest group of tp-rank permutations (each applied in
@@ -155,8 +156,9 @@ class FoldBuilder {
   std::set<std::pair<int, int>> p2p_pairs_;
   std::vector<std::pair<int, int>> transfers_;  // GPU pairs of every transfer (p2p and plans)
   std::map<PlanKey, CollectivePlan> plans_;
-  std::vector<int> link_rep_, link_mult_;  // LinkClasses' result
-  std::vector<Element> elements_;          // G, identity first
+  std::vector<int> link_rep_, link_mult_;     // LinkClasses' result
+  std::vector<std::vector<int>> classes_of_;  // its GPU maps (sorted) when it passed, else empty
+  std::vector<Element> elements_;             // G, identity first
   bool declared_ = false;
 };
 
@@ -330,6 +332,18 @@ std::string FoldBuilder::CheckOps(const std::vector<int>& sigma,
 }
 
 std::string FoldBuilder::LinkClasses(const std::vector<const std::vector<int>*>& gpus) {
+  // The group CheckLinks passed last (a candidate's cyclic group is often the whole G).
+  std::vector<std::vector<int>> group;
+  for (const std::vector<int>* gpu : gpus) group.push_back(*gpu);
+  std::sort(group.begin(), group.end());
+  if (group == classes_of_) return "";
+  classes_of_.clear();
+  const std::string why = ComputeLinkClasses(gpus);
+  if (why.empty()) classes_of_ = std::move(group);
+  return why;
+}
+
+std::string FoldBuilder::ComputeLinkClasses(const std::vector<const std::vector<int>*>& gpus) {
   const std::vector<NetLink>& links = topology_.Links();
   const int num_links = static_cast<int>(links.size());
   const int order = static_cast<int>(gpus.size());

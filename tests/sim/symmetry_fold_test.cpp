@@ -233,6 +233,9 @@ TEST_CASE("p3.16xlarge folds the tp ranks of each socket in pairs") {
         CHECK(folded.fold_order == 2);
         CHECK_THAT(folded.fold_note, Catch::Contains("permutations [1 0 3 2 5 4 7 6] taken"));
         if (network == NetworkMode::kFlow) {
+          SimOptions steps = sim;
+          steps.collectives.step_by_step = true;
+          CHECK(RequireFoldExact(Generate(Tp8(strategy, 1, 2)), p3, steps).fold_order == 2);
           // NCCL may run the replica's all-reduce (16 GPUs on 2 nodes) as one ring in one
           // direction, or trees whose in-node chains are not reversed: the permutation is
           // then refused (rightly: the plan makes the ranks inequivalent), the shift kept.

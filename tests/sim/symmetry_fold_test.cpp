@@ -236,18 +236,18 @@ TEST_CASE("p3.16xlarge folds the tp ranks of each socket in pairs") {
           SimOptions steps = sim;
           steps.collectives.step_by_step = true;
           CHECK(RequireFoldExact(Generate(Tp8(strategy, 1, 2)), p3, steps).fold_order == 2);
-          // NCCL may run the replica's all-reduce (16 GPUs on 2 nodes) as one ring in one
-          // direction, or trees whose in-node chains are not reversed: the permutation is
-          // then refused (rightly: the plan makes the ranks inequivalent), the shift kept.
-          const SimResult dp2 = RequireFoldExact(Generate(Tp8(strategy, 2, 2)), p3x4, sim);
-          INFO(dp2.fold_note);
-          if (as_nccl && dp2.fold_order != 4) {
-            CHECK(dp2.fold_order == 2);
-            CHECK_THAT(dp2.fold_note, Catch::Contains("[1 0 3 2 5 4 7 6]: the ALLREDUCE plan of "
-                                                      "group replica.d0 does not map"));
-          } else {
-            CHECK(dp2.fold_order == 4);
-          }
+        }
+        // dp 2. NCCL may run the replica's all-reduce (16 GPUs on 2 nodes) as one ring in one
+        // direction, or trees whose in-node chains are not reversed: the permutation is
+        // then refused (rightly: the plan makes the ranks inequivalent), the shift kept.
+        const SimResult dp2 = RequireFoldExact(Generate(Tp8(strategy, 2, 2)), p3x4, sim);
+        INFO(dp2.fold_note);
+        if (as_nccl && dp2.fold_order != 4) {
+          CHECK(dp2.fold_order == 2);
+          CHECK_THAT(dp2.fold_note, Catch::Contains("[1 0 3 2 5 4 7 6]: the ALLREDUCE plan of "
+                                                    "group replica.d0 does not map"));
+        } else {
+          CHECK(dp2.fold_order == 4);
         }
       }
     }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/fold_permutations.h"
+
 namespace terasim {
 namespace {
 
@@ -122,8 +124,14 @@ class FoldBuilder {
   // transfer must cross each link of a class as often (so a class's links carry equal loads).
   // Fills link_rep_ / link_mult_; "" or why not.
   std::string LinkClasses(const std::vector<const std::vector<int>*>& gpus);
+  std::string ComputeLinkClasses(const std::vector<const std::vector<int>*>& gpus);
   // LinkClasses over the cyclic group of one candidate's GPU map.
   std::string CheckLinks(const Element& element);
+  // Beyond rotations: generators of the largest group of tp-rank permutations (each applied in
+  // every tp group of `tp` consecutive devices) that acts freely and whose elements pass Check,
+  // found among the permutations that keep the routes between the first group's GPUs and to
+  // the next group's (SemiregularAutomorphisms); empty (with why not) when there is none.
+  std::vector<Element> TpPermutations(int tp, std::string* why);
   // Takes the first candidate of each family that `check` passes; "" or why each was refused.
   std::string PickGenerators(
       const std::vector<std::pair<std::string, std::vector<std::vector<int>>>>& families,
@@ -141,14 +149,16 @@ class FoldBuilder {
   RouteCache& routes_;
   const CollectiveOptions& collectives_;
   std::vector<std::vector<int>> device_ops_;
-  std::vector<int> position_;
+  std::vector<int> position_;                       // per op: its index among its device's ops
+  std::vector<int> op_device_;                      // per op: its device (Op::device, compact)
   std::map<std::vector<int>, int> group_by_ranks_;  // sorted ranks -> group
   std::set<PlanKey> plan_keys_;
   std::set<std::pair<int, int>> p2p_pairs_;
   std::vector<std::pair<int, int>> transfers_;  // GPU pairs of every transfer (p2p and plans)
   std::map<PlanKey, CollectivePlan> plans_;
-  std::vector<int> link_rep_, link_mult_;  // LinkClasses' result
-  std::vector<Element> elements_;          // G, identity first
+  std::vector<int> link_rep_, link_mult_;     // LinkClasses' result
+  std::vector<std::vector<int>> classes_of_;  // its GPU maps (sorted) when it passed, else empty
+  std::vector<Element> elements_;             // G, identity first
   bool declared_ = false;
 };
 
@@ -168,8 +178,13 @@ void FoldBuilder::Collect() {
   const int devices = s_.devices;
   device_ops_ = s_.OpsByDevice();
   position_.assign(s_.ops.size(), 0);
-  for (const auto& ops : device_ops_) {
-    for (size_t p = 0; p < ops.size(); ++p) position_[ops[p]] = static_cast<int>(p);
+  op_device_.assign(s_.ops.size(), 0);
+  for (int d = 0; d < devices; ++d) {
+    const std::vector<int>& ops = device_ops_[d];
+    for (size_t p = 0; p < ops.size(); ++p) {
+      position_[ops[p]] = static_cast<int>(p);
+      op_device_[ops[p]] = d;
+    }
   }
   for (size_t h = 0; h < s_.groups.size(); ++h) {
     std::vector<int> ranks = s_.groups[h].ranks;
@@ -247,7 +262,6 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
     if (element->gpu[gpu] < 0) element->gpu[gpu] = gpu;  // unused GPU
   }
   // Collective plans: the plan of sigma(H) is the plan of H mapped.
-  std::set<std::pair<int, int>> pairs = p2p_pairs_;
   for (const PlanKey& key : plan_keys_) {
     const auto& [group, kind, bytes, root] = key;
     if (group_map[group] < 0) {
@@ -260,51 +274,76 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
                          OpKindName(static_cast<OpKind>(kind)), s_.groups[group].name,
                          s_.groups[group_map[group]].name);
     }
-    ForEachTransfer(plan, [&](int a, int b) { pairs.emplace(a, b); });
   }
-  // Links: checked by CheckLinks over these transfers.
-  transfers_.assign(pairs.begin(), pairs.end());
+  // Links: checked by CheckLinks over every p2p pair's and plan's transfers (the same for every
+  // candidate: collected once).
+  if (transfers_.empty()) {
+    std::set<std::pair<int, int>> pairs = p2p_pairs_;
+    for (const PlanKey& key : plan_keys_) {
+      ForEachTransfer(PlanOf(key), [&](int a, int b) { pairs.emplace(a, b); });
+    }
+    transfers_.assign(pairs.begin(), pairs.end());
+  }
   return "";
 }
 
 std::string FoldBuilder::CheckOps(const std::vector<int>& sigma,
                                   const std::vector<int>& group_map) {
   const int devices = s_.devices;
-  const int num_ops = static_cast<int>(s_.ops.size());
-  // The p-th op of d against the p-th op of sigma(d).
-  auto img = [&](int op) { return device_ops_[sigma[s_.ops[op].device]][position_[op]]; };
-  for (int i = 0; i < num_ops; ++i) {
-    const int j = img(i);
-    const Op& a = s_.ops[i];
-    const Op& b = s_.ops[j];
-    auto differ = [&](const char* what) {
-      return fmt::format("{} and {} differ in {}", a.key, b.key, what);
-    };
-    if (!SameWork(a, b) || g_.work_tp[i] != g_.work_tp[j]) return differ("work");
-    const auto measured = [&](int op) {
-      return op < static_cast<int>(g_.compute_ns.size()) ? g_.compute_ns[op] : TimeNs{-1};
-    };
-    if (measured(i) != measured(j)) return differ("measured duration");
-    const int count = g_.succ_begin[i + 1] - g_.succ_begin[i];
-    if (count != g_.succ_begin[j + 1] - g_.succ_begin[j]) return differ("successors");
-    for (int k = 0; k < count; ++k) {
-      if (img(g_.succ[g_.succ_begin[i] + k]) != g_.succ[g_.succ_begin[j] + k]) {
-        return differ("successors");
+  const bool measured = !g_.compute_ns.empty();
+  const auto measured_ns = [&](int op) {
+    return op < static_cast<int>(g_.compute_ns.size()) ? g_.compute_ns[op] : TimeNs{-1};
+  };
+  // The p-th op of d against the p-th op of sigma(d), device by device.
+  const auto img = [&](int op) { return device_ops_[sigma[op_device_[op]]][position_[op]]; };
+  for (int d = 0; d < devices; ++d) {
+    const std::vector<int>& mine = device_ops_[d];
+    const std::vector<int>& image = device_ops_[sigma[d]];
+    for (size_t p = 0; p < mine.size(); ++p) {
+      const int i = mine[p];
+      const int j = image[p];
+      const Op& a = s_.ops[i];
+      const Op& b = s_.ops[j];
+      auto differ = [&](const char* what) {
+        return fmt::format("{} and {} differ in {}", a.key, b.key, what);
+      };
+      if (!SameWork(a, b) || g_.work_tp[i] != g_.work_tp[j]) return differ("work");
+      if (measured && measured_ns(i) != measured_ns(j)) return differ("measured duration");
+      const int begin_i = g_.succ_begin[i];
+      const int begin_j = g_.succ_begin[j];
+      const int count = g_.succ_begin[i + 1] - begin_i;
+      if (count != g_.succ_begin[j + 1] - begin_j) return differ("successors");
+      for (int k = 0; k < count; ++k) {
+        if (img(g_.succ[begin_i + k]) != g_.succ[begin_j + k]) {
+          return differ("successors");
+        }
       }
+      const int partner = g_.partner[i];
+      if ((partner < 0) != (g_.partner[j] < 0) || (partner >= 0 && img(partner) != g_.partner[j])) {
+        return differ("partner");
+      }
+      if (a.peer >= 0 && a.peer < devices ? b.peer != sigma[a.peer] : b.peer != a.peer) {
+        return differ("peer");
+      }
+      if (g_.group[i] >= 0 && group_map[g_.group[i]] != g_.group[j]) return differ("group");
     }
-    if ((g_.partner[i] < 0) != (g_.partner[j] < 0) ||
-        (g_.partner[i] >= 0 && img(g_.partner[i]) != g_.partner[j])) {
-      return differ("partner");
-    }
-    if (a.peer >= 0 && a.peer < devices ? b.peer != sigma[a.peer] : b.peer != a.peer) {
-      return differ("peer");
-    }
-    if (g_.group[i] >= 0 && group_map[g_.group[i]] != g_.group[j]) return differ("group");
   }
   return "";
 }
 
 std::string FoldBuilder::LinkClasses(const std::vector<const std::vector<int>*>& gpus) {
+  // The group CheckLinks passed last (a candidate's cyclic group is often the whole G).
+  std::vector<std::vector<int>> group;
+  for (const std::vector<int>* gpu : gpus) group.push_back(*gpu);
+  std::sort(group.begin(), group.end());
+  if (group == classes_of_) return "";
+  classes_of_.clear();
+  const std::string why = ComputeLinkClasses(gpus);
+  if (why.empty()) classes_of_ = std::move(group);
+  return why;
+}
+
+std::string FoldBuilder::ComputeLinkClasses(const std::vector<const std::vector<int>*>& gpus) {
   const std::vector<NetLink>& links = topology_.Links();
   const int num_links = static_cast<int>(links.size());
   const int order = static_cast<int>(gpus.size());
@@ -315,13 +354,27 @@ std::string FoldBuilder::LinkClasses(const std::vector<const std::vector<int>*>&
     while (parent[l] != l) l = parent[l] = parent[parent[l]];
     return l;
   };
-  for (const auto& [a, b] : transfers_) {
+  // One transfer per orbit: `gpus` is a group, so the images of an image g(t) of transfer t
+  // are t's images; their routes join the same links and load them alike. Transfers that are
+  // images of an earlier one (transfers_ is sorted) are skipped.
+  const int num_transfers = static_cast<int>(transfers_.size());
+  std::vector<char> covered(num_transfers, 0);
+  std::vector<int> orbit_reps;
+  std::vector<const std::vector<int>*> images;  // per orbit representative, its order routes
+  for (int t = 0; t < num_transfers; ++t) {
+    if (covered[t]) continue;
+    orbit_reps.push_back(t);
+    const auto [a, b] = transfers_[t];
     const std::vector<int>& from = routes_.Get(a, b).links;
     for (const std::vector<int>* gpu : gpus) {
-      const std::vector<int>& to = routes_.Get((*gpu)[a], (*gpu)[b]).links;
+      const std::pair<int, int> image{(*gpu)[a], (*gpu)[b]};
+      const auto at = std::lower_bound(transfers_.begin(), transfers_.end(), image);
+      if (at != transfers_.end() && *at == image) covered[at - transfers_.begin()] = 1;
+      const std::vector<int>& to = routes_.Get(image.first, image.second).links;
+      images.push_back(&to);
       if (from.size() != to.size()) {
-        return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b, (*gpu)[a],
-                           (*gpu)[b]);
+        return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b,
+                           image.first, image.second);
       }
       for (size_t k = 0; k < from.size(); ++k) {
         if (links[from[k]].bw_bytes_per_s != links[to[k]].bw_bytes_per_s ||
@@ -349,10 +402,11 @@ std::string FoldBuilder::LinkClasses(const std::vector<const std::vector<int>*>&
   // Loads: the images of a transfer that crosses a class n times cross each of its links
   // n x |G| / |class| times.
   std::vector<int> count(num_links, 0), own(num_links, 0), touched;
-  for (const auto& [a, b] : transfers_) {
+  for (size_t k = 0; k < orbit_reps.size(); ++k) {
+    const auto [a, b] = transfers_[orbit_reps[k]];
     touched.clear();
-    for (const std::vector<int>* gpu : gpus) {
-      for (int l : routes_.Get((*gpu)[a], (*gpu)[b]).links) {
+    for (int e = 0; e < order; ++e) {
+      for (int l : *images[k * order + e]) {
         if (count[l]++ == 0) touched.push_back(l);
       }
     }
@@ -562,10 +616,96 @@ SymmetryFold FoldBuilder::Build() {
                                        PowerSteps(shape.tp, shape.tp));
   std::vector<Element> generators;
   bool all = false;
-  const std::string why_not = PickGenerators(
+  std::string why_not = PickGenerators(
       families, [this](const std::vector<int>& sigma, Element* e) { return Check(sigma, e); },
       &generators, &all);
+  // The accepted rotation by `step` tp ranks has order tp / step (1: none accepted).
+  const int tp = shape.tp;
+  const auto is_rotation = [tp](const Element& e) { return e.device[0] > 0 && e.device[0] < tp; };
+  int rotation_order = 1;
+  for (const Element& e : generators) {
+    if (is_rotation(e)) rotation_order = tp / e.device[0];
+  }
+  if (tp > 1 && rotation_order < tp && s_.devices % tp == 0) {
+    // Permutations other than rotations (p3.16xlarge: the NIC hangs off one socket, so only
+    // permutations within each socket keep the routes; rotations do not).
+    std::string why;
+    std::vector<Element> permutations = TpPermutations(tp, &why);
+    std::vector<Permutation> tp_maps;
+    for (const Element& e : permutations) {
+      Permutation tau(tp);
+      for (int r = 0; r < tp; ++r) tau[r] = e.device[r];
+      tp_maps.push_back(std::move(tau));
+    }
+    const size_t order = tp_maps.empty() ? 1 : GeneratedGroup(tp_maps, tp).size();
+    if (order > static_cast<size_t>(rotation_order)) {
+      std::vector<Element> with;
+      for (const Element& e : generators) {
+        if (!is_rotation(e)) with.push_back(e);
+      }
+      std::vector<std::string> cycles;
+      for (const Permutation& tau : tp_maps)
+        cycles.push_back(fmt::format("[{}]", fmt::join(tau, " ")));
+      with.insert(with.end(), permutations.begin(), permutations.end());
+      const std::string note =
+          fmt::format("{}{}tensor-parallel permutations {} taken (order {})", why_not,
+                      why_not.empty() ? "" : "; ", fmt::join(cycles, ", "), order);
+      SymmetryFold fold = Finish(std::move(with), note);
+      if (fold.Folded()) return fold;
+      why = fold.why_not_;
+      elements_.clear();
+    }
+    if (!why.empty()) why_not += fmt::format("; tensor-parallel permutations: {}", why);
+  }
   return Finish(std::move(generators), why_not);
+}
+
+std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, std::string* why) {
+  constexpr size_t kMaxCandidates = 64;
+  constexpr size_t kMaxVisits = 100000;
+  constexpr size_t kMaxChecks = 16;
+  // The routes' signatures (bandwidth and latency, link by link) as small integers.
+  std::map<std::vector<std::pair<double, TimeNs>>, int> ids;
+  const auto signature = [&](int from_device, int to_device) {
+    std::vector<std::pair<double, TimeNs>> sig;
+    for (int l : routes_.Get(g_.placement[from_device], g_.placement[to_device]).links) {
+      sig.emplace_back(topology_.Links()[l].bw_bytes_per_s, topology_.Links()[l].latency_ns);
+    }
+    return ids.emplace(std::move(sig), static_cast<int>(ids.size())).first->second;
+  };
+  std::vector<std::vector<int>> pair(tp, std::vector<int>(tp));
+  std::vector<int> color(tp, 0);
+  for (int i = 0; i < tp; ++i) {
+    for (int j = 0; j < tp; ++j) pair[i][j] = signature(i, j);
+    // To and from the same rank of the next group (the next stage or replica).
+    if (s_.devices >= 2 * tp) color[i] = signature(i, i + tp) * 1024 + signature(i + tp, i);
+  }
+  const std::vector<Permutation> candidates =
+      SemiregularAutomorphisms(color, pair, kMaxCandidates, kMaxVisits);
+  if (candidates.empty()) {
+    *why = "no permutation of the tp ranks keeps their routes";
+    return {};
+  }
+  std::vector<Permutation> accepted;
+  std::vector<Element> elements;
+  std::vector<std::string> whys;
+  for (size_t c = 0; c < candidates.size() && c < kMaxChecks; ++c) {
+    const Permutation& tau = candidates[c];
+    std::vector<int> sigma(s_.devices);
+    for (int d = 0; d < s_.devices; ++d) sigma[d] = d - d % tp + tau[d % tp];
+    Element element;
+    const std::string refused = Check(sigma, &element);
+    if (!refused.empty()) {
+      whys.push_back(fmt::format("[{}]: {}", fmt::join(tau, " "), refused));
+      continue;
+    }
+    accepted.push_back(tau);
+    elements.push_back(std::move(element));
+  }
+  std::vector<Element> generators;
+  for (int k : LargestFreeGroup(accepted, tp)) generators.push_back(std::move(elements[k]));
+  if (generators.empty()) *why = fmt::format("{}", fmt::join(whys, "; "));
+  return generators;
 }
 
 std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& perms) {

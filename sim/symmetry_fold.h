@@ -5,8 +5,16 @@
 // A candidate symmetry is a permutation sigma of the schedule's devices (a shift by one
 // data-parallel replica; a rotation of the tp ranks inside every tp group by 1, or else by 2,
 // 4, ..., where the rotation by 1 loads some links unevenly; ranks are dp * (P * T) +
-// pipeline_rank * T + tp_rank). It is accepted only when it is an automorphism of the whole
-// replay:
+// pipeline_rank * T + tp_rank). Where no rotation by 1 passes, Find also tries the other
+// permutations tau of the tp ranks (applied in every tp group) that keep the routes between
+// the first tp group's GPUs and to the next group's link by link (sim/fold_permutations.h) and
+// takes the largest group of passing ones that moves every rank (when larger than the
+// rotation's). On p3.16xlarge the NIC hangs off socket 0, so GPUs 4-7 reach it across the
+// inter-socket link: no permutation swapping the sockets keeps the routes, hence no rotation;
+// within the sockets the NVLink cube-mesh allows only (0 1)(2 3)(4 5)(6 7), which maps each
+// NVLink ring onto itself reversed (a run of the plan: the rings also run reversed) and each
+// PCIe switch onto itself: order 2, tp ranks 0, 2, 4 and 6 simulated. It is accepted only when
+// it is an automorphism of the whole replay:
 //   - ops: the p-th op of device d and the p-th op of sigma(d) have the same kind, stream, stage,
 //     work (layers, part, rows, tokens, recipes, tp degree), bytes, measured duration and device
 //     speed; their successors map onto each other; SEND/RECV partners map to partners, peers to

@@ -10,6 +10,7 @@
 #include "models/memory_model.h"
 #include "schedule/generator.h"
 #include "sim/cluster_topology.h"
+#include "sim/collective_plan.h"
 #include "sim/simulator.h"
 #include "tests/sim/fake_cost.h"
 #include "tests/sim/fake_topology.h"
@@ -79,6 +80,32 @@ SimResult RequireFoldExact(const Schedule& schedule, const NetworkTopology& topo
   REQUIRE(PathTimes(folded) == PathTimes(full));
   REQUIRE(folded.model_flops == Approx(full.model_flops).epsilon(1e-12));
   return folded;
+}
+
+// A topology like `base` with one link slower (bandwidth x 1/2).
+class SlowLink : public NetworkTopology {
+ public:
+  SlowLink(const NetworkTopology& base, int link) : base_(base), links_(base.Links()) {
+    links_[link].bw_bytes_per_s /= 2;
+  }
+  int NumGpus() const override { return base_.NumGpus(); }
+  int NumNodes() const override { return base_.NumNodes(); }
+  int NodeOf(int gpu) const override { return base_.NodeOf(gpu); }
+  const std::vector<NetLink>& Links() const override { return links_; }
+  std::vector<int> Route(int src, int dst) const override { return base_.Route(src, dst); }
+  std::vector<std::vector<int>> NodeRings(int node) const override { return base_.NodeRings(node); }
+  const InstanceSpec* Instance() const override { return base_.Instance(); }
+
+ private:
+  const NetworkTopology& base_;
+  std::vector<NetLink> links_;
+};
+
+// tp 8 (the test model with 8 heads).
+GenerateOptions Tp8(Strategy strategy, int dp, int pp) {
+  GenerateOptions o = Options(strategy, dp, pp, 8);
+  o.model.heads = 8;
+  return o;
 }
 
 }  // namespace
@@ -179,6 +206,74 @@ TEST_CASE("a placement that breaks the replica symmetry is not folded across rep
     CHECK(folded.fold_order == 2);
     CHECK(folded.fold_note.find("data-parallel") != std::string::npos);
   }
+}
+
+TEST_CASE("p3.16xlarge folds the tp ranks of each socket in pairs") {
+  // GPUs 4-7 reach the NIC (on socket 0) across the inter-socket link, so no permutation that
+  // swaps the sockets keeps the routes, and no rotation of the tp ranks does. Within the
+  // sockets, the NVLink cube-mesh's automorphisms are the identity and (0 1)(2 3)(4 5)(6 7),
+  // which maps each NVLink ring onto itself reversed (a run of the plan, as the rings also run
+  // reversed) and each PCIe switch onto itself: order 2, tp ranks 0, 2, 4 and 6 simulated.
+  // pp2 tp8 puts a stage on each node, so every activation crosses the NIC; dp 2 adds the
+  // replica shift (order 4).
+  const Cluster two = BuildCluster("p3.16xlarge:2");
+  const Cluster four = BuildCluster("p3.16xlarge:4");
+  const ClusterTopology p3(two), p3x4(four);
+  CollectiveOptions nccl = LoadCollectiveOptions(DefaultCollectiveOptionsPath());
+  REQUIRE(nccl.algorithms == CollectiveAlgorithms::kNccl);
+  for (Strategy strategy : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kTeraPipe}) {
+    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      for (bool as_nccl : {false, true}) {
+        INFO(StrategyName(strategy)
+             << ", " << NetworkModeName(network) << " network" << (as_nccl ? ", nccl" : ", rings"));
+        SimOptions sim;
+        sim.network = network;
+        if (as_nccl) sim.collectives = nccl;
+        const SimResult folded = RequireFoldExact(Generate(Tp8(strategy, 1, 2)), p3, sim);
+        CHECK(folded.fold_order == 2);
+        CHECK_THAT(folded.fold_note, Catch::Contains("permutations [1 0 3 2 5 4 7 6] taken"));
+        if (network == NetworkMode::kFlow) {
+          SimOptions steps = sim;
+          steps.collectives.step_by_step = true;
+          CHECK(RequireFoldExact(Generate(Tp8(strategy, 1, 2)), p3, steps).fold_order == 2);
+        }
+        // dp 2. NCCL may run the replica's all-reduce (16 GPUs on 2 nodes) as one ring in one
+        // direction, or trees whose in-node chains are not reversed: the permutation is
+        // then refused (rightly: the plan makes the ranks inequivalent), the shift kept.
+        const SimResult dp2 = RequireFoldExact(Generate(Tp8(strategy, 2, 2)), p3x4, sim);
+        INFO(dp2.fold_note);
+        if (as_nccl && dp2.fold_order != 4) {
+          CHECK(dp2.fold_order == 2);
+          CHECK_THAT(dp2.fold_note, Catch::Contains("[1 0 3 2 5 4 7 6]: the ALLREDUCE plan of "
+                                                    "group replica.d0 does not map"));
+        } else {
+          CHECK(dp2.fold_order == 4);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a slow link breaks the p3.16xlarge fold and is named") {
+  // pp4 tp8 on four p3.16xlarge nodes, node 2's PCIe link into GPU 5 at half bandwidth: the
+  // activations from stage 1 to stage 2 of tp rank 5 cross it, rank 4's the link into GPU 4,
+  // so the permutation (4 5) of every socket pair does not keep the routes.
+  const Cluster cluster = BuildCluster("p3.16xlarge:4");
+  const ClusterTopology p3(cluster);
+  const int slow = p3.Route(8 + 5, 16 + 5).back();
+  const SlowLink topology(p3, slow);
+  for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+    SimOptions sim;
+    sim.network = network;
+    const SimResult folded =
+        RequireFoldExact(Generate(Tp8(Strategy::kOneFOneB, 1, 4)), topology, sim);
+    CHECK(folded.fold_order == 1);
+    CHECK_THAT(folded.fold_note,
+               Catch::Contains("tensor-parallel permutations: [1 0 3 2 5 4 7 6]"));
+    CHECK_THAT(folded.fold_note, Catch::Contains(p3.Links()[slow].name));
+  }
+  // The same schedule without the slow link folds.
+  CHECK(RequireFoldExact(Generate(Tp8(Strategy::kOneFOneB, 1, 4)), p3, {}).fold_order == 2);
 }
 
 }  // namespace terasim

@@ -1,3 +1,6 @@
+// SymmetryFold's search and checks: the candidate symmetries, the checks of ops, groups,
+// placement and collective plans, the group they generate, its representatives and folded
+// plans. Link classes: sim/link_classes.cpp; plan matching and folding: sim/folded_plan.cpp.
 #include "sim/symmetry_fold.h"
 
 #include <algorithm>
@@ -7,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "sim/fold_permutations.h"
+#include "sim/folded_plan.h"
+#include "sim/link_classes.h"
 
 namespace terasim {
 namespace {
@@ -21,66 +26,6 @@ bool SameWork(const Op& a, const Op& b) {
          a.rows == b.rows && a.tokens.begin == b.tokens.begin && a.tokens.end == b.tokens.end &&
          a.bytes == b.bytes && a.recompute == b.recompute &&
          a.sequence_parallel == b.sequence_parallel && a.zero == b.zero;
-}
-
-// Whether ring `b` is ring `a` up to rotation (closed) or equal (chain), with equal parameters.
-bool SameRun(const RingRun& a, const RingRun& b) {
-  if (a.closed != b.closed || a.steps != b.steps || a.chunks != b.chunks ||
-      a.bytes_per_flow != b.bytes_per_flow || a.gpus.size() != b.gpus.size()) {
-    return false;
-  }
-  if (a.gpus.empty()) return true;
-  if (!a.closed) return a.gpus == b.gpus;
-  auto start = std::find(b.gpus.begin(), b.gpus.end(), a.gpus[0]);
-  if (start == b.gpus.end()) return false;
-  const size_t offset = start - b.gpus.begin();
-  for (size_t i = 0; i < a.gpus.size(); ++i) {
-    if (a.gpus[i] != b.gpus[(i + offset) % b.gpus.size()]) return false;
-  }
-  return true;
-}
-
-RingRun MapRun(const RingRun& run, const std::vector<int>& gpu_map) {
-  RingRun mapped = run;
-  for (int& g : mapped.gpus) g = gpu_map[g];
-  return mapped;
-}
-
-// For every run of each phase of `a` mapped by gpu_map, the index of an equal run of the same
-// phase of `b` (a bijection), or an empty result when there is none.
-std::vector<std::vector<int>> MatchPlans(const CollectivePlan& a, const CollectivePlan& b,
-                                         const std::vector<int>& gpu_map) {
-  std::vector<std::vector<int>> match;
-  if (a.phases.size() != b.phases.size()) return {};
-  for (size_t ph = 0; ph < a.phases.size(); ++ph) {
-    const auto& runs_a = a.phases[ph].runs;
-    const auto& runs_b = b.phases[ph].runs;
-    if (runs_a.size() != runs_b.size()) return {};
-    std::vector<int> m(runs_a.size(), -1);
-    std::vector<bool> used(runs_b.size(), false);
-    for (size_t r = 0; r < runs_a.size(); ++r) {
-      const RingRun mapped = MapRun(runs_a[r], gpu_map);
-      for (size_t s = 0; s < runs_b.size() && m[r] < 0; ++s) {
-        if (!used[s] && SameRun(mapped, runs_b[s])) {
-          m[r] = static_cast<int>(s);
-          used[s] = true;
-        }
-      }
-      if (m[r] < 0) return {};
-    }
-    match.push_back(std::move(m));
-  }
-  return match;
-}
-
-void ForEachTransfer(const CollectivePlan& plan, const std::function<void(int, int)>& visit) {
-  for (const CollectivePhase& phase : plan.phases) {
-    for (const RingRun& run : phase.runs) {
-      const int p = static_cast<int>(run.gpus.size());
-      const int edges = run.closed ? p : p - 1;
-      for (int e = 0; e < edges; ++e) visit(run.gpus[e], run.gpus[(e + 1) % p]);
-    }
-  }
 }
 
 }  // namespace
@@ -119,12 +64,10 @@ class FoldBuilder {
   std::string CheckStructure(const std::vector<int>& sigma, Element* element,
                              std::vector<int>* group_map);
   std::string CheckOps(const std::vector<int>& sigma, const std::vector<int>& group_map);
-  // Link classes under the group of GPU maps `gpus` (the identity included): links joined by
-  // the same position of a transfer's route and of its images' routes. Every image of a
-  // transfer must cross each link of a class as often (so a class's links carry equal loads).
-  // Fills link_rep_ / link_mult_; "" or why not.
+  // FoldLinkClasses (sim/link_classes.h) of transfers_ under the group of GPU maps `gpus` (the
+  // identity included), skipped when the last group that passed is the same. Fills link_rep_ /
+  // link_mult_; "" or why not.
   std::string LinkClasses(const std::vector<const std::vector<int>*>& gpus);
-  std::string ComputeLinkClasses(const std::vector<const std::vector<int>*>& gpus);
   // LinkClasses over the cyclic group of one candidate's GPU map.
   std::string CheckLinks(const Element& element);
   // Beyond rotations: generators of the largest group of tp-rank permutations (each applied in
@@ -338,92 +281,10 @@ std::string FoldBuilder::LinkClasses(const std::vector<const std::vector<int>*>&
   std::sort(group.begin(), group.end());
   if (group == classes_of_) return "";
   classes_of_.clear();
-  const std::string why = ComputeLinkClasses(gpus);
+  const std::string why =
+      FoldLinkClasses(topology_, routes_, transfers_, gpus, &link_rep_, &link_mult_);
   if (why.empty()) classes_of_ = std::move(group);
   return why;
-}
-
-std::string FoldBuilder::ComputeLinkClasses(const std::vector<const std::vector<int>*>& gpus) {
-  const std::vector<NetLink>& links = topology_.Links();
-  const int num_links = static_cast<int>(links.size());
-  const int order = static_cast<int>(gpus.size());
-  // Union-find, the lowest link of a class at its root.
-  std::vector<int> parent(num_links);
-  for (int l = 0; l < num_links; ++l) parent[l] = l;
-  const auto root = [&](int l) {
-    while (parent[l] != l) l = parent[l] = parent[parent[l]];
-    return l;
-  };
-  // One transfer per orbit: `gpus` is a group, so the images of an image g(t) of transfer t
-  // are t's images; their routes join the same links and load them alike. Transfers that are
-  // images of an earlier one (transfers_ is sorted) are skipped.
-  const int num_transfers = static_cast<int>(transfers_.size());
-  std::vector<char> covered(num_transfers, 0);
-  std::vector<int> orbit_reps;
-  std::vector<const std::vector<int>*> images;  // per orbit representative, its order routes
-  for (int t = 0; t < num_transfers; ++t) {
-    if (covered[t]) continue;
-    orbit_reps.push_back(t);
-    const auto [a, b] = transfers_[t];
-    const std::vector<int>& from = routes_.Get(a, b).links;
-    for (const std::vector<int>* gpu : gpus) {
-      const std::pair<int, int> image{(*gpu)[a], (*gpu)[b]};
-      const auto at = std::lower_bound(transfers_.begin(), transfers_.end(), image);
-      if (at != transfers_.end() && *at == image) covered[at - transfers_.begin()] = 1;
-      const std::vector<int>& to = routes_.Get(image.first, image.second).links;
-      images.push_back(&to);
-      if (from.size() != to.size()) {
-        return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b,
-                           image.first, image.second);
-      }
-      for (size_t k = 0; k < from.size(); ++k) {
-        if (links[from[k]].bw_bytes_per_s != links[to[k]].bw_bytes_per_s ||
-            links[from[k]].latency_ns != links[to[k]].latency_ns) {
-          return fmt::format("links {} and {} do not correspond", links[from[k]].name,
-                             links[to[k]].name);
-        }
-        const int x = root(from[k]), y = root(to[k]);
-        if (x != y) parent[std::max(x, y)] = std::min(x, y);
-      }
-    }
-  }
-  std::vector<int> size(num_links, 0);
-  link_rep_.assign(num_links, 0);
-  for (int l = 0; l < num_links; ++l) ++size[link_rep_[l] = root(l)];
-  link_mult_.assign(num_links, 1);
-  for (int l = 0; l < num_links; ++l) {
-    const int members = size[link_rep_[l]];
-    if (order % members != 0) {
-      return fmt::format("the {} links like {} do not divide {} symmetries", members, links[l].name,
-                         order);
-    }
-    link_mult_[l] = order / members;
-  }
-  // Loads: the images of a transfer that crosses a class n times cross each of its links
-  // n x |G| / |class| times.
-  std::vector<int> count(num_links, 0), own(num_links, 0), touched;
-  for (size_t k = 0; k < orbit_reps.size(); ++k) {
-    const auto [a, b] = transfers_[orbit_reps[k]];
-    touched.clear();
-    for (int e = 0; e < order; ++e) {
-      for (int l : *images[k * order + e]) {
-        if (count[l]++ == 0) touched.push_back(l);
-      }
-    }
-    const std::vector<int>& route = routes_.Get(a, b).links;
-    for (int l : route) ++own[link_rep_[l]];
-    std::string why;
-    for (int l : touched) {
-      if (why.empty() && count[l] != own[link_rep_[l]] * link_mult_[l]) {
-        why = fmt::format("link {} carries {} images of transfer GPU {} -> {}, not {} as its class",
-                          links[l].name, count[l], a, b, own[link_rep_[l]] * link_mult_[l]);
-      }
-      count[l] = 0;
-    }
-    for (int l : route) own[link_rep_[l]] = 0;
-    if (!why.empty()) return why;
-  }
-  return "";
 }
 
 std::string FoldBuilder::CheckLinks(const Element& element) {
@@ -483,11 +344,8 @@ bool FoldBuilder::BuildGroup(std::vector<Element> generators, std::string* why) 
 }
 
 std::string FoldBuilder::FoldPlans(SymmetryFold& fold) {
-  auto canon = [&](int a, int b) {
-    std::pair<int, int> best{a, b};
-    for (const Element& e : elements_) best = std::min(best, std::make_pair(e.gpu[a], e.gpu[b]));
-    return best;
-  };
+  std::vector<const std::vector<int>*> gpus;
+  for (const Element& e : elements_) gpus.push_back(&e.gpu);
   auto folded = [&](int a, int b) {
     FoldedFlow flow;
     const RouteCache::Entry& route = routes_.Get(a, b);
@@ -498,52 +356,17 @@ std::string FoldBuilder::FoldPlans(SymmetryFold& fold) {
   for (const PlanKey& key : plan_keys_) {
     const int group = std::get<0>(key);
     if (fold.rep_members_[group] == 0) continue;
-    const CollectivePlan& plan = PlanOf(key);
     std::set<int> members(s_.groups[group].ranks.begin(), s_.groups[group].ranks.end());
-    FoldedPlan out;
-    std::vector<const Element*> stabilizer;
+    std::vector<const std::vector<int>*> stabilizer;
     for (const Element& e : elements_) {
       std::set<int> image;
       for (int m : members) image.insert(e.device[m]);
-      if (image == members) stabilizer.push_back(&e);
+      if (image == members) stabilizer.push_back(&e.gpu);
     }
-    out.stabilizer = static_cast<int>(stabilizer.size());
-    for (const CollectivePhase& phase : plan.phases) {
-      // Runs that an element of the stabilizer maps onto an earlier run are not simulated.
-      std::vector<FoldedRun> runs;
-      std::set<std::pair<int, int>> taken;  // canonical transfers of the simulated runs
-      const int num_runs = static_cast<int>(phase.runs.size());
-      std::vector<bool> image_of_earlier(num_runs, false);
-      for (int r = 0; r < num_runs; ++r) {
-        if (image_of_earlier[r]) continue;
-        for (const Element* e : stabilizer) {
-          const RingRun mapped = MapRun(phase.runs[r], e->gpu);
-          for (int s = r + 1; s < num_runs; ++s) {
-            if (SameRun(mapped, phase.runs[s])) image_of_earlier[s] = true;
-          }
-        }
-        const RingRun& run = phase.runs[r];
-        FoldedRun fr;
-        fr.run = r;
-        const int p = static_cast<int>(run.gpus.size());
-        std::set<std::pair<int, int>> mine;
-        for (int e = 0; e < (run.closed ? p : p - 1); ++e) {
-          const int a = run.gpus[e];
-          const int b = run.gpus[(e + 1) % p];
-          const auto c = canon(a, b);
-          if (taken.count(c))
-            return fmt::format("a transfer of group {}'s plan repeats", s_.groups[group].name);
-          if (run.closed && !mine.insert(c).second) continue;  // an image of one simulated
-          if (!run.closed && !mine.insert(c).second) {
-            return fmt::format("a chain of group {} repeats a transfer", s_.groups[group].name);
-          }
-          fr.flows.push_back(folded(a, b));
-        }
-        taken.insert(mine.begin(), mine.end());
-        runs.push_back(std::move(fr));
-      }
-      out.phases.push_back(std::move(runs));
-    }
+    FoldedPlan out;
+    const std::string why =
+        FoldCollectivePlan(PlanOf(key), gpus, stabilizer, folded, s_.groups[group].name, &out);
+    if (!why.empty()) return why;
     fold.plans_.emplace(key, std::move(out));
   }
   return "";

@@ -55,6 +55,8 @@
 // one has the member alone (one op shorter, the same times).
 //
 // Immutable after Find or Declared. Not thread-safe while being built.
+// The checks of collective plans and the folded plans are in sim/folded_plan.h, the link
+// classes in sim/link_classes.h.
 #pragma once
 
 #include <map>
@@ -65,6 +67,7 @@
 #include "models/units.h"
 #include "schedule/schedule_ir.h"
 #include "sim/collective_plan.h"
+#include "sim/folded_plan.h"
 #include "sim/network_topology.h"
 #include "sim/route_cache.h"
 
@@ -81,25 +84,6 @@ struct FoldGraph {
   const std::vector<int>& succ;
   const std::vector<TimeNs>& compute_ns;    // ReplayOptions::compute_ns
   const std::vector<double>& device_speed;  // ReplayOptions::device_speed
-};
-
-// A transfer as the folded replay runs it: the representative links, each repeated by its
-// multiplicity, and the latency of the real route.
-struct FoldedFlow {
-  std::vector<int> route;
-  TimeNs latency_ns = 0;
-};
-
-// A collective plan as the folded replay runs it.
-struct FoldedRun {
-  int run = 0;  // index into the phase's runs
-  // Closed ring: one flow per orbit of its transfers (every step moves them all). Chain: one
-  // per edge e (gpus[e] -> gpus[e + 1]).
-  std::vector<FoldedFlow> flows;
-};
-struct FoldedPlan {
-  std::vector<std::vector<FoldedRun>> phases;  // the runs to simulate in each phase
-  int stabilizer = 1;                          // elements of G that map the group onto itself
 };
 
 // How SymmetryFold::Declared's refusals begin (and the InputError a replay of such a schedule

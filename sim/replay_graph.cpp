@@ -159,15 +159,17 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     return last_group;
   };
 
-  // Predecessors: the previous op on the same stream, and the `after` deps. Each op has at most
-  // one stream predecessor, so the edges fit in n plus the `after` references.
-  size_t num_after = schedule.after_ops.op.size();
+  // Predecessors: the previous op on the same stream (at most one per op), and the `after` deps
+  // (the generator's positions, or the keys resolved into the same form).
+  std::vector<int> stream_pred(n, -1);
+  AfterOps resolved;
   if (!by_position) {
-    num_after = 0;
+    size_t num_after = 0;
     for (const Op& op : ops) num_after += op.after.size();
+    resolved.begin.reserve(n + 1);
+    resolved.op.reserve(num_after);
   }
-  std::vector<std::pair<int, int>> edges;  // (pred, succ)
-  edges.reserve(static_cast<size_t>(n) + num_after);
+  const AfterOps& after = by_position ? schedule.after_ops : resolved;
   // Per device: its streams (name, last op), a handful each.
   std::vector<std::vector<std::pair<std::string_view, int>>> stream_tail(devices);
   // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
@@ -192,17 +194,15 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     if (tail == tails.end()) {
       tails.emplace_back(op.stream, i);
     } else {
-      edges.emplace_back(tail->second, i);
+      stream_pred[i] = tail->second;
       tail->second = i;
     }
-    if (by_position) {
-      const AfterOps& after = schedule.after_ops;
-      for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) edges.emplace_back(after.op[k], i);
-    } else {
+    if (!by_position) {
+      resolved.begin.push_back(static_cast<int>(resolved.op.size()));
       for (const std::string& dep : op.after) {
         const int pred = key_index.Find(HashOf(dep), [&](int j) { return ops[j].key == dep; });
         if (pred < 0) ThrowInput("{}: after: unknown key {}", at(), dep);
-        edges.emplace_back(pred, i);
+        resolved.op.push_back(pred);
       }
     }
     if (IsCompute(op.kind)) {
@@ -253,14 +253,26 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     }
   }
   g.succ_begin.assign(n + 1, 0);
-  for (const auto& [pred, succ] : edges) {
-    ++g.succ_begin[pred + 1];
-    ++g.pending[succ];
+  if (!by_position) resolved.begin.push_back(static_cast<int>(resolved.op.size()));
+  // CSR successor lists: each op's successors in the order of the ops they precede, a stream
+  // successor before the `after` deps of the same op.
+  for (int i = 0; i < n; ++i) {
+    if (stream_pred[i] >= 0) {
+      ++g.succ_begin[stream_pred[i] + 1];
+      ++g.pending[i];
+    }
+    for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) {
+      ++g.succ_begin[after.op[k] + 1];
+      ++g.pending[i];
+    }
   }
   for (int i = 0; i < n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
-  g.succ.resize(edges.size());
+  g.succ.resize(g.succ_begin[n]);
   std::vector<int> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
-  for (const auto& [pred, succ] : edges) g.succ[fill[pred]++] = succ;
+  for (int i = 0; i < n; ++i) {
+    if (stream_pred[i] >= 0) g.succ[fill[stream_pred[i]]++] = i;
+    for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) g.succ[fill[after.op[k]]++] = i;
+  }
   return g;
 }
 

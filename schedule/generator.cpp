@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <string_view>
 
@@ -165,13 +166,14 @@ PassNames NamesOf(OpKind kind) {
 // Writes one device's ops in issue order.
 class DeviceEmitter {
  public:
-  DeviceEmitter(const Plan& plan, int d, int p, int r, std::vector<Op>& ops)
+  DeviceEmitter(const Plan& plan, int d, int p, int r, std::vector<Op>& ops, AfterOps& after)
       : plan_(plan),
         d_(d),
         p_(p),
         r_(r),
         device_(plan.Device(d, p, r)),
         ops_(ops),
+        after_(after),
         sfx_(plan.RankSuffix(r)),
         tp_group_(plan.TpGroup(d, p)),
         dp_group_(plan.DpGroup(p, r)) {}
@@ -188,12 +190,12 @@ class DeviceEmitter {
     std::vector<int> finished_stages;  // in the order their backwards finish
     // What each finished stage's OPTIMIZER waits for (its dp reduction, or sequence
     // parallelism's tp sum).
-    std::vector<std::vector<std::string>> dp_keys;
-    std::vector<std::string> flattened_after;  // kFlattened: each stage's last gradient op
+    std::vector<std::vector<int>> dp_keys;
+    std::vector<int> flattened_after;  // kFlattened: each stage's last gradient op
     for (int i = 0; i < static_cast<int>(steps.size()); ++i) {
       const PipelineStep& step = steps[i];
       UnitPlace u = Place(step);
-      std::string last;
+      int last;
       if (step.forward) {
         last = Forward(u);
       } else if (step.part == BackwardPart::kWeight) {
@@ -213,21 +215,21 @@ class DeviceEmitter {
       Op& op = Add(fmt::format("OPT.s{}.d{}{}", stage, d_, Sfx()), OpKind::kOptimizer, "compute");
       op.stage = stage;
       op.layers = plan_.layers[op.stage];
-      op.after = dp_keys[i];
+      for (int dep : dp_keys[i]) After(op, dep);
       if (Zero() > 0) {
         op.zero = Zero();
         op.group = plan_.DpGroup(p_, r_);
       }
       if (Zero() == 1 || Zero() == 2) {
         // The updated parameter shards gathered back onto every replica.
-        const std::string opt_key = op.key;
+        const int opt = Last();
         Op& ag = Add(fmt::format("AGS.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllGather, "dp");
         ag.stage = stage;
         ag.layers = plan_.layers[stage];
         ag.group = plan_.DpGroup(p_, r_);
         ag.tensor = fmt::format("step.s{}.r{}", stage, r_);
         ag.bytes = StageGradientBytes(stage);
-        ag.after = {opt_key};
+        After(ag, opt);
       }
     }
   }
@@ -317,15 +319,21 @@ class DeviceEmitter {
     return u;
   }
 
-  // The key of the op at position `op` of the schedule (ops are referred to by position while
-  // they are emitted: a key is copied only into the `after` list that names it).
-  const std::string& Key(int op) const { return ops_[op].key; }
   // Position of the op added last.
   int Last() const { return static_cast<int>(ops_.size()) - 1; }
-  // Appends the key of the op at position `dep` to `op`'s `after` list.
-  void After(Op& op, int dep) { op.after.push_back(ops_[dep].key); }
+  // Makes `op`, the op added last, wait for the op at position `dep`: its key goes into the
+  // `after` list, its position into the schedule's AfterOps (ops are referred to by position
+  // while they are emitted: a key is copied only into the `after` list that names it).
+  void After(Op& op, int dep) {
+    TERASIM_CHECK(&op == &ops_.back() && dep >= 0 && dep < Last(), "after: op {} on {}", dep,
+                  op.key);
+    op.after.push_back(ops_[dep].key);
+    after_.op.push_back(dep);
+  }
 
   Op& Add(std::string key, OpKind kind, std::string stream) {
+    // Closes the row of the op before (its deps are all in) and opens this op's.
+    after_.begin.push_back(static_cast<int>(after_.op.size()));
     Op& op = ops_.emplace_back();
     op.key = std::move(key);
     op.kind = kind;
@@ -504,16 +512,17 @@ class DeviceEmitter {
     return Last();
   }
 
-  // ZeRO-3: the reduce-scatter of layer `layer`'s weight gradients of one unit, after `last`.
-  std::string ScatterGradients(const UnitPlace& u, int layer, const std::string& last) {
+  // ZeRO-3: the reduce-scatter of layer `layer`'s weight gradients of one unit, after the op at
+  // position `last`. Returns its position.
+  int ScatterGradients(const UnitPlace& u, int layer, int last) {
     Op& op = AddUnitOp(fmt::format("RSG.{}.l{}{}", u.Tag(), layer, Sfx()), OpKind::kReduceScatter,
                        "dp", u);
     op.layers = {layer, layer + 1};
     op.group = plan_.DpGroup(p_, r_);
     op.tensor = fmt::format("wgrad.l{}.{}.r{}", layer, ReplicaTag(u), r_);
     op.bytes = LayerParamBytes();
-    op.after = {last};
-    return op.key;
+    After(op, last);
+    return Last();
   }
 
   // The layer math of one unit for `kind`, after the op at position `input` (-1: none).
@@ -574,8 +583,7 @@ class DeviceEmitter {
       finish_layer();
       if (kind != OpKind::kBwdInput) layer_done_[l] = last;
       if (zero3 && kind != OpKind::kBwdInput) {
-        ScatterGradients(u, l, std::string(Key(last)));
-        weights_done = Last();
+        weights_done = ScatterGradients(u, l, last);
       }
     }
     // The input gradient leaves after the last tp collective; so do the weight gradients: the
@@ -584,30 +592,30 @@ class DeviceEmitter {
     return {last, weights_done < 0 ? last : weights_done};
   }
 
-  std::string Forward(const UnitPlace& u) {
+  // A unit's forward, backward or deferred weight gradients (one whose input gradients already
+  // ran). Each returns the position of the op after which its weight gradients are complete.
+  int Forward(const UnitPlace& u) {
     const int input = Receive(u, true);
     auto [out, last] = Compute(u, OpKind::kFwd, input);
     Send(u, true, out);
-    return Key(last);
+    return last;
   }
 
-  std::string Backward(const UnitPlace& u, OpKind kind) {
+  int Backward(const UnitPlace& u, OpKind kind) {
     const int input = Receive(u, false);
     auto [out, last] = Compute(u, kind, input);
     Send(u, false, out);
-    return Key(last);
+    return last;
   }
 
-  // The deferred weight gradients of a unit whose input gradients already ran.
-  std::string Weight(const UnitPlace& u) { return Key(Compute(u, OpKind::kBwdWeight, -1).second); }
+  int Weight(const UnitPlace& u) { return Compute(u, OpKind::kBwdWeight, -1).second; }
 
   // Sequence parallelism: each tp rank computed the gradients of the replicated parameters
   // (LayerNorms, row-parallel biases, embedding, head) from its own token rows; their tp sum
   // (Megatron-LM's all-reduce of the sequence-parallel gradients), after `after` (the stage's
   // last backward; bucketed: also its last bucket, on the "dp" stream, as Megatron-LM sums them
-  // after the dp reduction).
-  std::string SequenceParallelGradients(int stage, std::vector<std::string> after,
-                                        const char* stream) {
+  // after the dp reduction). Ops are positions; returns its position.
+  int SequenceParallelGradients(int stage, std::initializer_list<int> after, const char* stream) {
     const Range& layers = plan_.layers[stage];
     Op& op = Add(fmt::format("ARSP.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllReduce, stream);
     op.stage = stage;
@@ -617,18 +625,18 @@ class DeviceEmitter {
     const ModelCard& m = plan_.options.model;
     // fp16: four LayerNorm vectors and two biases of `hidden` per layer.
     op.bytes = 2 * int64_t{6} * m.hidden * layers.Length();
-    op.after = std::move(after);
-    return op.key;
+    for (int dep : after) After(op, dep);
+    return Last();
   }
 
   // The weight-gradient step of `stage` after its last backward op `last` (with tp > 1 the
   // stage's last backward tp collective, see Compute()). Returns what its OPTIMIZER waits for;
-  // kFlattened only notes `last` in `flattened` (FlattenedStep emits the reduction later).
-  std::vector<std::string> StageGradients(int stage, std::string last,
-                                          std::vector<std::string>& flattened) {
+  // kFlattened only notes `last` in `flattened` (FlattenedStep emits the reduction later). Ops
+  // are positions.
+  std::vector<int> StageGradients(int stage, int last, std::vector<int>& flattened) {
     const DpStep mode = Mode();
     if (mode == DpStep::kBucketed) {
-      std::vector<std::string> keys = Buckets(stage);
+      std::vector<int> keys = Buckets(stage);
       if (SequenceParallel()) {
         keys.push_back(SequenceParallelGradients(stage, {last, keys.back()}, "dp"));
       }
@@ -643,27 +651,25 @@ class DeviceEmitter {
       flattened.push_back(last);
       return {};
     }
-    return {DataParallel(stage, {last})};
+    return {DataParallel(stage, last)};
   }
 
   // TeraPipe's flattened step: once every stage of the replica has ended its backward (a
   // barrier over the replica's devices after this device's last gradient op, when the replica
   // has more than one device), each of this device's stages all-reduces its whole gradient.
-  void FlattenedStep(const std::vector<int>& stages, const std::vector<std::string>& last,
-                     std::vector<std::vector<std::string>>& dp_keys) {
-    std::string barrier;
+  void FlattenedStep(const std::vector<int>& stages, const std::vector<int>& last,
+                     std::vector<std::vector<int>>& dp_keys) {
+    int barrier = -1;
     if (plan_.pp * plan_.tp > 1 && !last.empty()) {
       Op& op = Add(fmt::format("BAR.p{}.d{}{}", p_, d_, Sfx()), OpKind::kAllReduce, "dp");
       op.group = plan_.ReplicaGroup(d_);
       op.tensor = fmt::format("barrier.d{}", d_);
       op.bytes = kBarrierBytes;
-      op.after = last;
-      barrier = op.key;
+      for (int dep : last) After(op, dep);
+      barrier = Last();
     }
     for (size_t i = 0; i < stages.size(); ++i) {
-      std::vector<std::string> after = {last[i]};
-      if (!barrier.empty()) after.push_back(barrier);
-      dp_keys[i] = {DataParallel(stages[i], std::move(after))};
+      dp_keys[i] = {DataParallel(stages[i], last[i], barrier)};
     }
   }
 
@@ -671,8 +677,8 @@ class DeviceEmitter {
   // dp_bucket_bytes or more; each ALLREDUCE ("DP.s.d.b{k}", tensor "wgrad.s{S}.b{k}.r{tp}",
   // layers its own) waits for the last backward of its lowest layer (the compute stream ran
   // the layers above it before).
-  std::vector<std::string> Buckets(int stage) {
-    std::vector<std::string> keys;
+  std::vector<int> Buckets(int stage) {
+    std::vector<int> keys;
     for (const Range& bucket : BucketLayers(stage)) {
       const int k = static_cast<int>(keys.size());
       Op& op = Add(fmt::format("DP.s{}.d{}.b{}{}", stage, d_, k, Sfx()), OpKind::kAllReduce, "dp");
@@ -681,8 +687,8 @@ class DeviceEmitter {
       op.group = plan_.DpGroup(p_, r_);
       op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
       op.bytes = LayersGradientBytes(bucket.Length());
-      op.after = {Key(layer_done_.at(bucket.begin))};
-      keys.push_back(op.key);
+      After(op, layer_done_.at(bucket.begin));
+      keys.push_back(Last());
     }
     return keys;
   }
@@ -701,11 +707,12 @@ class DeviceEmitter {
     return out;
   }
 
-  // The data-parallel reduction of `stage`'s weight gradients after `after`: an ALLREDUCE, with
-  // ZeRO-1 and 2 a REDUCE_SCATTER (each replica updates its shard), with ZeRO-3 nothing more
-  // (the per-layer reduce-scatters did it; the optimizer waits for the last of them).
-  std::string DataParallel(int stage, std::vector<std::string> after) {
-    if (Zero() == 3) return after.front();
+  // The data-parallel reduction of `stage`'s weight gradients after the op at position `last`
+  // (and `barrier`, when >= 0): an ALLREDUCE, with ZeRO-1 and 2 a REDUCE_SCATTER (each replica
+  // updates its shard), with ZeRO-3 nothing more (the per-layer reduce-scatters did it; the
+  // optimizer waits for the last of them). Returns the position of the op the optimizer waits on.
+  int DataParallel(int stage, int last, int barrier = -1) {
+    if (Zero() == 3) return last;
     const bool scatter = Zero() > 0;
     Op& op = Add(fmt::format("{}.s{}.d{}{}", scatter ? "RS" : "DP", stage, d_, Sfx()),
                  scatter ? OpKind::kReduceScatter : OpKind::kAllReduce, "dp");
@@ -714,13 +721,15 @@ class DeviceEmitter {
     op.group = plan_.DpGroup(p_, r_);
     op.tensor = fmt::format("wgrad.s{}.r{}", stage, r_);
     op.bytes = StageGradientBytes(stage);
-    op.after = std::move(after);
-    return op.key;
+    After(op, last);
+    if (barrier >= 0) After(op, barrier);
+    return Last();
   }
 
   const Plan& plan_;
   const int d_, p_, r_, device_;
   std::vector<Op>& ops_;
+  AfterOps& after_;  // the schedule's, filled as the ops are added
   // Fixed per device: the key suffix (Plan::RankSuffix) and the names of its groups.
   const std::string sfx_, tp_group_, dp_group_;
   // The position of the op after which each layer's weight gradients of the latest backward
@@ -1106,22 +1115,26 @@ Schedule Generate(const GenerateOptions& options) {
       for (int r = 0; r < plan.tp; ++r) {
         if (!s.symmetry.Present(plan.Device(d, p, r))) continue;
         size_t& bound = max_ops[2 * p + (r == 0 ? 0 : 1)];
-        if (bound == 0) bound = DeviceEmitter(plan, d, p, r, s.ops).MaxOps(steps[p]);
+        if (bound == 0) {
+          bound = DeviceEmitter(plan, d, p, r, s.ops, s.after_ops).MaxOps(steps[p]);
+        }
         reserve += bound;
       }
     }
   }
   s.ops.reserve(reserve);
+  s.after_ops.begin.reserve(reserve + 1);
   // Device by device (rank order: replica, pipeline rank, tp rank), each in issue order.
   for (int d = 0; d < plan.dp; ++d) {
     for (int p = 0; p < plan.pp; ++p) {
       for (int r = 0; r < plan.tp; ++r) {
         if (s.symmetry.Present(plan.Device(d, p, r))) {
-          DeviceEmitter(plan, d, p, r, s.ops).Emit(steps[p]);
+          DeviceEmitter(plan, d, p, r, s.ops, s.after_ops).Emit(steps[p]);
         }
       }
     }
   }
+  s.after_ops.begin.push_back(static_cast<int>(s.after_ops.op.size()));
   return s;
 }
 

@@ -11,6 +11,20 @@ int DeclaredSymmetry::PresentImage(int device) const {
   return device;
 }
 
+bool AfterOps::Fits(const std::vector<Op>& ops) const {
+  const size_t n = ops.size();
+  if (begin.size() != n + 1 || begin[0] != 0 || static_cast<size_t>(begin[n]) != op.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (static_cast<size_t>(begin[i + 1] - begin[i]) != ops[i].after.size()) return false;
+  }
+  for (int j : op) {
+    if (j < 0 || static_cast<size_t>(j) >= n) return false;
+  }
+  return true;
+}
+
 int Schedule::FindGroup(const std::string& name) const {
   // Called per op (memory estimates, the executor) over hundreds of groups whose names differ
   // mostly in their last characters ("tp.d0.s1", "tp.d0.s2"): the length and the last

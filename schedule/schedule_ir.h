@@ -51,6 +51,23 @@ struct DeclaredSymmetry {
   int PresentImage(int device) const;
 };
 
+// The `after` deps as op positions, in compressed rows: op i's deps are
+// op[begin[i] .. begin[i + 1]), in the order of ops[i].after, each the position of the op whose
+// key it names. Generate records it while it emits (it refers to ops by position); a schedule
+// read from .pir or built by hand leaves it empty, and a consumer resolves its keys instead.
+// It describes the ops as generated: code that reorders, inserts or removes ops of a generated
+// schedule, or edits their keys or `after` lists, clears it (Schedule::after_ops = {}).
+// BuildReplayGraph (sim/replay_graph.h) checks it against the keys before use.
+struct AfterOps {
+  std::vector<int> begin;  // ops + 1 entries when set; empty when not
+  std::vector<int> op;
+
+  bool Empty() const { return begin.empty(); }
+  // Whether it has the shape of `ops`' after lists (one row per op, as many deps as keys, every
+  // position in range); not whether each position names its key.
+  bool Fits(const std::vector<Op>& ops) const;
+};
+
 struct Schedule {
   std::string model;  // model card name
   int layers = 0;     // transformer layers in the stack (checked for coverage)
@@ -62,6 +79,7 @@ struct Schedule {
   std::vector<Op> ops;
   DeclaredSymmetry symmetry;  // generated schedules only; the default declares nothing
   std::string source;         // file it was read from, for messages ("" when generated)
+  AfterOps after_ops;         // generated schedules only; empty otherwise
 
   // Index of the group named `name` in groups, or -1.
   int FindGroup(const std::string& name) const;

@@ -97,6 +97,19 @@ size_t SendHash(int src, int dst, std::string_view tensor) {
 
 }  // namespace
 
+bool AfterOpsMatch(const Schedule& schedule) {
+  const AfterOps& after = schedule.after_ops;
+  const std::vector<Op>& ops = schedule.ops;
+  if (after.Empty() || !after.Fits(ops)) return false;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const int* dep = after.op.data() + after.begin[i];
+    for (const std::string& key : ops[i].after) {
+      if (ops[*dep++].key != key) return false;
+    }
+  }
+  return true;
+}
+
 ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& placement) {
   const std::string where = schedule.source.empty() ? "schedule" : schedule.source;
   const std::vector<Op>& ops = schedule.ops;
@@ -108,10 +121,15 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   g.instance.assign(n, -1);
   g.work_tp.assign(n, 1);
 
-  FlatIndex key_index(n);
-  for (int i = 0; i < n; ++i) {
-    const std::string_view key = ops[i].key;
-    key_index.Emplace(HashOf(key), i, [&](int j) { return ops[j].key == key; });
+  // The `after` deps: the generator's positions when they match the keys, else each key
+  // resolved through an index of the keys.
+  const bool by_position = AfterOpsMatch(schedule);
+  FlatIndex key_index(by_position ? 0 : n);
+  if (!by_position) {
+    for (int i = 0; i < n; ++i) {
+      const std::string_view key = ops[i].key;
+      key_index.Emplace(HashOf(key), i, [&](int j) { return ops[j].key == key; });
+    }
   }
   const int num_groups = static_cast<int>(schedule.groups.size());
   FlatIndex group_index(num_groups);
@@ -141,17 +159,28 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     return last_group;
   };
 
-  // Predecessors: the previous op on the same stream, and the `after` deps. Each op has at most
-  // one stream predecessor, so the edges fit in n plus the `after` references.
-  size_t num_after = 0;
-  for (const Op& op : ops) num_after += op.after.size();
-  std::vector<std::pair<int, int>> edges;  // (pred, succ)
-  edges.reserve(static_cast<size_t>(n) + num_after);
+  // Predecessors: the previous op on the same stream (at most one per op), and the `after` deps
+  // (the generator's positions, or the keys resolved into the same form).
+  std::vector<int> stream_pred(n, -1);
+  AfterOps resolved;
+  if (!by_position) {
+    size_t num_after = 0;
+    for (const Op& op : ops) num_after += op.after.size();
+    resolved.begin.reserve(n + 1);
+    resolved.op.reserve(num_after);
+  }
+  const AfterOps& after = by_position ? schedule.after_ops : resolved;
   // Per device: its streams (name, last op), a handful each.
   std::vector<std::vector<std::pair<std::string_view, int>>> stream_tail(devices);
-  FlatIndex sends(n);  // SENDs by (source, destination, tensor)
-  std::vector<int> issued(static_cast<size_t>(num_groups) * devices, 0);  // (group, device)
-  std::vector<std::vector<int>> instance_of(num_groups);                  // group -> k -> instance
+  // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
+  // would be several times larger, and nearly every probe a cache miss.
+  size_t num_sends = 0;
+  for (const Op& op : ops) num_sends += op.kind == OpKind::kSend ? 1 : 0;
+  FlatIndex sends(num_sends);
+  // Per group: the collectives each device issued on it, allocated at the group's first
+  // collective (a representatives-only schedule uses few of the groups).
+  std::vector<std::vector<int>> issued(num_groups);
+  std::vector<std::vector<int>> instance_of(num_groups);  // group -> k -> instance
   for (int i = 0; i < n; ++i) {
     const Op& op = ops[i];
     // The place for error messages, formatted only when one is thrown.
@@ -165,13 +194,16 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     if (tail == tails.end()) {
       tails.emplace_back(op.stream, i);
     } else {
-      edges.emplace_back(tail->second, i);
+      stream_pred[i] = tail->second;
       tail->second = i;
     }
-    for (const std::string& dep : op.after) {
-      const int pred = key_index.Find(HashOf(dep), [&](int j) { return ops[j].key == dep; });
-      if (pred < 0) ThrowInput("{}: after: unknown key {}", at(), dep);
-      edges.emplace_back(pred, i);
+    if (!by_position) {
+      resolved.begin.push_back(static_cast<int>(resolved.op.size()));
+      for (const std::string& dep : op.after) {
+        const int pred = key_index.Find(HashOf(dep), [&](int j) { return ops[j].key == dep; });
+        if (pred < 0) ThrowInput("{}: after: unknown key {}", at(), dep);
+        resolved.op.push_back(pred);
+      }
     }
     if (IsCompute(op.kind)) {
       // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
@@ -190,7 +222,9 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     if (IsCollective(op.kind)) {
       const int k = group_of(op.group);
       if (k < 0) ThrowInput("{}: group {} is not declared", at(), op.group);
-      const int nth = issued[static_cast<size_t>(k) * devices + op.device]++;
+      std::vector<int>& issued_on = issued[k];
+      if (issued_on.empty()) issued_on.assign(devices, 0);
+      const int nth = issued_on[op.device]++;
       std::vector<int>& instances = instance_of[k];
       if (nth == static_cast<int>(instances.size())) {
         instances.push_back(static_cast<int>(g.instances.size()));
@@ -219,14 +253,26 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     }
   }
   g.succ_begin.assign(n + 1, 0);
-  for (const auto& [pred, succ] : edges) {
-    ++g.succ_begin[pred + 1];
-    ++g.pending[succ];
+  if (!by_position) resolved.begin.push_back(static_cast<int>(resolved.op.size()));
+  // CSR successor lists: each op's successors in the order of the ops they precede, a stream
+  // successor before the `after` deps of the same op.
+  for (int i = 0; i < n; ++i) {
+    if (stream_pred[i] >= 0) {
+      ++g.succ_begin[stream_pred[i] + 1];
+      ++g.pending[i];
+    }
+    for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) {
+      ++g.succ_begin[after.op[k] + 1];
+      ++g.pending[i];
+    }
   }
   for (int i = 0; i < n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
-  g.succ.resize(edges.size());
+  g.succ.resize(g.succ_begin[n]);
   std::vector<int> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
-  for (const auto& [pred, succ] : edges) g.succ[fill[pred]++] = succ;
+  for (int i = 0; i < n; ++i) {
+    if (stream_pred[i] >= 0) g.succ[fill[stream_pred[i]]++] = i;
+    for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) g.succ[fill[after.op[k]]++] = i;
+  }
   return g;
 }
 

@@ -1,12 +1,14 @@
 // ReplayGraph: the integer dependency graph a Replay runs on, built from a Schedule in one pass.
 //
-// Every string of the IR (op keys named by `after`, stream names, group names, SEND/RECV tensor
-// names) is resolved here once, through flat open-addressing indexes over the schedule's own
-// strings (no per-op allocation); the replay's hot path then sees only integers: CSR successor
-// lists, a predecessor count per op, the SEND <-> RECV partner of each point-to-point op and the
-// collective instance of each collective op. Same resolution rules as the string maps it
-// replaces: the first op of a duplicated key and the first declaration of a duplicated group
-// win; the first SEND of a (source, destination, tensor) is the one a RECV matches.
+// The `after` deps come from Schedule::after_ops where the generator set them (AfterOpsMatch);
+// other schedules (read from .pir, built by hand, edited) resolve their keys here. Every other
+// string of the IR (stream names, group names, SEND/RECV tensor names) is resolved here once,
+// through flat open-addressing indexes over the schedule's own strings (no per-op allocation); the
+// replay's hot path then sees only integers: CSR successor lists, a predecessor count per op, the
+// SEND <-> RECV partner of each point-to-point op and the collective instance of each collective
+// op. Same resolution rules as the string maps it replaces: the first op of a duplicated key and
+// the first declaration of a duplicated group win; the first SEND of a (source, destination,
+// tensor) is the one a RECV matches.
 #pragma once
 
 #include <vector>
@@ -35,6 +37,11 @@ struct ReplayGraph {
   std::vector<Instance> instances;
   std::vector<std::vector<int>> group_gpus;  // per group: the GPUs of its ranks
 };
+
+// Whether schedule.after_ops (set by the generator) stands for the `after` keys of its ops: it
+// fits their lists and each position names an op with the key listed. Generated keys are
+// unique, so that op is the one the key names. Reads each key once, hashes none.
+bool AfterOpsMatch(const Schedule& schedule);
 
 // Builds the graph of `schedule` with its devices on `placement` (GPU per device; covers every
 // device). Throws InputError naming the op (source:line: key) on a device out of range, an

@@ -4,7 +4,7 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
+#include <deque>
 #include <vector>
 
 #include "models/units.h"
@@ -23,17 +23,29 @@ class RouteCache {
 
   explicit RouteCache(const NetworkTopology& topology);
 
-  // The route from src_gpu to dst_gpu (both in [0, NumGpus())).
+  // The route from src_gpu to dst_gpu (both in [0, NumGpus())). The reference stays valid for
+  // the cache's lifetime.
   const Entry& Get(int src_gpu, int dst_gpu);
   const NetworkTopology& Topology() const { return topology_; }
+  // Routes computed so far.
+  int Size() const { return static_cast<int>(entries_.size()); }
 
  private:
+  // An open-addressing slot: the pair src * num_gpus + dst (-1 when empty) and its entry.
+  struct Slot {
+    int64_t pair = -1;
+    int32_t entry = 0;
+  };
+  const Entry& Fill(int64_t pair, int src_gpu, int dst_gpu);
+  void Grow();
+
   const NetworkTopology& topology_;
   int num_gpus_;
-  // Keyed by src * num_gpus + dst, filled on first use: a table of every pair would take
-  // GPUs^2 entries (450 MB on 3072 GPUs) where a replay uses a few per GPU. Node-based, so
-  // references stay valid as it grows.
-  std::unordered_map<int64_t, Entry> entries_;
+  // Filled on first use: a table of every pair would take GPUs^2 entries (450 MB on 3072 GPUs)
+  // where a replay uses a few per GPU. Slots are a power of 2, at most half full; entries sit
+  // in a deque, so references stay valid as it grows.
+  std::vector<Slot> slots_;
+  std::deque<Entry> entries_;
 };
 
 }  // namespace terasim

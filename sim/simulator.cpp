@@ -87,27 +87,30 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   result.trace.metadata["model"] = schedule.model;
   result.trace.metadata["network"] = NetworkModeName(options.network);
   result.trace.metadata["cost_model"] = cost.Name();
-  result.trace.rows.reserve(schedule.ops.size());
+  if (options.trace_rows) result.trace.rows.reserve(schedule.ops.size());
   for (size_t i = 0; i < schedule.ops.size(); ++i) {
     const Op& op = schedule.ops[i];
     // A representatives-only schedule: rows of the simulated devices, each standing for its
     // Order() images (the other devices' rows are not built).
     if (declared && !fold.IsRep(op.device)) continue;
-    TraceRow row;
+    ++result.ops;
+    Flops flops = 0;
+    if (IsCompute(op.kind)) {
+      if (options.model != nullptr) {
+        flops = WorkFlops(*options.model, SliceWorkOf(op, replay.WorkTp()[i]));
+      }
+      result.model_flops += declared ? flops * fold.Order() : flops;
+    }
+    if (!options.trace_rows) continue;
+    TraceRow& row = result.trace.rows.emplace_back();
     row.key = op.key;
     row.kind = op.kind;
     row.device = op.device;
     row.stream = op.stream;
     row.start_ns = replay.StartNs(static_cast<int>(i));
     row.end_ns = replay.EndNs(static_cast<int>(i));
-    if (IsCompute(op.kind)) {
-      if (options.model != nullptr)
-        row.flops = WorkFlops(*options.model, SliceWorkOf(op, replay.WorkTp()[i]));
-      result.model_flops += declared ? row.flops * fold.Order() : row.flops;
-    } else {
-      row.bytes = op.bytes;
-    }
-    result.trace.rows.push_back(std::move(row));
+    row.flops = flops;
+    if (!IsCompute(op.kind)) row.bytes = op.bytes;
   }
   result.tflops_per_gpu =
       result.model_flops / (NsToSeconds(t) * std::max(1, schedule.devices)) / 1e12;

@@ -43,6 +43,10 @@ struct SimOptions {
   // refused (InputError) with record_link_rates or an input that breaks
   // its declared symmetry; its trace has the representatives' rows only.
   bool fold = true;
+  // Build result.trace.rows (one per op, each with its key and stream as strings: about 150
+  // bytes an op). Off for a caller that reads only the figures; result.model_flops and
+  // result.ops do not depend on it.
+  bool trace_rows = true;
 };
 
 struct DeviceResult {
@@ -79,7 +83,8 @@ struct SimResult {
   std::vector<LinkResult> links;           // links that carried bytes, by id
   std::vector<std::string> critical_path;  // op keys, first to last
   std::vector<LinkRateSample> link_rates;  // when record_link_rates
-  Trace trace;                             // one row per op
+  Trace trace;                             // one row per op (SimOptions::trace_rows)
+  int64_t ops = 0;                         // ops simulated: the rows a trace has
   int fold_order = 1;     // devices each simulated device stood for (1: not folded)
   std::string fold_note;  // why a candidate symmetry was refused ("" when none was)
   int64_t events = 0;

@@ -197,6 +197,7 @@ int RunSimulate(const Args& args) {
   for (const DeviceMemory& m : memory.devices) sim.peak_memory_bytes.push_back(m.peak);
   const std::string trace_path = vm["trace"].as<std::string>();
   sim.record_link_rates = !trace_path.empty() && !vm["no-link-counters"].as<bool>();
+  sim.trace_rows = store.has_value() || !trace_path.empty();  // per-op rows only for output
   if (!memory.fits) std::cerr << "terasim simulate: warning: " << memory.reason << "\n";
 
   const std::string durations_from = vm["durations-from"].as<std::string>();

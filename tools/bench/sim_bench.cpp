@@ -97,12 +97,13 @@ Row SimRow(const std::string& name, const GenerateOptions& gen, const std::strin
   options.collectives.step_by_step = step_by_step;
   options.model = &gen.model;
   options.fold = fold;
+  options.trace_rows = false;  // the figures only: no per-op rows
   SimResult result;
   if (auto_representatives) {
     // Generation and the tp ranks tried are in the measured part (SimulateGenerated).
     row.prep_s = WallNow() - p0;
     Measure(row, [&] { result = SimulateGenerated(gen, topology, cost, options); });
-    row.ops = static_cast<long long>(result.trace.rows.size());
+    row.ops = static_cast<long long>(result.ops);
   } else {
     const Schedule schedule = Generate(gen);
     row.prep_s = WallNow() - p0;

@@ -1,0 +1,183 @@
+// The generator's `after` deps as op positions (Schedule::after_ops) against the keys they stand
+// for, and the replay graph built from them against the one built from the keys of the same
+// schedule read back from .pir (sim/replay_graph.h).
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/model_card.h"
+#include "schedule/generator.h"
+#include "schedule/pir_format.h"
+#include "schedule/slicing_spec.h"
+#include "sim/replay_graph.h"
+
+namespace terasim {
+namespace {
+
+GenerateOptions Tiny(Strategy strategy, int dp, int pp, int tp, int microbatches, int v = 1) {
+  GenerateOptions o;
+  o.model = LoadModelCard("tiny");  // 4 layers, 4 heads
+  o.strategy = strategy;
+  o.dp = dp;
+  o.pp = pp;
+  o.tp = tp;
+  o.microbatches = microbatches;
+  o.virtual_stages = v;
+  return o;
+}
+
+// Every generator family at small sizes, with each dp step, the recipes, the broadcast
+// boundary and a representatives-only schedule: (label, options).
+std::vector<std::pair<std::string, GenerateOptions>> Cases() {
+  std::vector<std::pair<std::string, GenerateOptions>> cases = {
+      {"gpipe", Tiny(Strategy::kGpipe, 1, 2, 1, 3)},
+      {"1f1b tp2", Tiny(Strategy::kOneFOneB, 1, 4, 2, 4)},
+      {"interleaved", Tiny(Strategy::kInterleaved, 1, 2, 2, 4, 2)},
+      {"zb-h1", Tiny(Strategy::kZbH1, 1, 2, 1, 4)},
+      {"zb-h2", Tiny(Strategy::kZbH2, 1, 2, 2, 4)},
+      {"looped-bfs", Tiny(Strategy::kLoopedBfs, 1, 2, 1, 4, 2)},
+      {"interleaved-zb", Tiny(Strategy::kInterleavedZb, 1, 2, 1, 4, 2)},
+      {"zb-v", Tiny(Strategy::kZbV, 1, 2, 2, 4, 2)},
+      {"dualpipe-v", Tiny(Strategy::kDualPipeV, 1, 2, 1, 4, 2)},
+  };
+  GenerateOptions gpipe_forward = Tiny(Strategy::kGpipe, 1, 2, 1, 3);
+  gpipe_forward.backward_in_forward_order = true;
+  cases.emplace_back("gpipe backward in forward order", gpipe_forward);
+  for (SliceOrder order : {SliceOrder::kFlush, SliceOrder::kOneFOneB}) {
+    GenerateOptions terapipe = Tiny(Strategy::kTeraPipe, 1, 2, 2, 2);
+    terapipe.uniform_slices = 3;
+    terapipe.order = order;
+    cases.emplace_back("terapipe " + SliceOrderName(order), terapipe);
+  }
+  GenerateOptions mixed = Tiny(Strategy::kTeraPipe, 2, 2, 1, 1);
+  mixed.slicing = ParseSlicingSpec("1:[5,11,16]+2:[32]");
+  cases.emplace_back("terapipe dp2 mixed slicing", mixed);
+  GenerateOptions broadcast = Tiny(Strategy::kOneFOneB, 1, 2, 2, 2);
+  broadcast.boundary = Boundary::kBroadcast;
+  cases.emplace_back("1f1b broadcast boundary", broadcast);
+  for (DpStep step : {DpStep::kPerStage, DpStep::kFlattened, DpStep::kBucketed}) {
+    for (Strategy strategy : {Strategy::kOneFOneB, Strategy::kInterleaved, Strategy::kZbH1}) {
+      GenerateOptions o = Tiny(strategy, 2, 2, 2, 2, strategy == Strategy::kInterleaved ? 2 : 1);
+      o.dp_step = step;
+      o.dp_bucket_bytes = 1;  // one bucket per layer
+      cases.emplace_back("dp2 " + StrategyName(strategy) + " " + DpStepName(step), o);
+    }
+  }
+  for (int zero : {1, 2, 3}) {
+    GenerateOptions o = Tiny(Strategy::kOneFOneB, 2, 2, 2, 2);
+    o.zero = zero;
+    o.sequence_parallel = zero == 2;
+    o.recompute = zero == 3 ? Recompute::kFull : Recompute::kSelective;
+    cases.emplace_back("zero " + std::to_string(zero), o);
+  }
+  GenerateOptions sp = Tiny(Strategy::kZbH1, 2, 2, 2, 2);
+  sp.sequence_parallel = true;
+  sp.recompute = Recompute::kFull;
+  sp.dp_step = DpStep::kBucketed;
+  cases.emplace_back("zb-h1 sp full recompute bucketed", sp);
+  GenerateOptions flat_sp = Tiny(Strategy::kGpipe, 2, 2, 2, 2);
+  flat_sp.sequence_parallel = true;
+  flat_sp.dp_step = DpStep::kFlattened;
+  cases.emplace_back("gpipe sp flattened", flat_sp);
+  GenerateOptions reps = Tiny(Strategy::kOneFOneB, 2, 2, 2, 2);
+  reps.representatives_only = true;
+  reps.representative_tp_ranks = 1;
+  cases.emplace_back("representatives only", reps);
+  return cases;
+}
+
+std::vector<int> Placement(const Schedule& s) {
+  std::vector<int> gpus(s.devices);
+  std::iota(gpus.begin(), gpus.end(), 0);
+  return gpus;
+}
+
+void RequireSameGraph(const ReplayGraph& a, const ReplayGraph& b) {
+  REQUIRE(a.pending == b.pending);
+  REQUIRE(a.succ_begin == b.succ_begin);
+  REQUIRE(a.succ == b.succ);
+  REQUIRE(a.partner == b.partner);
+  REQUIRE(a.instance == b.instance);
+  REQUIRE(a.work_tp == b.work_tp);
+  REQUIRE(a.group_gpus == b.group_gpus);
+  REQUIRE(a.instances.size() == b.instances.size());
+  for (size_t k = 0; k < a.instances.size(); ++k) {
+    REQUIRE(a.instances[k].group == b.instances[k].group);
+    REQUIRE(a.instances[k].bytes == b.instances[k].bytes);
+    REQUIRE(a.instances[k].expected == b.instances[k].expected);
+    REQUIRE(a.instances[k].root_gpu == b.instances[k].root_gpu);
+  }
+}
+
+TEST_CASE("Every generator's after positions are the ops its after keys name") {
+  for (const auto& [label, options] : Cases()) {
+    INFO(label);
+    const Schedule s = Generate(options);
+    const std::map<std::string, int> index = KeyIndex(s);
+    REQUIRE(index.size() == s.ops.size());  // keys are unique: each names one op
+    const AfterOps& after = s.after_ops;
+    REQUIRE(after.begin.size() == s.ops.size() + 1);
+    size_t deps = 0;
+    for (size_t i = 0; i < s.ops.size(); ++i) {
+      const std::vector<std::string>& keys = s.ops[i].after;
+      REQUIRE(after.begin[i + 1] - after.begin[i] == static_cast<int>(keys.size()));
+      for (size_t k = 0; k < keys.size(); ++k) {
+        REQUIRE(after.op[after.begin[i] + k] == index.at(keys[k]));
+      }
+      deps += keys.size();
+    }
+    REQUIRE(after.op.size() == deps);
+    REQUIRE(AfterOpsMatch(s));
+  }
+}
+
+TEST_CASE("A generated schedule read back from .pir builds the generated one's replay graph") {
+  for (const auto& [label, options] : Cases()) {
+    if (options.representatives_only) continue;  // not a whole iteration: no .pir text
+    INFO(label);
+    const Schedule generated = Generate(options);
+    const Schedule read = ReadPir(WritePir(generated), "read.pir");
+    REQUIRE(read.after_ops.Empty());  // resolved from the keys
+    REQUIRE_FALSE(AfterOpsMatch(read));
+    RequireSameGraph(BuildReplayGraph(generated, Placement(generated)),
+                     BuildReplayGraph(read, Placement(read)));
+  }
+}
+
+TEST_CASE("Edited generated schedules fall back to their keys") {
+  GenerateOptions o = Tiny(Strategy::kOneFOneB, 2, 2, 2, 2);
+  o.dp_step = DpStep::kBucketed;
+  const Schedule generated = Generate(o);
+  // Two ops of one device swapped: the counts of their after lists may agree, the keys do not.
+  Schedule swapped = generated;
+  int a = -1, b = -1;
+  for (int i = 0; i < static_cast<int>(swapped.ops.size()) && b < 0; ++i) {
+    if (swapped.ops[i].after.size() != 1) continue;
+    if (a < 0) {
+      a = i;
+    } else if (swapped.ops[i].device == swapped.ops[a].device &&
+               swapped.ops[i].after != swapped.ops[a].after) {
+      b = i;
+    }
+  }
+  REQUIRE(b > a);
+  std::swap(swapped.ops[a], swapped.ops[b]);
+  REQUIRE(swapped.after_ops.Fits(swapped.ops));  // the shape still fits...
+  REQUIRE_FALSE(AfterOpsMatch(swapped));         // ...the keys do not
+  Schedule cleared = swapped;
+  cleared.after_ops = {};
+  RequireSameGraph(BuildReplayGraph(swapped, Placement(swapped)),
+                   BuildReplayGraph(cleared, Placement(cleared)));
+  // An op removed: the shape no longer fits.
+  Schedule shorter = generated;
+  shorter.ops.pop_back();
+  REQUIRE_FALSE(shorter.after_ops.Fits(shorter.ops));
+  REQUIRE_FALSE(AfterOpsMatch(shorter));
+}
+
+}  // namespace
+}  // namespace terasim

@@ -67,20 +67,28 @@ Event EventQueue::HeapPop() {
   const size_t n = heap_.size();
   if (n > 0) {
     // Sift `last` down from the root: children of i are 4i + 1 .. 4i + 4.
+    Key* const heap = heap_.data();
     size_t i = 0;
     for (;;) {
       const size_t first = 4 * i + 1;
-      if (first >= n) break;
-      size_t best = first;
-      const size_t end = first + 4 < n ? first + 4 : n;
-      for (size_t c = first + 1; c < end; ++c) {
-        if (Before(heap_[c], heap_[best])) best = c;
+      size_t best;
+      if (first + 4 <= n) {
+        // Four children: the smallest by a tournament of three comparisons (keys are distinct).
+        const size_t a = Before(heap[first + 1], heap[first]) ? first + 1 : first;
+        const size_t b = Before(heap[first + 3], heap[first + 2]) ? first + 3 : first + 2;
+        best = Before(heap[b], heap[a]) ? b : a;
+      } else {
+        if (first >= n) break;
+        best = first;
+        for (size_t c = first + 1; c < n; ++c) {
+          if (Before(heap[c], heap[best])) best = c;
+        }
       }
-      if (!Before(heap_[best], last)) break;
-      heap_[i] = heap_[best];
+      if (!Before(heap[best], last)) break;
+      heap[i] = heap[best];
       i = best;
     }
-    heap_[i] = last;
+    heap[i] = last;
   }
   free_.push_back(slot);
   return events_[slot];

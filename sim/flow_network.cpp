@@ -14,6 +14,8 @@ FlowNetwork::FlowNetwork(Engine& engine, std::vector<double> capacity_per_s, Flo
     TERASIM_CHECK(capacity_per_s[c] > 0, "channel {} has capacity {}", c, capacity_per_s[c]);
     channels_[c].capacity_per_s = capacity_per_s[c];
   }
+  component_channels_.resize(channels_.size());
+  stack_.resize(channels_.size());
 }
 
 int FlowNetwork::StartFlow(const std::vector<int>& route, double amount, TimeNs latency_ns,
@@ -29,14 +31,18 @@ int FlowNetwork::StartFlow(const std::vector<int>& route, double amount, TimeNs 
   Flow& flow = flows_[id];
   flow.route.clear();
   flow.weight.clear();
+  // Each channel once, with its count; a stamp on the channel finds a repeat in O(1).
+  ++route_stamp_;
   for (int c : route) {
     TERASIM_CHECK(c >= 0 && c < NumChannels(), "unknown channel {}", c);
-    auto it = std::find(flow.route.begin(), flow.route.end(), c);
-    if (it == flow.route.end()) {
+    Channel& channel = channels_[c];
+    if (channel.route_stamp != route_stamp_) {
+      channel.route_stamp = route_stamp_;
+      channel.route_pos = static_cast<int>(flow.route.size());
       flow.route.push_back(c);
       flow.weight.push_back(1);
     } else {
-      ++flow.weight[it - flow.route.begin()];
+      ++flow.weight[channel.route_pos];
     }
   }
   flow.remaining = std::max(0.0, amount);
@@ -126,13 +132,18 @@ void FlowNetwork::Activate(int id) {
 void FlowNetwork::Finish(int id) {
   Flow& flow = flows_[id];
   if (flow.moving) {
+    const TimeNs now = engine_.Now();
     for (size_t k = 0; k < flow.route.size(); ++k) {
       const int c = flow.route[k];
       Channel& channel = channels_[c];
-      auto it = std::find(channel.flows.begin(), channel.flows.end(), id);
-      if (it != channel.flows.end()) channel.flows.erase(it);
+      if (channel.flows.size() == 1) {
+        channel.flows.clear();  // it was alone there
+      } else {
+        // The others keep their order (the order progressive filling fixes them in).
+        channel.flows.erase(std::find(channel.flows.begin(), channel.flows.end(), id));
+      }
       channel.weight -= flow.weight[k];
-      if (channel.flows.empty()) channel.busy_ns += engine_.Now() - channel.busy_since_ns;
+      if (channel.flows.empty()) channel.busy_ns += now - channel.busy_since_ns;
       MarkDirty(c);
     }
   }
@@ -170,61 +181,106 @@ void FlowNetwork::ScheduleFinish(int id) {
 
 void FlowNetwork::Reallocate() {
   const TimeNs now = engine_.Now();
-  // The connected component of flows and channels reachable from the changed channels: the
-  // only flows whose max-min rates can change.
+  // The connected components of flows and channels reachable from the changed channels: the
+  // only flows whose max-min rates can change. Each component is solved on its own: progressive
+  // filling over several components picks, within each, the bottlenecks it would pick alone.
+  // Each channel and flow is listed at most once, so the lists fit arrays sized once.
   ++visit_stamp_;
-  component_channels_.clear();
-  component_flows_.clear();
+  if (component_flows_.size() < flows_.size()) component_flows_.resize(flows_.size());
+  int* const channel_list = component_channels_.data();
+  int* const flow_list = component_flows_.data();
+  int* const stack = stack_.data();
+  int num_channels = 0;
+  int num_flows = 0;
+  components_.clear();
   for (int c : dirty_channels_) {
-    channels_[c].dirty = false;
-    if (channels_[c].visit == visit_stamp_) continue;
-    channels_[c].visit = visit_stamp_;
-    stack_.push_back(c);
-    while (!stack_.empty()) {
-      const int ch = stack_.back();
-      stack_.pop_back();
-      component_channels_.push_back(ch);
+    Channel& dirty = channels_[c];
+    dirty.dirty = false;
+    if (dirty.visit == visit_stamp_) continue;
+    dirty.visit = visit_stamp_;
+    if (dirty.flows.empty()) {
+      // A component of its own that carries nothing (a finished flow's channel): no solve.
+      dirty.rate_sum = 0;
+      channel_list[num_channels++] = c;
+      continue;
+    }
+    Component component{num_channels, 0, num_flows, 0};
+    int depth = 0;
+    stack[depth++] = c;
+    while (depth > 0) {
+      const int ch = stack[--depth];
+      channel_list[num_channels++] = ch;
       for (int f : channels_[ch].flows) {
-        if (flows_[f].visit == visit_stamp_) continue;
-        flows_[f].visit = visit_stamp_;
-        component_flows_.push_back(f);
-        for (int next : flows_[f].route) {
-          if (channels_[next].visit == visit_stamp_) continue;
-          channels_[next].visit = visit_stamp_;
-          stack_.push_back(next);
+        Flow& flow = flows_[f];
+        if (flow.visit == visit_stamp_) continue;
+        flow.visit = visit_stamp_;
+        flow_list[num_flows++] = f;
+        for (int next : flow.route) {
+          Channel& channel = channels_[next];
+          if (channel.visit == visit_stamp_) continue;
+          channel.visit = visit_stamp_;
+          stack[depth++] = next;
         }
       }
     }
+    component.channel_end = num_channels;
+    component.flow_end = num_flows;
+    components_.push_back(component);
   }
   dirty_channels_.clear();
-  if (component_flows_.empty() && !sampler_) {
-    for (int c : component_channels_) channels_[c].total_rate = 0;
-    return;
+  for (const Component& component : components_) {
+    SolveComponent(component.channel_begin, component.channel_end, component.flow_begin,
+                   component.flow_end);
   }
-  for (int id : component_flows_) {
-    Flow& flow = flows_[id];
+  if (sampler_) std::sort(channel_list, channel_list + num_channels);
+  for (int k = 0; k < num_channels; ++k) {
+    const int c = channel_list[k];
+    Channel& channel = channels_[c];
+    if (sampler_ && channel.total_rate != channel.rate_sum) sampler_(now, c, channel.rate_sum);
+    channel.total_rate = channel.rate_sum;
+  }
+}
+
+void FlowNetwork::SolveComponent(int channel_begin, int channel_end, int flow_begin, int flow_end) {
+  const TimeNs now = engine_.Now();
+  const int* const channels = component_channels_.data() + channel_begin;
+  const int num_channels = channel_end - channel_begin;
+  const int* const flows = component_flows_.data() + flow_begin;
+  const int num_flows = flow_end - flow_begin;
+  for (int k = 0; k < num_flows; ++k) {
+    Flow& flow = flows_[flows[k]];
     flow.remaining = std::max(0.0, flow.remaining - flow.rate * 1e-9 * (now - flow.last_update_ns));
     flow.last_update_ns = now;
   }
-  SolveComponent();
-
-  for (int c : component_channels_) channels_[c].rate_sum = 0;
-  for (int id : component_flows_) {
+  if (num_channels == 1) {
+    // One channel (a GPU's compute, a lone link): one round, every flow at capacity / crossings.
+    const Channel& channel = channels_[channels[0]];
+    const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
+    for (int k = 0; k < num_flows; ++k) flows_[flows[k]].new_rate = share;
+  } else if (num_flows == 1) {
+    // One flow: the first round fixes it at its narrowest channel's share, capacity / weight.
+    Flow& flow = flows_[flows[0]];
+    double rate = 0;
+    for (size_t k = 0; k < flow.route.size(); ++k) {
+      const double share = std::max(0.0, channels_[flow.route[k]].capacity_per_s) / flow.weight[k];
+      if (k == 0 || share < rate) rate = share;
+    }
+    flow.new_rate = rate;
+  } else {
+    FillProgressively(channels, num_channels, flows, num_flows);
+  }
+  for (int k = 0; k < num_channels; ++k) channels_[channels[k]].rate_sum = 0;
+  for (int k = 0; k < num_flows; ++k) {
+    const int id = flows[k];
     Flow& flow = flows_[id];
     // Added once per crossing (k for weight k), as k flows' rates would be.
-    for (size_t k = 0; k < flow.route.size(); ++k) {
-      for (int w = 0; w < flow.weight[k]; ++w) channels_[flow.route[k]].rate_sum += flow.new_rate;
+    for (size_t j = 0; j < flow.route.size(); ++j) {
+      for (int w = 0; w < flow.weight[j]; ++w) channels_[flow.route[j]].rate_sum += flow.new_rate;
     }
     if (flow.new_rate != flow.rate) {
       flow.rate = flow.new_rate;
       ScheduleFinish(id);
     }
-  }
-  if (sampler_) std::sort(component_channels_.begin(), component_channels_.end());
-  for (int c : component_channels_) {
-    Channel& channel = channels_[c];
-    if (sampler_ && channel.total_rate != channel.rate_sum) sampler_(now, c, channel.rate_sum);
-    channel.total_rate = channel.rate_sum;
   }
 }
 
@@ -240,36 +296,30 @@ void FlowNetwork::PushShare(int c) {
   std::push_heap(heap_.begin(), heap_.end(), LaterShare{});
 }
 
-void FlowNetwork::SolveComponent() {
+void FlowNetwork::FillProgressively(const int* channels, int num_channels, const int* flows,
+                                    int num_flows) {
   // Progressive filling exactly as MaxMinFairRates does it: repeatedly the channel with the
   // smallest fair share (remaining capacity / unfixed crossings; ties: the lowest channel id)
   // saturates and fixes its unfixed flows at that share. The smallest share comes from a heap
   // holding one current entry per channel (older entries are skipped by version), so a solve
   // costs O(crossings x log channels) instead of a scan of every channel per bottleneck, and
   // the arithmetic (each subtraction, each division) is the same as the reference's.
-  const uint64_t stamp = visit_stamp_;
-  if (component_channels_.size() == 1) {
-    // One channel (a GPU's compute, a lone link): one round, every flow at capacity / crossings.
-    const Channel& channel = channels_[component_channels_[0]];
-    if (channel.flows.empty()) return;
-    const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
-    for (int f : channel.flows) flows_[f].new_rate = share;
-    return;
+  const uint64_t stamp = ++solve_stamp_;
+  for (int k = 0; k < num_channels; ++k) {
+    Channel& channel = channels_[channels[k]];
+    channel.left_per_s = channel.capacity_per_s;
+    channel.unfixed = 0;
   }
-  for (int c : component_channels_) {
-    channels_[c].left_per_s = channels_[c].capacity_per_s;
-    channels_[c].unfixed = 0;
-  }
-  for (int id : component_flows_) {
-    const Flow& flow = flows_[id];
+  for (int j = 0; j < num_flows; ++j) {
+    const Flow& flow = flows_[flows[j]];
     for (size_t k = 0; k < flow.route.size(); ++k)
       channels_[flow.route[k]].unfixed += flow.weight[k];
   }
   active_.clear();
-  for (int c : component_channels_) {
-    if (channels_[c].unfixed > 0) active_.push_back(c);
+  for (int k = 0; k < num_channels; ++k) {
+    if (channels_[channels[k]].unfixed > 0) active_.push_back(channels[k]);
   }
-  if (active_.size() * component_flows_.size() <= kScanWork) {
+  if (active_.size() * static_cast<size_t>(num_flows) <= kScanWork) {
     // Few channels and flows (at most one round per flow): a scan of the channels' current
     // shares per round finds the same bottleneck as the heap (the smallest share, ties to the
     // lowest channel id) for less than the heap's upkeep.

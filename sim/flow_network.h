@@ -7,9 +7,12 @@
 // a change through shared channels, whenever a flow joins or leaves. When a flow has moved its
 // whole amount the listener hears OnFlowDone(tag).
 //
-// Cost: a recomputation solves only that connected component, by progressive filling with a
-// heap of channel shares, in arrays kept between calls (no allocation once warm); the rates are
-// those of MaxMinFairRates bit for bit. Activations and finishes due at the same time and
+// Cost: a recomputation solves each connected component touched by the instant's changes on
+// its own (flows elsewhere keep their rates untouched): in closed form when it has one channel
+// (capacity / crossings) or one flow (its narrowest channel's capacity / weight), else by
+// progressive filling with a scan or a heap of channel shares; no flows left on it: nothing to
+// solve. Arrays are kept between calls (no allocation once warm); the rates are those of
+// MaxMinFairRates bit for bit. Activations and finishes due at the same time and
 // scheduled back to back (a ring step's flows) share one engine event, dispatched in the order
 // separate events would have been.
 //
@@ -73,7 +76,9 @@ class FlowNetwork : public EventHandler {
     double total_rate = 0;   // sum of their rates at the last recomputation
     TimeNs busy_since_ns = 0;
     TimeNs busy_ns = 0;
-    uint64_t visit = 0;  // traversal stamp
+    uint64_t visit = 0;        // traversal stamp
+    uint64_t route_stamp = 0;  // == route_stamp_ while StartFlow lists a route crossing it
+    int route_pos = 0;         // then: its index in that flow's route
     bool dirty = false;
     // Solver scratch, valid while this channel is in the component being solved.
     double left_per_s = 0;      // capacity not yet given to fixed flows
@@ -90,7 +95,7 @@ class FlowNetwork : public EventHandler {
     TimeNs last_update_ns = 0;
     uint64_t version = 0;  // bumped on every (re)scheduling; stale events are ignored
     uint64_t visit = 0;
-    uint64_t fixed = 0;  // == the solve's stamp once its rate is fixed
+    uint64_t fixed = 0;  // == solve_stamp_ once its rate is fixed
     int64_t tag = 0;
     bool moving = false;
     bool in_use = false;
@@ -117,9 +122,14 @@ class FlowNetwork : public EventHandler {
   void Finish(int flow);
   void MarkDirty(int channel);
   void Reallocate();
-  // Progressive filling over component_flows_ / component_channels_ (the max-min fair rates of
-  // MaxMinFairRates, bit for bit), into Flow::new_rate and Channel::rate_sum.
-  void SolveComponent();
+  // One connected component with flows, component_channels_[channel_begin, channel_end) and
+  // component_flows_[flow_begin, flow_end): brings its flows' remaining amounts to now, gives
+  // them their max-min fair rates (those of MaxMinFairRates, bit for bit; closed forms for one
+  // channel or one flow), sums them into Channel::rate_sum and reschedules the flows whose rate
+  // changed, in component order.
+  void SolveComponent(int channel_begin, int channel_end, int flow_begin, int flow_end);
+  // Progressive filling over a component of several channels and flows, into Flow::new_rate.
+  void FillProgressively(const int* channels, int num_channels, const int* flows, int num_flows);
   void PushShare(int channel);
   // Heap order (a function object, so that the heap operations inline it).
   struct LaterShare {
@@ -139,6 +149,15 @@ class FlowNetwork : public EventHandler {
   // Scratch of Reallocate, kept between calls so that a solve allocates nothing.
   std::vector<int> component_channels_;
   std::vector<int> component_flows_;
+  // Each component with flows: its ranges of component_channels_ and component_flows_. Dirty
+  // channels without flows (nothing to solve) are listed in component_channels_ between them.
+  struct Component {
+    int channel_begin;
+    int channel_end;
+    int flow_begin;
+    int flow_end;
+  };
+  std::vector<Component> components_;
   std::vector<int> stack_;
   std::vector<int> touched_;
   std::vector<ShareEntry> heap_;
@@ -151,6 +170,8 @@ class FlowNetwork : public EventHandler {
   OpenBatch open_activate_, open_finish_;
   bool reallocate_pending_ = false;
   uint64_t visit_stamp_ = 0;
+  uint64_t route_stamp_ = 0;  // per StartFlow
+  uint64_t solve_stamp_ = 0;  // Flow::fixed of the progressive filling under way
   int active_flows_ = 0;
   int64_t flows_started_ = 0;
   std::function<void(TimeNs, int, double)> sampler_;

@@ -315,9 +315,7 @@ void Replay::BeginCollective(int id) {
   instance.plan = PlanFor(instance);
   const CachedPlan& cached = plans_[instance.plan];
   instance.folded = cached.folded;
-  for (const auto& [link, bytes] : cached.link_bytes) {
-    for (ReplayObserver* o : observers_) o->OnLinkBytes(link, bytes);
-  }
+  for (ReplayObserver* o : observers_) o->OnLinkBytesList(cached.link_bytes);
   if (cached.plan.phases.empty()) {
     engine_.Schedule(now, handler_id_, kCollectiveDone, id);
     return;

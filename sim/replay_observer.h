@@ -2,6 +2,9 @@
 // watch; they never change the simulation. Callbacks come in simulated-time order.
 #pragma once
 
+#include <utility>
+#include <vector>
+
 #include "models/units.h"
 
 namespace terasim {
@@ -19,6 +22,11 @@ class ReplayObserver {
   virtual void OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs end_ns) {}
   // `bytes` were sent over network link `link` (reported when the transfer is issued).
   virtual void OnLinkBytes(int link, double bytes) {}
+  // (link, bytes) pairs issued together (a collective's): OnLinkBytes for each, in order. One
+  // call per collective instead of one per link.
+  virtual void OnLinkBytesList(const std::vector<std::pair<int, double>>& list) {
+    for (const auto& [link, bytes] : list) OnLinkBytes(link, bytes);
+  }
 };
 
 }  // namespace terasim

@@ -35,6 +35,9 @@ class ReplayStats : public ReplayObserver {
   void OnCommStart(int op, TimeNs now_ns) override;
   void OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs end_ns) override;
   void OnLinkBytes(int link, double bytes) override { link_bytes_[link] += bytes; }
+  void OnLinkBytesList(const std::vector<std::pair<int, double>>& list) override {
+    for (const auto& [link, bytes] : list) link_bytes_[link] += bytes;
+  }
 
   // Times of each schedule device over an iteration of `iteration_ns` (every op ended).
   std::vector<DeviceTimes> Devices(TimeNs iteration_ns) const;

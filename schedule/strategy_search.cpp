@@ -116,6 +116,72 @@ AnalyticMemoryResult AnalyticMemory(const GenerateOptions& o) {
   return r;
 }
 
+AnalyticMemoryResult TeraPipeMemoryLowerBound(const GenerateOptions& o, int replica_rows) {
+  const ModelCard& model = o.model;
+  const int layers = StageLayers(model.layers, o.pp, 1).front().Length();
+  int64_t params =
+      static_cast<int64_t>(layers) * std::min(LayerShardParams(model, o.tp, Block::kWhole),
+                                              LayerShardParams(model, o.tp, Block::kAttention) +
+                                                  LayerShardParams(model, o.tp, Block::kMlp));
+  if (model.embedding_in_stack) params += model.EmbeddingParams() / o.tp;
+  if (model.lm_head_in_stack && !model.embedding_in_stack && layers == model.layers) {
+    params += static_cast<int64_t>(model.vocab) * model.hidden / o.tp;
+  }
+  const TrainingStateBytes state = TrainingState(params, o.dp > 1 ? o.zero : 0, std::max(1, o.dp));
+  const ActivationPolicy policy{o.recompute, o.sequence_parallel && o.tp > 1};
+  // One layer's bytes for a unit: the smaller of the whole layer and its two blocks.
+  const auto layer_bytes = [&](int rows, int64_t tokens, int64_t context, ActivationPolicy p) {
+    const auto bytes = [&](Block block) {
+      return LayerActivationBytes(model, rows, tokens, context, o.tp, block, p);
+    };
+    return std::min(bytes(Block::kWhole), bytes(Block::kAttention) + bytes(Block::kMlp));
+  };
+  Bytes activations = 0, kv_cache = 0;
+  if (o.order == SliceOrder::kFlush && !o.slicing.empty()) {
+    for (const MicrobatchSlices& mb : ReplicaMicrobatches(o)) {
+      int64_t context = 0;
+      for (int tokens : mb.slices) {
+        activations += layers * layer_bytes(mb.rows, tokens, context, policy);
+        if (tokens < model.sequence) {
+          const auto kv = [&](Block block) {
+            return LayerKvCacheBytes(model, mb.rows, tokens, o.tp, block);
+          };
+          kv_cache += layers * std::min(kv(Block::kWhole), kv(Block::kAttention) + kv(Block::kMlp));
+        }
+        context += tokens;
+      }
+    }
+  } else if (o.order == SliceOrder::kFlush && replica_rows > 0) {
+    // Any slicing of the replica's rows: every term but the attention core is linear in rows x
+    // tokens, and a sequence's slices t_i after contexts c_i have sum t_i (c_i + t_i) =
+    // (L^2 + sum t_i^2) / 2 >= L^2 / 2, half the core of the uncut sequence. Less 16 bytes of
+    // integer rounding per unit (at most one unit per row and token).
+    const int64_t L = model.sequence;
+    const Bytes whole = layer_bytes(replica_rows, L, 0, policy);
+    Bytes core = 0;
+    if (policy.recompute == Recompute::kNone) {
+      core = whole -
+             layer_bytes(replica_rows, L, 0, {Recompute::kSelective, policy.sequence_parallel});
+    }
+    const Bytes rounding = 16 * static_cast<Bytes>(replica_rows) * L;
+    activations = layers * std::max<Bytes>(0, whole - core / 2 - rounding);
+  }
+  AnalyticMemoryResult r;
+  r.peak = state.Total() + activations + kv_cache;
+  const std::pair<const char*, Bytes> terms[] = {{"activations", activations},
+                                                 {"optimizer state", state.optimizer_state},
+                                                 {"weights", state.weights},
+                                                 {"gradients", state.gradients},
+                                                 {"kv cache", kv_cache}};
+  for (const auto& [name, bytes] : terms) {
+    if (bytes > r.largest_bytes) {
+      r.largest_term = name;
+      r.largest_bytes = bytes;
+    }
+  }
+  return r;
+}
+
 std::string FamilyName(Family family) {
   switch (family) {
     case Family::kGpipe:
@@ -465,7 +531,35 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
         c.options = base;
         c.options.strategy = Strategy::kTeraPipe;
         c.options.order = SliceOrder::kFlush;
-        if (Estimate(c, request)) out.push_back(std::move(c));
+        // Memory first, as for the other families: the training state alone (16 bytes per
+        // parameter of the largest stage's shard), then the first stage's peak with every
+        // unit's activations held (TeraPipeMemoryLowerBound): for any slicing before the
+        // planner runs, then for the planner's. What cannot fit is neither planned further nor
+        // generated (nor its fold probed).
+        const Bytes capacity = device_.CapacityBytes();
+        const int layers_per_device = (model_.layers + p - 1) / p;
+        const Bytes state = TrainingState(static_cast<int64_t>(layers_per_device) *
+                                          (LayerShardParams(model_, t, Block::kAttention) +
+                                           LayerShardParams(model_, t, Block::kMlp)))
+                                .Total();
+        AnalyticMemoryResult bound = TeraPipeMemoryLowerBound(c.options, replica);
+        if (state <= capacity && bound.peak <= capacity) {
+          if (!Estimate(c, request)) continue;
+          bound = TeraPipeMemoryLowerBound(c.options, replica);
+        }
+        c.analytic_peak = bound.peak;
+        c.analytic_fits = state <= capacity && bound.peak <= capacity;
+        if (state > capacity) {
+          c.analytic_reason = fmt::format("does not fit: training state {} exceeds capacity {}",
+                                          FormatGiB(state), FormatGiB(capacity));
+        } else if (!c.analytic_fits) {
+          c.analytic_reason = fmt::format(
+              "does not fit: first stage peak at least {} (analytic, the replica's activations "
+              "held in flush order{}) > capacity {}; largest term: {} {}",
+              FormatGiB(bound.peak), c.slicing.empty() ? ", any slicing" : "", FormatGiB(capacity),
+              bound.largest_term, FormatGiB(bound.largest_bytes));
+        }
+        out.push_back(std::move(c));
         continue;
       }
       for (int b : Divisors(replica)) {
@@ -607,23 +701,6 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         // Too big to generate within the budget; counted, not tried.
         ++result.pruned_by_ops;
         continue;
-      }
-      if (family == Family::kTeraPipe) {
-        // The training state alone (16 bytes per parameter of the largest stage's shard) is a
-        // quick test that spares generating schedules that cannot fit.
-        const int layers_per_device = (model_.layers + c.options.pp - 1) / c.options.pp;
-        const Bytes state =
-            TrainingState(static_cast<int64_t>(layers_per_device) *
-                          (LayerShardParams(model_, c.options.tp, Block::kAttention) +
-                           LayerShardParams(model_, c.options.tp, Block::kMlp)))
-                .Total();
-        if (state > device_.CapacityBytes()) {
-          e.note = fmt::format("does not fit: training state {} exceeds capacity {}",
-                               FormatGiB(state), FormatGiB(device_.CapacityBytes()));
-          ++over_memory;
-          result.tried.push_back(std::move(e));
-          continue;
-        }
       }
       if (request.progress) {
         request.progress(fmt::format("{} {}: generating and checking memory", FamilyName(family),

@@ -95,7 +95,7 @@ struct Candidate {
   int64_t ops_estimate = 0;  // ops the generated schedule will have, about (EstimateOps)
   int units = 0;             // (micro-batch, slice) units per replica
   std::string slicing;       // the slicing spec ("" for micro-batch families)
-  Bytes analytic_peak = 0;   // AnalyticMemory of `options` (0 for terapipe)
+  Bytes analytic_peak = 0;   // AnalyticMemory of `options` (terapipe: TeraPipeMemoryLowerBound)
   bool analytic_fits = true;
   std::string analytic_reason;  // when !analytic_fits: the peak and its largest term
   // Further recipe variants that fit analytically, ascending estimate, tried when `options`
@@ -120,6 +120,16 @@ struct AnalyticMemoryResult {
   Bytes largest_bytes = 0;
 };
 AnalyticMemoryResult AnalyticMemory(const GenerateOptions& options);
+
+// A lower bound of EstimateMemory's peak of a TeraPipe schedule's first device (pipeline rank
+// 0 of replica 0, tp rank 0) in flush order, without generating it: the training state of its
+// ceil(L / P) layers' tp shard (ZeRO over D) and, since flush order runs every unit's forward
+// before the first backward, the activations of every (micro-batch, slice) unit of the replica
+// on those layers, with their key/value caches. A layer counts the smaller of its whole-layer
+// and its attention + MLP figures (the generator writes either); boundary buffers are left
+// out. Without `options.slicing`: the least any slicing of `replica_rows` sequences keeps
+// (half the uncut attention core, no kv cache). Any other order: the training state alone.
+AnalyticMemoryResult TeraPipeMemoryLowerBound(const GenerateOptions& options, int replica_rows);
 
 // "D x P x T", e.g. "1x48x8".
 std::string DegreesText(const GenerateOptions& options);

@@ -99,7 +99,7 @@ struct Closest {
 };
 
 Closest FindClosest(const std::vector<FamilyResult>& families, const ModelCard& model,
-                    const DeviceSpec& device) {
+                    const DeviceSpec& device, int batch) {
   Closest best;
   for (const FamilyResult& f : families) {
     for (const Evaluation& e : f.tried) {
@@ -118,6 +118,12 @@ Closest FindClosest(const std::vector<FamilyResult>& families, const ModelCard& 
                  {"activations", d.activations},
                  {"key/value cache", d.kv_cache},
                  {"boundary buffers", d.boundary}};
+      } else if (f.family == Family::kTeraPipe && e.candidate.analytic_peak > 0) {
+        // Rejected on its analytic lower bound (the search's, recomputed for its terms).
+        const AnalyticMemoryResult bound =
+            TeraPipeMemoryLowerBound(e.candidate.options, batch / e.candidate.options.dp);
+        c.peak = bound.peak;
+        terms = {{bound.largest_term, bound.largest_bytes}};
       } else if (e.note.rfind("does not fit", 0) == 0) {
         // Rejected on its training state alone (the search's quick test, same formula).
         const int layers = (model.layers + e.candidate.options.pp - 1) / e.candidate.options.pp;
@@ -175,7 +181,10 @@ void RemoveStaleOutputs(const std::string& out_dir) {
 }
 
 std::string UnitsText(const Candidate& c) {
-  if (c.family == Family::kTeraPipe) return fmt::format("{} slices", c.units);
+  if (c.family == Family::kTeraPipe) {
+    // Not planned: rejected on memory for any slicing (schedule/strategy_search.h).
+    return c.units > 0 ? fmt::format("{} slices", c.units) : "slicing not planned";
+  }
   std::string text = fmt::format("{} x {}", c.options.microbatches, c.options.microbatch_size);
   if (c.options.virtual_stages > 1) text += fmt::format(" v{}", c.options.virtual_stages);
   return text;
@@ -523,7 +532,7 @@ int RunCompare(const Args& args) {
 
   RemoveStaleOutputs(out_dir);
   if (winner < 0) {
-    const Closest closest = FindClosest(families, context.model(), context.device());
+    const Closest closest = FindClosest(families, context.model(), context.device(), request.batch);
     std::string message =
         fmt::format("no configuration of {} fits in memory on {}",
                     strategy == "all" ? "any family" : strategy, context.cluster().Spec());

@@ -331,9 +331,44 @@ double StrategySearch::StepTailNs(const GenerateOptions& o, const SearchRequest&
   const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
   const Bytes bytes =
       2 * static_cast<Bytes>(bucketed ? 1 : chunk_layers) * model_.ParamsPerLayer() / o.tp;
-  if (zero == 0) return ns + request.collective_ns(OpKind::kAllReduce, group, bytes);
-  return ns + request.collective_ns(OpKind::kReduceScatter, group, bytes) +
-         request.collective_ns(OpKind::kAllGather, group, bytes);
+  // The first rank's T tp ranks end their last backward together (its last tp collective) and
+  // then run the same step on their own dp groups (GPUs d P T + t), sharing the links between
+  // nodes: after the backward the busiest link carries all T groups' bytes.
+  const auto all_tp_ranks = [&](OpKind kind) {
+    if (!request.busiest_link_ns) return 0.0;
+    std::vector<CollectiveLoad> loads;
+    for (int t = 0; t < o.tp; ++t) {
+      CollectiveLoad load{kind, {}, bytes, 1};
+      for (int g : group) load.gpus.push_back(g + t);
+      loads.push_back(std::move(load));
+    }
+    return request.busiest_link_ns(loads);
+  };
+  if (zero == 0) {
+    return ns + std::max(request.collective_ns(OpKind::kAllReduce, group, bytes),
+                         all_tp_ranks(OpKind::kAllReduce));
+  }
+  // ZeRO-1 / 2: each tp rank's REDUCE_SCATTER, its OPTIMIZER, its ALLGATHER in series. The
+  // last reduce-scatter to end ends after all of them moved their bytes; the first
+  // all-gather starts after one reduce-scatter and the OPTIMIZER; and every byte of both moves
+  // after the backward.
+  const double rs = request.collective_ns(OpKind::kReduceScatter, group, bytes);
+  const double ag = request.collective_ns(OpKind::kAllGather, group, bytes);
+  const double rs_all = all_tp_ranks(OpKind::kReduceScatter);
+  const double ag_all = all_tp_ranks(OpKind::kAllGather);
+  double both_all = 0;
+  if (request.busiest_link_ns) {
+    std::vector<CollectiveLoad> loads;
+    for (int t = 0; t < o.tp; ++t) {
+      for (OpKind kind : {OpKind::kReduceScatter, OpKind::kAllGather}) {
+        CollectiveLoad load{kind, {}, bytes, 1};
+        for (int g : group) load.gpus.push_back(g + t);
+        loads.push_back(std::move(load));
+      }
+    }
+    both_all = request.busiest_link_ns(loads);
+  }
+  return std::max({ns + rs + ag, ns + rs_all + ag, ns + rs + ag_all, both_all});
 }
 
 double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
@@ -345,15 +380,14 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
   // after with sequence parallelism), two parts forward and two backward per layer, so the
   // first rank's compute stream runs them in series with its compute, one unit after another.
   // Counted over floor(L / (P V)) layers per chunk (every stage has at least that many).
-  double tp_ns = 0;
+  double tp_ns = 0, part = 0;
   if (o.tp > 1 && request.collective_ns) {
     std::vector<int> group;
     for (int t = 0; t < o.tp; ++t) group.push_back(t);
     const Bytes bytes = static_cast<Bytes>(o.microbatch_size) * L * model_.hidden * 2;
-    const double part = o.sequence_parallel
-                            ? request.collective_ns(OpKind::kAllGather, group, bytes) +
-                                  request.collective_ns(OpKind::kReduceScatter, group, bytes)
-                            : request.collective_ns(OpKind::kAllReduce, group, bytes);
+    part = o.sequence_parallel ? request.collective_ns(OpKind::kAllGather, group, bytes) +
+                                     request.collective_ns(OpKind::kReduceScatter, group, bytes)
+                               : request.collective_ns(OpKind::kAllReduce, group, bytes);
     tp_ns = 4.0 * part * (model_.layers / stages) * o.virtual_stages;
   }
   const double unit = unit_compute_ns + tp_ns;
@@ -425,8 +459,113 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
     const double scatters =
         per_unit * request.collective_ns(OpKind::kReduceScatter, group, layer_bytes);
     ns = std::max({ns, gathers, scatters});
+    if (request.busiest_link_ns) {
+      // Every device of the first node runs as many of its own (its dp group: GPUs d P T + g
+      // for its GPU g), all within the iteration: the node's links carry them all.
+      std::vector<CollectiveLoad> loads;
+      const int node_gpus = std::min(cluster_.GpusPerNode(), o.pp * o.tp);
+      for (int g = 0; g < node_gpus; ++g) {
+        CollectiveLoad gather{OpKind::kAllGather, {}, layer_bytes, 2 * per_unit};
+        for (int d = 0; d < o.dp; ++d) gather.gpus.push_back(d * o.pp * o.tp + g);
+        CollectiveLoad scatter = gather;
+        scatter.kind = OpKind::kReduceScatter;
+        scatter.count = per_unit;
+        loads.push_back(std::move(gather));
+        loads.push_back(std::move(scatter));
+      }
+      ns = std::max(ns, request.busiest_link_ns(loads));
+    }
   }
-  return ns + StepTailNs(o, request);
+  return std::max(ns + StepTailNs(o, request), ChunkStepsNs(o, request, part));
+}
+
+double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request,
+                                    double tp_part_ns) const {
+  const int zero = o.dp > 1 ? o.zero : 0;
+  if (o.virtual_stages < 2 || o.dp < 2 || zero == 3 || !request.busiest_link_ns) return 0;
+  std::vector<PipelineStep> order;
+  switch (o.strategy) {
+    case Strategy::kInterleaved:
+      order = InterleavedOrder(o.pp, o.virtual_stages, 0, o.microbatches);
+      break;
+    case Strategy::kInterleavedZb:
+    case Strategy::kZbV:
+    case Strategy::kDualPipeV:
+      order = FirstRankOrder(o);
+      break;
+    default:
+      return 0;
+  }
+  // One chunk's passes on floor(L / (P V)) layers (every chunk has at least that many), each
+  // layer's blocks with their blocking tp collectives (two parts forward, two backward); a
+  // split backward's input part at least half the backward (the weight part at most the
+  // input part), its weight part counted as nothing.
+  const int chunk_layers = std::max(1, model_.layers / (o.pp * o.virtual_stages));
+  const auto pass_ns = [&](Pass pass) {
+    SliceWork work;
+    work.pass = pass;
+    work.rows = o.microbatch_size;
+    work.tokens = model_.sequence;
+    work.tp = o.tp;
+    if (o.tp == 1) {
+      // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
+      work.layers = chunk_layers;
+      work.block = Block::kWhole;
+      return static_cast<double>(compute_.Time(work));
+    }
+    work.layers = 1;
+    double ns = 0;
+    for (Block block : {Block::kAttention, Block::kMlp}) {
+      work.block = block;
+      ns += static_cast<double>(compute_.Time(work));
+    }
+    return chunk_layers * (ns + 2 * tp_part_ns);
+  };
+  const double forward = pass_ns(Pass::kForward);
+  const double backward = pass_ns(Pass::kBackward);
+  const double input = backward / 2;
+  // Where each chunk's weight gradients are complete on the first rank, at the earliest: its
+  // compute stream runs every step before in series (bubbles left out). A bucketed step may
+  // start a chunk's buckets during that backward: counted from its start.
+  const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
+  std::vector<double> done(o.virtual_stages, -1);
+  double at = 0;
+  for (const PipelineStep& step : order) {
+    const double start = at;
+    if (step.forward) {
+      at += forward;
+    } else if (step.part == BackwardPart::kInput) {
+      at += input;
+    } else if (step.part == BackwardPart::kWhole) {
+      at += backward;
+    }
+    if (!step.forward && step.part != BackwardPart::kInput) {
+      done[step.chunk] = bucketed ? start : at;
+    }
+  }
+  std::sort(done.begin(), done.end());
+  // From the k-th chunk to complete on: every chunk completing then or later still moves its
+  // dp step (ALLREDUCE, or REDUCE_SCATTER and ALLGATHER) on each of the first rank's T tp
+  // ranks' dp groups (GPUs d P T + t).
+  const Bytes bytes = 2 * static_cast<Bytes>(chunk_layers) * model_.ParamsPerLayer() / o.tp;
+  double best = 0;
+  for (int k = 0; k < o.virtual_stages; ++k) {
+    if (done[k] < 0) continue;
+    std::vector<CollectiveLoad> loads;
+    for (int t = 0; t < o.tp; ++t) {
+      std::vector<int> group;
+      for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp + t);
+      const double chunks = o.virtual_stages - k;
+      if (zero == 0) {
+        loads.push_back({OpKind::kAllReduce, group, bytes, chunks});
+      } else {
+        loads.push_back({OpKind::kReduceScatter, group, bytes, chunks});
+        loads.push_back({OpKind::kAllGather, group, bytes, chunks});
+      }
+    }
+    best = std::max(best, done[k] + request.busiest_link_ns(loads));
+  }
+  return best;
 }
 
 int64_t EstimateOps(const GenerateOptions& o, int units) {

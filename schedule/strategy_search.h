@@ -151,6 +151,15 @@ struct FoldedGeneration {
   int order = 1;
 };
 
+// `count` collectives of `kind` over the GPUs `gpus` (in group order) with `bytes` per rank:
+// one load of SearchRequest::busiest_link_ns.
+struct CollectiveLoad {
+  OpKind kind = OpKind::kAllReduce;
+  std::vector<int> gpus;
+  Bytes bytes = 0;
+  double count = 1;
+};
+
 struct SearchRequest {
   int batch = 0;        // global batch (sequences)
   int granularity = 8;  // token granularity of the slicing planner
@@ -182,6 +191,11 @@ struct SearchRequest {
   // between the (src, dst) GPU pairs, started together, until the last arrives.
   std::function<double(OpKind kind, const std::vector<int>& gpus, Bytes bytes)> collective_ns;
   std::function<double(const std::vector<std::pair<int, int>>& pairs, Bytes bytes)> transfers_ns;
+  // In ns, the time the busiest link needs to carry the bytes of every listed load (each
+  // collective as planned alone on its group): a lower bound of any interval in which they all
+  // run, in any order or overlap (e.g. the 8 tp ranks' data-parallel steps sharing a node's
+  // NICs). Unset: such bounds are left out.
+  std::function<double(const std::vector<CollectiveLoad>& loads)> busiest_link_ns;
 };
 
 struct FamilyResult {
@@ -228,6 +242,12 @@ class StrategySearch {
   // the other stages, the first micro-batch's p2p trip where nothing fills it, and StepTailNs.
   double LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
                       double unit_compute_ns, double fill_steps) const;
+  // With V >= 2 chunks and D >= 2: the first rank's chunks complete their weight gradients
+  // one after another near the end (its own order, its steps' compute in series from the
+  // start); from each on, the dp steps of that chunk and the later ones, for all T tp ranks,
+  // still cross the busiest link (busiest_link_ns). 0 when it does not apply.
+  double ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request,
+                      double tp_part_ns) const;
   // What follows the first rank's last backward: its data-parallel step and its OPTIMIZER.
   double StepTailNs(const GenerateOptions& o, const SearchRequest& request) const;
   // Picks the candidate's recipe among `variants` (see the top of this file).

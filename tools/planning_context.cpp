@@ -84,6 +84,36 @@ void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
     collectives->emplace(std::move(key), ns);
     return ns;
   };
+  // Per collective planned alone: the bytes it moves over each link (a run's aggregate flow
+  // moves steps x bytes_per_flow over every hop's links, a link crossed by k hops k times).
+  using LinkBytes = std::map<int, double>;
+  auto link_bytes = std::make_shared<std::map<CollectiveKey, LinkBytes>>();
+  request.busiest_link_ns = [this, link_bytes](const std::vector<CollectiveLoad>& loads) {
+    LinkBytes total;
+    for (const CollectiveLoad& load : loads) {
+      CollectiveKey key{load.kind, load.gpus, load.bytes};
+      auto at = link_bytes->find(key);
+      if (at == link_bytes->end()) {
+        const CollectivePlan plan = PlanCollective(load.kind, load.gpus, load.gpus.front(),
+                                                   load.bytes, *topology_, collectives_);
+        LinkBytes moved;
+        for (const CollectivePhase& phase : plan.phases) {
+          for (const RingRun& run : phase.runs) {
+            for (int link : run.links) moved[link] += run.steps * run.bytes_per_flow;
+          }
+        }
+        at = link_bytes->emplace(std::move(key), std::move(moved)).first;
+      }
+      for (const auto& [link, bytes] : at->second) total[link] += load.count * bytes;
+    }
+    const std::vector<NetLink>& links = topology_->Links();
+    double ns = 0;
+    for (const auto& [link, bytes] : total) {
+      ns = std::max(ns, bytes / links[link].bw_bytes_per_s * 1e9);
+    }
+    // 0.999: the flow replay rounds each step to whole ns.
+    return 0.999 * ns;
+  };
   using TransfersKey = std::pair<std::vector<std::pair<int, int>>, Bytes>;
   auto transfers = std::make_shared<std::map<TransfersKey, double>>();
   request.transfers_ns = [this, transfers](const std::vector<std::pair<int, int>>& pairs,

@@ -1,7 +1,9 @@
 #include "schedule/strategy_search.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -483,18 +485,44 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
                                     double tp_part_ns) const {
   const int zero = o.dp > 1 ? o.zero : 0;
   if (o.virtual_stages < 2 || o.dp < 2 || zero == 3 || !request.busiest_link_ns) return 0;
-  std::vector<PipelineStep> order;
   switch (o.strategy) {
     case Strategy::kInterleaved:
-      order = InterleavedOrder(o.pp, o.virtual_stages, 0, o.microbatches);
-      break;
     case Strategy::kInterleavedZb:
     case Strategy::kZbV:
     case Strategy::kDualPipeV:
-      order = FirstRankOrder(o);
       break;
     default:
       return 0;
+  }
+  // The first rank's order, reduced to the forward, whole-backward and input-gradient steps
+  // run up to each chunk's last weight-gradient step (and before it), remembered per shape:
+  // every recipe variant of a configuration asks again.
+  const auto shape = std::make_tuple(o.strategy, o.pp, o.virtual_stages, o.microbatches);
+  auto counted = chunk_steps_.find(shape);
+  if (counted == chunk_steps_.end()) {
+    const std::vector<PipelineStep> order =
+        o.strategy == Strategy::kInterleaved
+            ? InterleavedOrder(o.pp, o.virtual_stages, 0, o.microbatches)
+            : FirstRankOrder(o);
+    ChunkStepCounts counts;
+    counts.before.assign(o.virtual_stages, {-1, 0, 0});
+    counts.through.assign(o.virtual_stages, {-1, 0, 0});
+    std::array<int, 3> run{0, 0, 0};  // forwards, whole backwards, input-gradient steps
+    for (const PipelineStep& step : order) {
+      const std::array<int, 3> start = run;
+      if (step.forward) {
+        ++run[0];
+      } else if (step.part == BackwardPart::kWhole) {
+        ++run[1];
+      } else if (step.part == BackwardPart::kInput) {
+        ++run[2];
+      }
+      if (!step.forward && step.part != BackwardPart::kInput) {
+        counts.before[step.chunk] = start;
+        counts.through[step.chunk] = run;
+      }
+    }
+    counted = chunk_steps_.emplace(shape, std::move(counts)).first;
   }
   // One chunk's passes on floor(L / (P V)) layers (every chunk has at least that many), each
   // layer's blocks with their blocking tp collectives (two parts forward, two backward); a
@@ -528,42 +556,32 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
   // compute stream runs every step before in series (bubbles left out). A bucketed step may
   // start a chunk's buckets during that backward: counted from its start.
   const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
-  std::vector<double> done(o.virtual_stages, -1);
-  double at = 0;
-  for (const PipelineStep& step : order) {
-    const double start = at;
-    if (step.forward) {
-      at += forward;
-    } else if (step.part == BackwardPart::kInput) {
-      at += input;
-    } else if (step.part == BackwardPart::kWhole) {
-      at += backward;
-    }
-    if (!step.forward && step.part != BackwardPart::kInput) {
-      done[step.chunk] = bucketed ? start : at;
-    }
+  std::vector<double> done;
+  for (const std::array<int, 3>& n : bucketed ? counted->second.before : counted->second.through) {
+    if (n[0] < 0) continue;  // a chunk without weight-gradient steps (none today)
+    done.push_back(n[0] * forward + n[1] * backward + n[2] * input);
   }
   std::sort(done.begin(), done.end());
   // From the k-th chunk to complete on: every chunk completing then or later still moves its
   // dp step (ALLREDUCE, or REDUCE_SCATTER and ALLGATHER) on each of the first rank's T tp
   // ranks' dp groups (GPUs d P T + t).
   const Bytes bytes = 2 * static_cast<Bytes>(chunk_layers) * model_.ParamsPerLayer() / o.tp;
-  double best = 0;
-  for (int k = 0; k < o.virtual_stages; ++k) {
-    if (done[k] < 0) continue;
-    std::vector<CollectiveLoad> loads;
-    for (int t = 0; t < o.tp; ++t) {
-      std::vector<int> group;
-      for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp + t);
-      const double chunks = o.virtual_stages - k;
-      if (zero == 0) {
-        loads.push_back({OpKind::kAllReduce, group, bytes, chunks});
-      } else {
-        loads.push_back({OpKind::kReduceScatter, group, bytes, chunks});
-        loads.push_back({OpKind::kAllGather, group, bytes, chunks});
-      }
+  // The bytes scale with the chunks: one chunk's step costed once.
+  std::vector<CollectiveLoad> loads;
+  for (int t = 0; t < o.tp; ++t) {
+    std::vector<int> group;
+    for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp + t);
+    if (zero == 0) {
+      loads.push_back({OpKind::kAllReduce, group, bytes, 1});
+    } else {
+      loads.push_back({OpKind::kReduceScatter, group, bytes, 1});
+      loads.push_back({OpKind::kAllGather, group, bytes, 1});
     }
-    best = std::max(best, done[k] + request.busiest_link_ns(loads));
+  }
+  const double per_chunk = request.busiest_link_ns(loads);
+  double best = 0;
+  for (size_t k = 0; k < done.size(); ++k) {
+    best = std::max(best, done[k] + static_cast<double>(done.size() - k) * per_chunk);
   }
   return best;
 }

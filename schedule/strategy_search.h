@@ -52,8 +52,11 @@
 // Borrows everything it is given. Not thread-safe (the callback may be).
 #pragma once
 
+#include <array>
 #include <functional>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/compute_cost.h"
@@ -253,6 +256,14 @@ class StrategySearch {
   // Picks the candidate's recipe among `variants` (see the top of this file).
   void ChooseRecipe(Candidate& candidate, const std::vector<GenerateOptions>& variants,
                     const SearchRequest& request) const;
+
+  // ChunkStepsNs' reduced orders, by (strategy, P, V, M): per chunk the forward, whole
+  // backward and input-gradient steps its first rank runs before its last weight-gradient
+  // step and through it ({-1, 0, 0}: none).
+  struct ChunkStepCounts {
+    std::vector<std::array<int, 3>> before, through;
+  };
+  mutable std::map<std::tuple<Strategy, int, int, int>, ChunkStepCounts> chunk_steps_;
 
   const ModelCard& model_;
   const Cluster& cluster_;

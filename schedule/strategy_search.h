@@ -41,10 +41,14 @@
 // above with the fill on floor-sized stages, each unit's compute plus its blocking tp
 // collectives (on the compute stream); one micro-batch's chain through every stage and
 // boundary; the first micro-batch's trip to the last rank (and back where the last op is a
-// backward); ZeRO-3's zero and dp streams' sums; then the first rank's data-parallel step and
-// OPTIMIZER. The network terms come from SearchRequest::collective_ns / transfers_ns
-// (tools/planning_context costs them alone on the cluster); without them it is compute only.
-// Run prunes by analytic memory first (never generated), then generates, checks memory
+// backward); ZeRO-3's zero and dp streams' sums, and the first node's per-layer collectives on
+// its busiest link; then the first rank's data-parallel step and OPTIMIZER, its T tp ranks'
+// steps together on the busiest link (SearchRequest::busiest_link_ns); with V >= 2 chunks, each
+// chunk's step after its own last backward (ChunkStepsNs). The network terms come from
+// SearchRequest::collective_ns / transfers_ns (tools/planning_context costs them alone on the
+// cluster); without them it is compute only. A terapipe candidate's analytic memory is
+// TeraPipeMemoryLowerBound (for any slicing before the planner runs: what cannot fit is not
+// planned). Run prunes by analytic memory first (never generated), then generates, checks memory
 // (schedule/memory_estimate.h) and evaluates (the caller's callback: the simulator) the rest in
 // ascending bound order; a family stops once a bound reaches its best evaluated time, which no
 // later candidate can then beat. Candidates of more than max_ops (EstimateOps) are skipped.

@@ -1,7 +1,9 @@
 #include "schedule/strategy_search.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -107,6 +109,72 @@ AnalyticMemoryResult AnalyticMemory(const GenerateOptions& o) {
       {"activations", activations},      {"optimizer state", state.optimizer_state},
       {"weights", state.weights},        {"gradients", state.gradients},
       {"gathered parameters", gathered}, {"boundary buffers", boundary}};
+  for (const auto& [name, bytes] : terms) {
+    if (bytes > r.largest_bytes) {
+      r.largest_term = name;
+      r.largest_bytes = bytes;
+    }
+  }
+  return r;
+}
+
+AnalyticMemoryResult TeraPipeMemoryLowerBound(const GenerateOptions& o, int replica_rows) {
+  const ModelCard& model = o.model;
+  const int layers = StageLayers(model.layers, o.pp, 1).front().Length();
+  int64_t params =
+      static_cast<int64_t>(layers) * std::min(LayerShardParams(model, o.tp, Block::kWhole),
+                                              LayerShardParams(model, o.tp, Block::kAttention) +
+                                                  LayerShardParams(model, o.tp, Block::kMlp));
+  if (model.embedding_in_stack) params += model.EmbeddingParams() / o.tp;
+  if (model.lm_head_in_stack && !model.embedding_in_stack && layers == model.layers) {
+    params += static_cast<int64_t>(model.vocab) * model.hidden / o.tp;
+  }
+  const TrainingStateBytes state = TrainingState(params, o.dp > 1 ? o.zero : 0, std::max(1, o.dp));
+  const ActivationPolicy policy{o.recompute, o.sequence_parallel && o.tp > 1};
+  // One layer's bytes for a unit: the smaller of the whole layer and its two blocks.
+  const auto layer_bytes = [&](int rows, int64_t tokens, int64_t context, ActivationPolicy p) {
+    const auto bytes = [&](Block block) {
+      return LayerActivationBytes(model, rows, tokens, context, o.tp, block, p);
+    };
+    return std::min(bytes(Block::kWhole), bytes(Block::kAttention) + bytes(Block::kMlp));
+  };
+  Bytes activations = 0, kv_cache = 0;
+  if (o.order == SliceOrder::kFlush && !o.slicing.empty()) {
+    for (const MicrobatchSlices& mb : ReplicaMicrobatches(o)) {
+      int64_t context = 0;
+      for (int tokens : mb.slices) {
+        activations += layers * layer_bytes(mb.rows, tokens, context, policy);
+        if (tokens < model.sequence) {
+          const auto kv = [&](Block block) {
+            return LayerKvCacheBytes(model, mb.rows, tokens, o.tp, block);
+          };
+          kv_cache += layers * std::min(kv(Block::kWhole), kv(Block::kAttention) + kv(Block::kMlp));
+        }
+        context += tokens;
+      }
+    }
+  } else if (o.order == SliceOrder::kFlush && replica_rows > 0) {
+    // Any slicing of the replica's rows: every term but the attention core is linear in rows x
+    // tokens, and a sequence's slices t_i after contexts c_i have sum t_i (c_i + t_i) =
+    // (L^2 + sum t_i^2) / 2 >= L^2 / 2, half the core of the uncut sequence. Less 16 bytes of
+    // integer rounding per unit (at most one unit per row and token).
+    const int64_t L = model.sequence;
+    const Bytes whole = layer_bytes(replica_rows, L, 0, policy);
+    Bytes core = 0;
+    if (policy.recompute == Recompute::kNone) {
+      core = whole -
+             layer_bytes(replica_rows, L, 0, {Recompute::kSelective, policy.sequence_parallel});
+    }
+    const Bytes rounding = 16 * static_cast<Bytes>(replica_rows) * L;
+    activations = layers * std::max<Bytes>(0, whole - core / 2 - rounding);
+  }
+  AnalyticMemoryResult r;
+  r.peak = state.Total() + activations + kv_cache;
+  const std::pair<const char*, Bytes> terms[] = {{"activations", activations},
+                                                 {"optimizer state", state.optimizer_state},
+                                                 {"weights", state.weights},
+                                                 {"gradients", state.gradients},
+                                                 {"kv cache", kv_cache}};
   for (const auto& [name, bytes] : terms) {
     if (bytes > r.largest_bytes) {
       r.largest_term = name;
@@ -265,9 +333,44 @@ double StrategySearch::StepTailNs(const GenerateOptions& o, const SearchRequest&
   const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
   const Bytes bytes =
       2 * static_cast<Bytes>(bucketed ? 1 : chunk_layers) * model_.ParamsPerLayer() / o.tp;
-  if (zero == 0) return ns + request.collective_ns(OpKind::kAllReduce, group, bytes);
-  return ns + request.collective_ns(OpKind::kReduceScatter, group, bytes) +
-         request.collective_ns(OpKind::kAllGather, group, bytes);
+  // The first rank's T tp ranks end their last backward together (its last tp collective) and
+  // then run the same step on their own dp groups (GPUs d P T + t), sharing the links between
+  // nodes: after the backward the busiest link carries all T groups' bytes.
+  const auto all_tp_ranks = [&](OpKind kind) {
+    if (!request.busiest_link_ns) return 0.0;
+    std::vector<CollectiveLoad> loads;
+    for (int t = 0; t < o.tp; ++t) {
+      CollectiveLoad load{kind, {}, bytes, 1};
+      for (int g : group) load.gpus.push_back(g + t);
+      loads.push_back(std::move(load));
+    }
+    return request.busiest_link_ns(loads);
+  };
+  if (zero == 0) {
+    return ns + std::max(request.collective_ns(OpKind::kAllReduce, group, bytes),
+                         all_tp_ranks(OpKind::kAllReduce));
+  }
+  // ZeRO-1 / 2: each tp rank's REDUCE_SCATTER, its OPTIMIZER, its ALLGATHER in series. The
+  // last reduce-scatter to end ends after all of them moved their bytes; the first
+  // all-gather starts after one reduce-scatter and the OPTIMIZER; and every byte of both moves
+  // after the backward.
+  const double rs = request.collective_ns(OpKind::kReduceScatter, group, bytes);
+  const double ag = request.collective_ns(OpKind::kAllGather, group, bytes);
+  const double rs_all = all_tp_ranks(OpKind::kReduceScatter);
+  const double ag_all = all_tp_ranks(OpKind::kAllGather);
+  double both_all = 0;
+  if (request.busiest_link_ns) {
+    std::vector<CollectiveLoad> loads;
+    for (int t = 0; t < o.tp; ++t) {
+      for (OpKind kind : {OpKind::kReduceScatter, OpKind::kAllGather}) {
+        CollectiveLoad load{kind, {}, bytes, 1};
+        for (int g : group) load.gpus.push_back(g + t);
+        loads.push_back(std::move(load));
+      }
+    }
+    both_all = request.busiest_link_ns(loads);
+  }
+  return std::max({ns + rs + ag, ns + rs_all + ag, ns + rs + ag_all, both_all});
 }
 
 double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
@@ -279,15 +382,14 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
   // after with sequence parallelism), two parts forward and two backward per layer, so the
   // first rank's compute stream runs them in series with its compute, one unit after another.
   // Counted over floor(L / (P V)) layers per chunk (every stage has at least that many).
-  double tp_ns = 0;
+  double tp_ns = 0, part = 0;
   if (o.tp > 1 && request.collective_ns) {
     std::vector<int> group;
     for (int t = 0; t < o.tp; ++t) group.push_back(t);
     const Bytes bytes = static_cast<Bytes>(o.microbatch_size) * L * model_.hidden * 2;
-    const double part = o.sequence_parallel
-                            ? request.collective_ns(OpKind::kAllGather, group, bytes) +
-                                  request.collective_ns(OpKind::kReduceScatter, group, bytes)
-                            : request.collective_ns(OpKind::kAllReduce, group, bytes);
+    part = o.sequence_parallel ? request.collective_ns(OpKind::kAllGather, group, bytes) +
+                                     request.collective_ns(OpKind::kReduceScatter, group, bytes)
+                               : request.collective_ns(OpKind::kAllReduce, group, bytes);
     tp_ns = 4.0 * part * (model_.layers / stages) * o.virtual_stages;
   }
   const double unit = unit_compute_ns + tp_ns;
@@ -359,8 +461,129 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
     const double scatters =
         per_unit * request.collective_ns(OpKind::kReduceScatter, group, layer_bytes);
     ns = std::max({ns, gathers, scatters});
+    if (request.busiest_link_ns) {
+      // Every device of the first node runs as many of its own (its dp group: GPUs d P T + g
+      // for its GPU g), all within the iteration: the node's links carry them all.
+      std::vector<CollectiveLoad> loads;
+      const int node_gpus = std::min(cluster_.GpusPerNode(), o.pp * o.tp);
+      for (int g = 0; g < node_gpus; ++g) {
+        CollectiveLoad gather{OpKind::kAllGather, {}, layer_bytes, 2 * per_unit};
+        for (int d = 0; d < o.dp; ++d) gather.gpus.push_back(d * o.pp * o.tp + g);
+        CollectiveLoad scatter = gather;
+        scatter.kind = OpKind::kReduceScatter;
+        scatter.count = per_unit;
+        loads.push_back(std::move(gather));
+        loads.push_back(std::move(scatter));
+      }
+      ns = std::max(ns, request.busiest_link_ns(loads));
+    }
   }
-  return ns + StepTailNs(o, request);
+  return std::max(ns + StepTailNs(o, request), ChunkStepsNs(o, request, part));
+}
+
+double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request,
+                                    double tp_part_ns) const {
+  const int zero = o.dp > 1 ? o.zero : 0;
+  if (o.virtual_stages < 2 || o.dp < 2 || zero == 3 || !request.busiest_link_ns) return 0;
+  switch (o.strategy) {
+    case Strategy::kInterleaved:
+    case Strategy::kInterleavedZb:
+    case Strategy::kZbV:
+    case Strategy::kDualPipeV:
+      break;
+    default:
+      return 0;
+  }
+  // The first rank's order, reduced to the forward, whole-backward and input-gradient steps
+  // run up to each chunk's last weight-gradient step (and before it), remembered per shape:
+  // every recipe variant of a configuration asks again.
+  const auto shape = std::make_tuple(o.strategy, o.pp, o.virtual_stages, o.microbatches);
+  auto counted = chunk_steps_.find(shape);
+  if (counted == chunk_steps_.end()) {
+    const std::vector<PipelineStep> order =
+        o.strategy == Strategy::kInterleaved
+            ? InterleavedOrder(o.pp, o.virtual_stages, 0, o.microbatches)
+            : FirstRankOrder(o);
+    ChunkStepCounts counts;
+    counts.before.assign(o.virtual_stages, {-1, 0, 0});
+    counts.through.assign(o.virtual_stages, {-1, 0, 0});
+    std::array<int, 3> run{0, 0, 0};  // forwards, whole backwards, input-gradient steps
+    for (const PipelineStep& step : order) {
+      const std::array<int, 3> start = run;
+      if (step.forward) {
+        ++run[0];
+      } else if (step.part == BackwardPart::kWhole) {
+        ++run[1];
+      } else if (step.part == BackwardPart::kInput) {
+        ++run[2];
+      }
+      if (!step.forward && step.part != BackwardPart::kInput) {
+        counts.before[step.chunk] = start;
+        counts.through[step.chunk] = run;
+      }
+    }
+    counted = chunk_steps_.emplace(shape, std::move(counts)).first;
+  }
+  // One chunk's passes on floor(L / (P V)) layers (every chunk has at least that many), each
+  // layer's blocks with their blocking tp collectives (two parts forward, two backward); a
+  // split backward's input part at least half the backward (the weight part at most the
+  // input part), its weight part counted as nothing.
+  const int chunk_layers = std::max(1, model_.layers / (o.pp * o.virtual_stages));
+  const auto pass_ns = [&](Pass pass) {
+    SliceWork work;
+    work.pass = pass;
+    work.rows = o.microbatch_size;
+    work.tokens = model_.sequence;
+    work.tp = o.tp;
+    if (o.tp == 1) {
+      // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
+      work.layers = chunk_layers;
+      work.block = Block::kWhole;
+      return static_cast<double>(compute_.Time(work));
+    }
+    work.layers = 1;
+    double ns = 0;
+    for (Block block : {Block::kAttention, Block::kMlp}) {
+      work.block = block;
+      ns += static_cast<double>(compute_.Time(work));
+    }
+    return chunk_layers * (ns + 2 * tp_part_ns);
+  };
+  const double forward = pass_ns(Pass::kForward);
+  const double backward = pass_ns(Pass::kBackward);
+  const double input = backward / 2;
+  // Where each chunk's weight gradients are complete on the first rank, at the earliest: its
+  // compute stream runs every step before in series (bubbles left out). A bucketed step may
+  // start a chunk's buckets during that backward: counted from its start.
+  const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
+  std::vector<double> done;
+  for (const std::array<int, 3>& n : bucketed ? counted->second.before : counted->second.through) {
+    if (n[0] < 0) continue;  // a chunk without weight-gradient steps (none today)
+    done.push_back(n[0] * forward + n[1] * backward + n[2] * input);
+  }
+  std::sort(done.begin(), done.end());
+  // From the k-th chunk to complete on: every chunk completing then or later still moves its
+  // dp step (ALLREDUCE, or REDUCE_SCATTER and ALLGATHER) on each of the first rank's T tp
+  // ranks' dp groups (GPUs d P T + t).
+  const Bytes bytes = 2 * static_cast<Bytes>(chunk_layers) * model_.ParamsPerLayer() / o.tp;
+  // The bytes scale with the chunks: one chunk's step costed once.
+  std::vector<CollectiveLoad> loads;
+  for (int t = 0; t < o.tp; ++t) {
+    std::vector<int> group;
+    for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp + t);
+    if (zero == 0) {
+      loads.push_back({OpKind::kAllReduce, group, bytes, 1});
+    } else {
+      loads.push_back({OpKind::kReduceScatter, group, bytes, 1});
+      loads.push_back({OpKind::kAllGather, group, bytes, 1});
+    }
+  }
+  const double per_chunk = request.busiest_link_ns(loads);
+  double best = 0;
+  for (size_t k = 0; k < done.size(); ++k) {
+    best = std::max(best, done[k] + static_cast<double>(done.size() - k) * per_chunk);
+  }
+  return best;
 }
 
 int64_t EstimateOps(const GenerateOptions& o, int units) {
@@ -465,7 +688,35 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
         c.options = base;
         c.options.strategy = Strategy::kTeraPipe;
         c.options.order = SliceOrder::kFlush;
-        if (Estimate(c, request)) out.push_back(std::move(c));
+        // Memory first, as for the other families: the training state alone (16 bytes per
+        // parameter of the largest stage's shard), then the first stage's peak with every
+        // unit's activations held (TeraPipeMemoryLowerBound): for any slicing before the
+        // planner runs, then for the planner's. What cannot fit is neither planned further nor
+        // generated (nor its fold probed).
+        const Bytes capacity = device_.CapacityBytes();
+        const int layers_per_device = (model_.layers + p - 1) / p;
+        const Bytes state = TrainingState(static_cast<int64_t>(layers_per_device) *
+                                          (LayerShardParams(model_, t, Block::kAttention) +
+                                           LayerShardParams(model_, t, Block::kMlp)))
+                                .Total();
+        AnalyticMemoryResult bound = TeraPipeMemoryLowerBound(c.options, replica);
+        if (state <= capacity && bound.peak <= capacity) {
+          if (!Estimate(c, request)) continue;
+          bound = TeraPipeMemoryLowerBound(c.options, replica);
+        }
+        c.analytic_peak = bound.peak;
+        c.analytic_fits = state <= capacity && bound.peak <= capacity;
+        if (state > capacity) {
+          c.analytic_reason = fmt::format("does not fit: training state {} exceeds capacity {}",
+                                          FormatGiB(state), FormatGiB(capacity));
+        } else if (!c.analytic_fits) {
+          c.analytic_reason = fmt::format(
+              "does not fit: first stage peak at least {} (analytic, the replica's activations "
+              "held in flush order{}) > capacity {}; largest term: {} {}",
+              FormatGiB(bound.peak), c.slicing.empty() ? ", any slicing" : "", FormatGiB(capacity),
+              bound.largest_term, FormatGiB(bound.largest_bytes));
+        }
+        out.push_back(std::move(c));
         continue;
       }
       for (int b : Divisors(replica)) {
@@ -607,23 +858,6 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         // Too big to generate within the budget; counted, not tried.
         ++result.pruned_by_ops;
         continue;
-      }
-      if (family == Family::kTeraPipe) {
-        // The training state alone (16 bytes per parameter of the largest stage's shard) is a
-        // quick test that spares generating schedules that cannot fit.
-        const int layers_per_device = (model_.layers + c.options.pp - 1) / c.options.pp;
-        const Bytes state =
-            TrainingState(static_cast<int64_t>(layers_per_device) *
-                          (LayerShardParams(model_, c.options.tp, Block::kAttention) +
-                           LayerShardParams(model_, c.options.tp, Block::kMlp)))
-                .Total();
-        if (state > device_.CapacityBytes()) {
-          e.note = fmt::format("does not fit: training state {} exceeds capacity {}",
-                               FormatGiB(state), FormatGiB(device_.CapacityBytes()));
-          ++over_memory;
-          result.tried.push_back(std::move(e));
-          continue;
-        }
       }
       if (request.progress) {
         request.progress(fmt::format("{} {}: generating and checking memory", FamilyName(family),

@@ -41,10 +41,14 @@
 // above with the fill on floor-sized stages, each unit's compute plus its blocking tp
 // collectives (on the compute stream); one micro-batch's chain through every stage and
 // boundary; the first micro-batch's trip to the last rank (and back where the last op is a
-// backward); ZeRO-3's zero and dp streams' sums; then the first rank's data-parallel step and
-// OPTIMIZER. The network terms come from SearchRequest::collective_ns / transfers_ns
-// (tools/planning_context costs them alone on the cluster); without them it is compute only.
-// Run prunes by analytic memory first (never generated), then generates, checks memory
+// backward); ZeRO-3's zero and dp streams' sums, and the first node's per-layer collectives on
+// its busiest link; then the first rank's data-parallel step and OPTIMIZER, its T tp ranks'
+// steps together on the busiest link (SearchRequest::busiest_link_ns); with V >= 2 chunks, each
+// chunk's step after its own last backward (ChunkStepsNs). The network terms come from
+// SearchRequest::collective_ns / transfers_ns (tools/planning_context costs them alone on the
+// cluster); without them it is compute only. A terapipe candidate's analytic memory is
+// TeraPipeMemoryLowerBound (for any slicing before the planner runs: what cannot fit is not
+// planned). Run prunes by analytic memory first (never generated), then generates, checks memory
 // (schedule/memory_estimate.h) and evaluates (the caller's callback: the simulator) the rest in
 // ascending bound order; a family stops once a bound reaches its best evaluated time, which no
 // later candidate can then beat. Candidates of more than max_ops (EstimateOps) are skipped.
@@ -52,8 +56,11 @@
 // Borrows everything it is given. Not thread-safe (the callback may be).
 #pragma once
 
+#include <array>
 #include <functional>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/compute_cost.h"
@@ -95,7 +102,7 @@ struct Candidate {
   int64_t ops_estimate = 0;  // ops the generated schedule will have, about (EstimateOps)
   int units = 0;             // (micro-batch, slice) units per replica
   std::string slicing;       // the slicing spec ("" for micro-batch families)
-  Bytes analytic_peak = 0;   // AnalyticMemory of `options` (0 for terapipe)
+  Bytes analytic_peak = 0;   // AnalyticMemory of `options` (terapipe: TeraPipeMemoryLowerBound)
   bool analytic_fits = true;
   std::string analytic_reason;  // when !analytic_fits: the peak and its largest term
   // Further recipe variants that fit analytically, ascending estimate, tried when `options`
@@ -121,6 +128,16 @@ struct AnalyticMemoryResult {
 };
 AnalyticMemoryResult AnalyticMemory(const GenerateOptions& options);
 
+// A lower bound of EstimateMemory's peak of a TeraPipe schedule's first device (pipeline rank
+// 0 of replica 0, tp rank 0) in flush order, without generating it: the training state of its
+// ceil(L / P) layers' tp shard (ZeRO over D) and, since flush order runs every unit's forward
+// before the first backward, the activations of every (micro-batch, slice) unit of the replica
+// on those layers, with their key/value caches. A layer counts the smaller of its whole-layer
+// and its attention + MLP figures (the generator writes either); boundary buffers are left
+// out. Without `options.slicing`: the least any slicing of `replica_rows` sequences keeps
+// (half the uncut attention core, no kv cache). Any other order: the training state alone.
+AnalyticMemoryResult TeraPipeMemoryLowerBound(const GenerateOptions& options, int replica_rows);
+
 // "D x P x T", e.g. "1x48x8".
 std::string DegreesText(const GenerateOptions& options);
 
@@ -139,6 +156,15 @@ struct Evaluation {
 struct FoldedGeneration {
   GenerateOptions options;
   int order = 1;
+};
+
+// `count` collectives of `kind` over the GPUs `gpus` (in group order) with `bytes` per rank:
+// one load of SearchRequest::busiest_link_ns.
+struct CollectiveLoad {
+  OpKind kind = OpKind::kAllReduce;
+  std::vector<int> gpus;
+  Bytes bytes = 0;
+  double count = 1;
 };
 
 struct SearchRequest {
@@ -172,6 +198,11 @@ struct SearchRequest {
   // between the (src, dst) GPU pairs, started together, until the last arrives.
   std::function<double(OpKind kind, const std::vector<int>& gpus, Bytes bytes)> collective_ns;
   std::function<double(const std::vector<std::pair<int, int>>& pairs, Bytes bytes)> transfers_ns;
+  // In ns, the time the busiest link needs to carry the bytes of every listed load (each
+  // collective as planned alone on its group): a lower bound of any interval in which they all
+  // run, in any order or overlap (e.g. the 8 tp ranks' data-parallel steps sharing a node's
+  // NICs). Unset: such bounds are left out.
+  std::function<double(const std::vector<CollectiveLoad>& loads)> busiest_link_ns;
 };
 
 struct FamilyResult {
@@ -218,11 +249,25 @@ class StrategySearch {
   // the other stages, the first micro-batch's p2p trip where nothing fills it, and StepTailNs.
   double LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
                       double unit_compute_ns, double fill_steps) const;
+  // With V >= 2 chunks and D >= 2: the first rank's chunks complete their weight gradients
+  // one after another near the end (its own order, its steps' compute in series from the
+  // start); from each on, the dp steps of that chunk and the later ones, for all T tp ranks,
+  // still cross the busiest link (busiest_link_ns). 0 when it does not apply.
+  double ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request,
+                      double tp_part_ns) const;
   // What follows the first rank's last backward: its data-parallel step and its OPTIMIZER.
   double StepTailNs(const GenerateOptions& o, const SearchRequest& request) const;
   // Picks the candidate's recipe among `variants` (see the top of this file).
   void ChooseRecipe(Candidate& candidate, const std::vector<GenerateOptions>& variants,
                     const SearchRequest& request) const;
+
+  // ChunkStepsNs' reduced orders, by (strategy, P, V, M): per chunk the forward, whole
+  // backward and input-gradient steps its first rank runs before its last weight-gradient
+  // step and through it ({-1, 0, 0}: none).
+  struct ChunkStepCounts {
+    std::vector<std::array<int, 3>> before, through;
+  };
+  mutable std::map<std::tuple<Strategy, int, int, int>, ChunkStepCounts> chunk_steps_;
 
   const ModelCard& model_;
   const Cluster& cluster_;

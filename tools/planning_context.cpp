@@ -84,6 +84,57 @@ void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
     collectives->emplace(std::move(key), ns);
     return ns;
   };
+  // Per collective planned alone: the bytes it moves over each link (a run's aggregate flow
+  // moves steps x bytes_per_flow over every hop's links, a link crossed by k hops k times);
+  // and every answer, by its loads (the search asks the same for each recipe variant).
+  using LinkBytes = std::vector<std::pair<int, double>>;
+  using LoadKey = std::vector<std::tuple<OpKind, std::vector<int>, Bytes, double>>;
+  struct LinkLoads {
+    std::map<CollectiveKey, LinkBytes> planned;
+    std::map<LoadKey, double> answers;
+    std::vector<double> total;  // per link, zero between calls
+    std::vector<int> touched;
+  };
+  auto state = std::make_shared<LinkLoads>();
+  state->total.assign(topology_->Links().size(), 0.0);
+  request.busiest_link_ns = [this, state](const std::vector<CollectiveLoad>& loads) {
+    LoadKey key;
+    for (const CollectiveLoad& load : loads) {
+      key.emplace_back(load.kind, load.gpus, load.bytes, load.count);
+    }
+    auto answered = state->answers.find(key);
+    if (answered != state->answers.end()) return answered->second;
+    for (const CollectiveLoad& load : loads) {
+      CollectiveKey one{load.kind, load.gpus, load.bytes};
+      auto at = state->planned.find(one);
+      if (at == state->planned.end()) {
+        const CollectivePlan plan = PlanCollective(load.kind, load.gpus, load.gpus.front(),
+                                                   load.bytes, *topology_, collectives_);
+        std::map<int, double> moved;
+        for (const CollectivePhase& phase : plan.phases) {
+          for (const RingRun& run : phase.runs) {
+            for (int link : run.links) moved[link] += run.steps * run.bytes_per_flow;
+          }
+        }
+        at = state->planned.emplace(std::move(one), LinkBytes(moved.begin(), moved.end())).first;
+      }
+      for (const auto& [link, bytes] : at->second) {
+        if (state->total[link] == 0) state->touched.push_back(link);
+        state->total[link] += load.count * bytes;
+      }
+    }
+    const std::vector<NetLink>& links = topology_->Links();
+    double ns = 0;
+    for (int link : state->touched) {
+      ns = std::max(ns, state->total[link] / links[link].bw_bytes_per_s * 1e9);
+      state->total[link] = 0;
+    }
+    state->touched.clear();
+    // 0.999: the flow replay rounds each step to whole ns.
+    ns *= 0.999;
+    state->answers.emplace(std::move(key), ns);
+    return ns;
+  };
   using TransfersKey = std::pair<std::vector<std::pair<int, int>>, Bytes>;
   auto transfers = std::make_shared<std::map<TransfersKey, double>>();
   request.transfers_ns = [this, transfers](const std::vector<std::pair<int, int>>& pairs,

@@ -63,7 +63,9 @@ class PlanningContext {
   // the flow replay's aggregate flows cannot beat: they wait the same alphas and move the same
   // bytes over the same links, slower when others share them). The callbacks borrow this
   // context, remember their answers (pure functions of their arguments) and are not
-  // thread-safe.
+  // thread-safe. busiest_link_ns adds up the bytes each planned collective moves per link, which
+  // max-min sharing (and the analytic mode's sharing) cannot move faster than the link's
+  // bandwidth.
   void SetNetworkBounds(SearchRequest& request) const;
 
  private:

@@ -6,6 +6,7 @@
 #include "models/errors.h"
 #include "models/roofline_cost.h"
 #include "schedule/checker.h"
+#include "schedule/slicing_spec.h"
 #include "schedule/stage_cost.h"
 #include "schedule/strategy_search.h"
 #include "topologies/topology.h"
@@ -453,4 +454,51 @@ TEST_CASE("The ZeRO-3 estimate moves each of a device's layers once per micro-ba
     ++checked;
   }
   CHECK(checked > 0);
+}
+
+TEST_CASE("TeraPipe's memory lower bound never exceeds the generated schedule's estimate",
+          "[schedule][search]") {
+  // The search rejects a terapipe candidate on TeraPipeMemoryLowerBound without generating it,
+  // so the bound must not exceed EstimateMemory's peak of the first device (stage 0, tp rank
+  // 0); in flush order it is that peak less the boundary buffers (the bound leaves them out).
+  // Without a slicing it is the least any slicing keeps: at most the planned slicing's bound.
+  Setup s("gpt3-1b", "p3.16xlarge:1");
+  struct Case {
+    int dp, pp, tp;
+    const char* slicing;
+  };
+  for (const Case& k : {Case{1, 1, 1, "1:[2048]"}, Case{1, 2, 4, "1:[1024,512,512]x2"},
+                        Case{2, 4, 1, "2:[512,512,1024]"}, Case{1, 4, 2, "1:[1536,512]+2:[2048]"},
+                        Case{1, 8, 1, "1:[256,256,256,256,256,256,256,256]x2"}}) {
+    GenerateOptions o;
+    o.model = s.model;
+    o.strategy = Strategy::kTeraPipe;
+    o.order = SliceOrder::kFlush;
+    o.dp = k.dp;
+    o.pp = k.pp;
+    o.tp = k.tp;
+    o.slicing = ParseSlicingSpec(k.slicing);
+    int rows = 0;
+    for (const MicrobatchSlices& mb : ReplicaMicrobatches(o)) rows += mb.rows;
+    const MemoryEstimate exact = EstimateMemory(Generate(o), s.model, s.device);
+    const DeviceMemory& first = exact.devices.front();
+    const AnalyticMemoryResult bound = TeraPipeMemoryLowerBound(o, rows);
+    INFO(DegreesText(o) << " " << k.slicing << ": bound " << bound.peak << ", exact " << first.peak
+                        << ", boundary " << first.boundary);
+    CHECK(bound.peak <= first.peak);
+    CHECK(bound.peak == first.peak - first.boundary);
+    GenerateOptions any = o;
+    any.slicing.clear();
+    const AnalyticMemoryResult least = TeraPipeMemoryLowerBound(any, rows);
+    CHECK(least.peak <= bound.peak);
+    // Above the training state alone: the activations of `rows` sequences count.
+    CHECK(least.peak > TeraPipeMemoryLowerBound(
+                           [&] {
+                             GenerateOptions none = any;
+                             none.order = SliceOrder::kOneFOneB;
+                             return none;
+                           }(),
+                           rows)
+                           .peak);
+  }
 }

@@ -56,3 +56,47 @@ TEST_CASE("The search's lower bounds never exceed the analytic replay", "[search
   // first 8 of each family (as in the flow case): all of them take minutes under ASan.
   CHECK(CheckBounds("gpt3-1b", "p4d.24xlarge:3", 12, NetworkMode::kAnalytic, 8) > 20);
 }
+
+TEST_CASE("The search's lower bounds hold for ZeRO-1 and 2 steps sharing a node's links",
+          "[search][bounds]") {
+  // D = 2 replicas on two nodes (GPU d P T + p T + t): every tp rank's dp group crosses the
+  // network, the T tp ranks of a stage share their node's links (busiest_link_ns), and with
+  // V >= 2 each chunk's step follows its own last backward (ChunkStepsNs). Each family's first
+  // candidates with 2 replicas, replayed as they are and with ZeRO-0 / 1 / 2 recipes.
+  for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+    PlanningInputs inputs;
+    inputs.model = "gpt3-1b";
+    inputs.cluster = "p3.16xlarge:2";
+    inputs.network = network;
+    PlanningContext context(inputs);
+    SearchRequest request;
+    request.batch = 8;
+    context.SetNetworkBounds(request);
+    StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
+    int replayed = 0;
+    for (Family family : {Family::kOneFOneB, Family::kInterleaved, Family::kInterleavedZb,
+                          Family::kZbV, Family::kGpipe}) {
+      int taken = 0;
+      for (const Candidate& base : search.Enumerate(family, request)) {
+        if (base.options.dp != 2 || base.options.tp < 2 || taken == 2) continue;
+        ++taken;
+        for (int zero : {0, 1, 2}) {
+          Candidate c = base;
+          c.options.zero = zero;
+          c.options.recompute = Recompute::kNone;
+          REQUIRE(search.Estimate(c, request));
+          const double seconds =
+              NsToSeconds(context.Evaluate(Generate(c.options)).iteration_time_ns);
+          INFO(NetworkModeName(network)
+               << " " << FamilyName(family) << " " << DegreesText(c.options) << " "
+               << c.options.microbatches << " x " << c.options.microbatch_size << " v"
+               << c.options.virtual_stages << " " << RecipeText(c.options) << ": bound "
+               << c.bound_s << " s, replay " << seconds << " s");
+          CHECK(c.bound_s <= seconds);
+          ++replayed;
+        }
+      }
+    }
+    CHECK(replayed >= 24);
+  }
+}

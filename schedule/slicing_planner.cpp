@@ -6,6 +6,10 @@
 #include <limits>
 #include <numeric>
 #include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/errors.h"
 #include "schedule/slicing_candidates.h"
@@ -203,6 +207,23 @@ SlicingPlan PlanSlicing(const SlicingRequest& req, const SliceCostFn& cost) {
   if (req.shared_slicing) {
     std::erase_if(sizes, [&](int b) { return req.batch % b != 0; });
     if (sizes.empty()) ThrowInput("planner: no micro-batch size divides the batch {}", req.batch);
+  } else if (sizes.front() != 1) {
+    // The rows must add up to the batch: some sum of the sizes (with repeats) must reach it.
+    std::vector<char> reachable(req.batch + 1, 0);
+    reachable[0] = 1;
+    for (int r = 1; r <= req.batch; ++r) {
+      for (int b : sizes) {
+        if (b > r) break;
+        if (reachable[r - b]) {
+          reachable[r] = 1;
+          break;
+        }
+      }
+    }
+    if (!reachable[req.batch]) {
+      ThrowInput("planner: micro-batches of sizes {} cannot make up the batch {}",
+                 fmt::join(sizes, ", "), req.batch);
+    }
   }
   const int g = req.granularity;
   const int positions = (req.sequence + g - 1) / g;  // U: unit positions 1..U

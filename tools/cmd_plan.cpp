@@ -2,6 +2,7 @@
 // search over every family's configurations ranked by simulated iteration time.
 #include <chrono>
 #include <iostream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -56,7 +57,9 @@ int RunPlan(const Args& args) {
        "family to search: gpipe | 1f1b | interleaved | zero-bubble | megatron | terapipe | "
        "interleaved-zb | zb-v | dualpipe-v | all")
       ("microbatch-size", po::value<int>()->default_value(0, "search"),
-       "sequences per micro-batch of the micro-batch families (alias --micro-batch-size)")
+       "sequences per micro-batch: with --pp, every micro-batch of the slicing plan; without, "
+       "the micro-batch families' candidates (the terapipe search picks its own split) (alias "
+       "--micro-batch-size)")
       ("granularity", po::value<int>()->default_value(8), "token granularity of the slicing DP")
       ("pp", po::value<int>()->default_value(0, "search"),
        "plan only the token slicing of this pipeline degree (with --tp, --dp; alias "
@@ -90,18 +93,40 @@ int RunPlan(const Args& args) {
   }
   const int granularity = vm["granularity"].as<int>();
   const bool json = vm["json"].as<bool>();
+  const int microbatch_size = vm["microbatch-size"].as<int>();
+  if (microbatch_size < 0) ThrowInput("--microbatch-size {}: must be >= 1", microbatch_size);
+  const std::string strategy = vm["strategy"].as<std::string>();
 
   if (vm["pp"].as<int>() > 0) {
+    if (strategy != "all" && strategy != "terapipe") {
+      ThrowInput(
+          "--strategy {}: with --pp, plan runs only the TeraPipe slicing DP; leave out --pp to "
+          "search {}",
+          strategy, strategy);
+    }
     // The slicing DP alone, for one shape.
     StageShape shape{vm["pp"].as<int>(), vm["tp"].as<int>(),
                      ParseBoundary(vm["boundary"].as<std::string>())};
     const int dp = DataParallelDegree("plan", vm["dp"].as<int>(), context.cluster().NumGpus(),
                                       shape.pp, shape.tp);
     if (batch % dp != 0) ThrowInput("dp {} does not divide --batch {}", dp, batch);
+    const int replica = batch / dp;
+    // --microbatch-size fixes every micro-batch's rows; otherwise the DP chooses the split
+    // (DESIGN.md section 3: a knapsack over micro-batch sizes).
+    std::vector<int> sizes;
+    if (microbatch_size > 0) {
+      if (replica % microbatch_size != 0) {
+        ThrowInput(
+            "--microbatch-size {}: must divide the {} sequences of each of the dp {} replicas "
+            "(--batch {})",
+            microbatch_size, replica, dp, batch);
+      }
+      sizes = {microbatch_size};
+    }
     StageCost stage(context.model(), context.cost(), context.cluster(), shape);
     const auto plan_start = std::chrono::steady_clock::now();
     SlicingPlan plan =
-        PlanSlicing({context.model().sequence, shape.pp, batch / dp, granularity, {}, false},
+        PlanSlicing({context.model().sequence, shape.pp, replica, granularity, sizes, false},
                     stage.AsSliceCost());
     const double plan_time = SecondsSince(plan_start);
     const std::string spec = FormatSlicingSpec(FoldPlan(plan.microbatches));
@@ -135,13 +160,19 @@ int RunPlan(const Args& args) {
   request.batch = batch;
   request.granularity = granularity;
   request.max_evaluations_per_family = vm["max-evaluations"].as<int>();
-  request.microbatch_size = vm["microbatch-size"].as<int>();
+  request.microbatch_size = microbatch_size;
   GenerateOptions dp_step;  // --dp-step, --dp-bucket-mb
   ReadRecipeFlags(vm, dp_step);
   request.dp_step = dp_step.dp_step;
   request.dp_bucket_bytes = dp_step.dp_bucket_bytes;
-  const std::string strategy = vm["strategy"].as<std::string>();
   if (strategy != "all") request.families = {ParseFamily(strategy)};
+  if (microbatch_size > 0 && request.families == std::vector<Family>{Family::kTeraPipe}) {
+    ThrowInput(
+        "--microbatch-size {}: the terapipe search chooses its own micro-batch split (DESIGN.md "
+        "section 3); give --pp (with --tp, --dp) to plan the slicing with micro-batches of {} "
+        "sequences",
+        microbatch_size, microbatch_size);
+  }
   request.progress = [](const std::string& line) { std::cerr << "terasim plan: " << line << "\n"; };
   context.SetNetworkBounds(request);
   context.SetFoldedGeneration(request);

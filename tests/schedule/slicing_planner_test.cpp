@@ -159,6 +159,26 @@ TEST_CASE("shared slicing uses one size that divides the batch", "[schedule][pla
   CHECK(plan.microbatches[0].rows == 3);
 }
 
+TEST_CASE("one requested micro-batch size fixes every micro-batch's rows", "[schedule][planner]") {
+  // A floor per slice makes one micro-batch of all 8 rows cheapest when the size is free.
+  SliceCostFn cost = [](int rows, int l, int c) { return 50.0 + rows * (l + 0.05 * l * (c + l)); };
+  REQUIRE(PlanSlicing({32, 4, 8, 1, {}, false}, cost).microbatches.size() == 1);
+  SlicingPlan plan = PlanSlicing({32, 4, 8, 1, {2}, false}, cost);
+  // 8 rows / 2 per micro-batch = 4 micro-batches of 2 rows each.
+  REQUIRE(plan.microbatches.size() == 4);
+  for (const MicrobatchPlan& mb : plan.microbatches) CHECK(mb.rows == 2);
+}
+
+TEST_CASE("micro-batch sizes that cannot make up the batch are an input error",
+          "[schedule][planner]") {
+  SliceCostFn cost = [](int, int l, int) { return 1.0 * l; };
+  // 32 is no multiple of 5; 7 is no sum of 3s and 5s (8 = 3 + 5 is).
+  CHECK_THROWS_WITH(PlanSlicing({16, 4, 32, 1, {5}, false}, cost),
+                    "planner: micro-batches of sizes 5 cannot make up the batch 32");
+  CHECK_THROWS_AS(PlanSlicing({16, 4, 7, 1, {3, 5}, false}, cost), InputError);
+  CHECK(PlanSlicing({16, 4, 8, 1, {3, 5}, false}, cost).microbatches.size() == 2);
+}
+
 TEST_CASE("bad planner requests are input errors", "[schedule][planner]") {
   SliceCostFn cost = [](int, int l, int) { return 1.0 * l; };
   CHECK_THROWS_AS(PlanSlicing({0, 1, 1, 1, {}, false}, cost), InputError);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "schedule/slicing_spec.h"
 #include "tests/tools/run_command.h"
 #include "tests/tools/sweep_dir.h"
 
@@ -208,4 +209,42 @@ TEST_CASE("plan --microbatch-size searches only micro-batches of that size", "[t
   for (const char* list : {"candidates", "rejected"}) {
     for (const auto& c : plan.at(list)) CHECK(c.at("microbatch_size") == 2);
   }
+}
+
+TEST_CASE("plan --pp --microbatch-size plans only micro-batches of that size", "[tools][cli]") {
+  std::string out;
+  // 16 GPUs / (pp 4 x tp 4) = dp 1: the replica's 8 sequences in micro-batches of 2.
+  REQUIRE(RunCommand(kBin + " plan --model gpt3-1b --cluster p3.16xlarge:2 --pp 4 --tp 4 "
+                            "--batch 8 --strategy terapipe --microbatch-size 2 --json 2>/dev/null",
+                     &out) == 0);
+  int rows = 0;
+  for (const auto& group :
+       terasim::ParseSlicingSpec(nlohmann::json::parse(out).at("slicing").get<std::string>())) {
+    CHECK(group.rows == 2);
+    rows += group.rows * group.count;
+  }
+  CHECK(rows == 8);  // the groups cover the batch: 4 micro-batches x 2 rows
+}
+
+TEST_CASE("plan refuses a --microbatch-size it cannot honour, naming the flag", "[tools][cli]") {
+  std::string out;
+  // 5 does not divide the 8 sequences of the one replica.
+  CHECK(Terasim("plan --model gpt3-1b --cluster p3.16xlarge:2 --pp 4 --tp 4 --batch 8 "
+                "--microbatch-size 5",
+                &out) == 1);
+  CHECK_THAT(out, Catch::Matchers::Contains("--microbatch-size 5: must divide the 8 sequences"));
+  out.clear();
+  // The terapipe search (no --pp) chooses the micro-batch split itself.
+  CHECK(Terasim("plan --model gpt3-1b --cluster p3.16xlarge:1 --strategy terapipe --batch 8 "
+                "--microbatch-size 2 --network analytic",
+                &out) == 1);
+  CHECK_THAT(out,
+             Catch::Matchers::Contains(
+                 "--microbatch-size 2: the terapipe search chooses its own micro-batch split"));
+  out.clear();
+  // With --pp, plan runs the TeraPipe slicing DP only: another --strategy is not ignored.
+  CHECK(Terasim("plan --model gpt3-1b --cluster p3.16xlarge:2 --pp 4 --tp 4 --batch 8 "
+                "--strategy 1f1b",
+                &out) == 1);
+  CHECK_THAT(out, Catch::Matchers::Contains("--strategy 1f1b: with --pp, plan runs only"));
 }

@@ -42,11 +42,14 @@ NcclSystem P3System(const Cluster& cluster, int nodes, int per_node) {
       static_cast<double>(instance.network.latency_ns) / 1e3, instance.network.gpudirect);
 }
 
-TimeNs Simulated(const Schedule& schedule, const NetworkTopology& topology, NetworkMode mode) {
+// step_by_step: CollectiveOptions's (every ring step its own flows, not one aggregate flow).
+TimeNs Simulated(const Schedule& schedule, const NetworkTopology& topology, NetworkMode mode,
+                 bool step_by_step = false) {
   const testing::FakeCost cost(1, 2);
   SimOptions options;
   options.network = mode;
   options.collectives = Nccl();
+  options.collectives.step_by_step = step_by_step;
   return Simulate(schedule, topology, cost, options).iteration_time_ns;
 }
 
@@ -265,6 +268,84 @@ TEST_CASE("NCCL's protocol step latency is paid on every hop of every step") {
     }
     CHECK(hops > 0);
   }
+}
+
+TEST_CASE(
+    "NCCL collectives: the step-by-step replay pays each hop's protocol latency as the "
+    "aggregate flow does") {
+  // Uncontended runs whose hops are alike (a ring inside one node: each NVLink ring's hops have
+  // one bandwidth and latency; a tree's single-step edges), so a step ends when its slowest hop
+  // does and the step-by-step replay ends with the aggregate flow, on the closed form. Small
+  // sizes run LL, whose NVLink step (0.6 us) is 2.8 us below Simple's (the links' latencies):
+  // a replay paying the routes' latencies per step instead would be 14 x 2.8 us late on a
+  // 20 us all-reduce.
+  const Cluster cluster = BuildCluster("p3.16xlarge:4");
+  const ClusterTopology topology(cluster);
+  RouteCache routes(topology);
+  const std::vector<int> node = {0, 1, 2, 3, 4, 5, 6, 7};
+  const Bytes n = 64 << 10;
+  const int p = 8;
+  const CollectivePlan plan = PlanCollective(OpKind::kAllReduce, node, -1, n, topology, Nccl());
+  REQUIRE(plan.algorithm == NcclAlgorithm::kRing);
+  REQUIRE(plan.protocol == NcclProtocol::kLL);
+  // base + 2 (p - 1) alpha + 2 (p - 1) / p x n / busbw, busbw: the plan's wire bytes over the
+  // rings' bandwidth (RingRun::bytes_per_flow p per step over its bottleneck).
+  double alpha_ns = 0, per_step_ns = 0;
+  for (const RingRun& run : plan.phases[0].runs) {
+    alpha_ns = std::max<double>(alpha_ns, run.alpha_ns);
+    double bw = 0;
+    for (int i = 0; i < p; ++i) {
+      const double b = routes.Get(run.gpus[i], run.gpus[(i + 1) % p]).bottleneck_bw;
+      bw = bw == 0 ? b : std::min(bw, b);
+    }
+    per_step_ns = std::max(per_step_ns, run.bytes_per_flow / bw * 1e9);
+  }
+  const NcclSystem system = P3System(cluster, 1, 8);
+  const double base_ns = NcclBaseLatencyUs(system, NcclAlgorithm::kRing, NcclProtocol::kLL) * 1e3;
+  const double expected_ns = base_ns + 2 * (p - 1) * (alpha_ns + per_step_ns);
+  const double simple_ns =
+      NcclStepLatencyUs(system, NcclAlgorithm::kRing, NcclProtocol::kSimple, NcclHop::kNvlink) *
+      1e3;
+  REQUIRE(alpha_ns < simple_ns - 2000);  // LL's hop latency is below the links' (Simple's)
+  const Schedule ring = CollectiveSchedule(OpKind::kAllReduce, node, n, 32);
+  const TimeNs aggregate_ns = Simulated(ring, topology, NetworkMode::kFlow);
+  const TimeNs step_ns = Simulated(ring, topology, NetworkMode::kFlow, /*step_by_step=*/true);
+  CHECK(static_cast<double>(aggregate_ns) == Approx(expected_ns).epsilon(0.01));
+  CHECK(static_cast<double>(step_ns) == Approx(expected_ns).epsilon(0.01));
+  CHECK(std::abs(step_ns - aggregate_ns) <= 2 * (p - 1));  // one ns of rounding per step
+
+  // NCCL's tree across four nodes (one GPU each): both replays end together.
+  const Schedule tree = CollectiveSchedule(OpKind::kAllReduce, {0, 8, 16, 24}, n, 32);
+  REQUIRE(PlanCollective(OpKind::kAllReduce, {0, 8, 16, 24}, -1, n, topology, Nccl()).algorithm ==
+          NcclAlgorithm::kTree);
+  CHECK(std::abs(Simulated(tree, topology, NetworkMode::kFlow, true) -
+                 Simulated(tree, topology, NetworkMode::kFlow)) <= 2);
+}
+
+TEST_CASE("NCCL collective plans fold step by step: folded and full replays end together") {
+  // As the aggregate case above, every ring step its own flows: a folded flow pays the
+  // protocol latency of the hop it stands for.
+  const Cluster cluster = BuildCluster("p4d.24xlarge:2");
+  const ClusterTopology topology(cluster);
+  GenerateOptions o;
+  o.model = testing::TestModel8();
+  o.strategy = Strategy::kOneFOneB;
+  o.dp = 2;
+  o.pp = 2;
+  o.tp = 4;
+  o.microbatches = 4;
+  const Schedule schedule = Generate(o);
+  const testing::FakeCost cost(3, 5, 200);
+  SimOptions sim;
+  sim.collectives = Nccl();
+  sim.collectives.step_by_step = true;
+  sim.fold = true;
+  const SimResult folded = Simulate(schedule, topology, cost, sim);
+  sim.fold = false;
+  const SimResult full = Simulate(schedule, topology, cost, sim);
+  INFO("refused: " << folded.fold_note);
+  CHECK(folded.fold_order == 8);
+  CHECK(folded.iteration_time_ns == full.iteration_time_ns);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // agreement where nothing contends, on real p3.16xlarge clusters.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -346,6 +347,69 @@ TEST_CASE("NCCL collective plans fold step by step: folded and full replays end 
   INFO("refused: " << folded.fold_note);
   CHECK(folded.fold_order == 8);
   CHECK(folded.iteration_time_ns == full.iteration_time_ns);
+}
+
+TEST_CASE(
+    "An NCCL communicator's channels are its own: its NVLink rings in a node, its NICs across") {
+  // NCCL's per-channel bandwidth: 20 GB/s per NVLink lane (nccl.json). Inside a node the
+  // channels are the bus bandwidth of the group's rings over it; across nodes one per NIC
+  // (sim/data/collectives.json nccl_channels_per_nic).
+  const CollectiveOptions options = Nccl();
+  REQUIRE(options.nccl_channels_per_nic == 1);
+  const Cluster p3(BuildCluster("p3.16xlarge:2"));
+  const ClusterTopology p3_topology(p3);
+  const std::vector<int> node = {0, 1, 2, 3, 4, 5, 6, 7};
+  struct Case {
+    std::string name;
+    const NetworkTopology* topology;
+    std::vector<int> gpus;
+    int channels;
+    double bus_gbytes_per_s;  // channels x per-channel bandwidth
+  };
+  const Cluster p4d(BuildCluster("p4d.24xlarge:2"));
+  const ClusterTopology p4d_topology(p4d);
+  std::vector<int> sixteen(16);
+  for (int g = 0; g < 16; ++g) sixteen[g] = g;
+  const std::vector<Case> cases = {
+      // Two edge-disjoint rings, both ways: 6 lanes x 20 GB/s (FACTS.md: 120 GB/s).
+      {"p3 node", &p3_topology, node, 6, 120},
+      {"p3 pair on two lanes (NV2)", &p3_topology, {0, 3}, 2, 40},
+      {"p3 pair on one lane (NV1)", &p3_topology, {0, 1}, 1, 20},
+      // 12 NVLink 3 links into the NVSwitch at 20 GB/s, for any group.
+      {"p4d node", &p4d_topology, node, 12, 240},
+      {"p4d pair", &p4d_topology, {2, 5}, 12, 240},
+      // Across nodes: one channel per NIC (p3: one ENA port; p4d: four EFA interfaces), each
+      // at the table's 20 GB/s (the model caps it at its share of the node's network).
+      {"p3 two nodes", &p3_topology, sixteen, 1, 20},
+      {"p4d two nodes", &p4d_topology, sixteen, 4, 80},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const std::optional<NcclSystem> system = NcclCommunicator(c.gpus, *c.topology, options);
+    REQUIRE(system.has_value());
+    CHECK(system->channels == c.channels);
+    CHECK(system->channels * system->channel_bw_bytes_per_s == Approx(c.bus_gbytes_per_s * 1e9));
+  }
+  CHECK_FALSE(NcclCommunicator({0, 1}, p3_topology, CollectiveOptions{}).has_value());  // ring mode
+
+  // A 64 KiB all-reduce on the NV2 pair runs ring LL at half the pair's 40 GB/s: 20 GB/s, under
+  // LL's 39 GB/s limit on Volta, so no cap applies (with the node's 6 channels the limit bound
+  // at 39 / 60 and the pair ran at 13 GB/s):
+  //   base + 2 (p - 1) alpha + 2 (p - 1) / p x n / (0.5 x 40 GB/s),  p = 2.
+  const Bytes n = 64 << 10;
+  const CollectivePlan plan =
+      PlanCollective(OpKind::kAllReduce, {0, 3}, -1, n, p3_topology, options);
+  REQUIRE(plan.algorithm == NcclAlgorithm::kRing);
+  REQUIRE(plan.protocol == NcclProtocol::kLL);
+  const NcclSystem pair = *NcclCommunicator({0, 3}, p3_topology, options);
+  CHECK(NcclCapFactor(pair, NcclAlgorithm::kRing, NcclProtocol::kLL) == 1.0);
+  const double base_ns = NcclBaseLatencyUs(pair, NcclAlgorithm::kRing, NcclProtocol::kLL) * 1e3;
+  const double expected_ns =
+      base_ns + 2 * plan.phases[0].runs[0].alpha_ns + 1.0 * n / (0.5 * 40e9) * 1e9;
+  const Schedule schedule = CollectiveSchedule(OpKind::kAllReduce, {0, 3}, n, 16);
+  CHECK(Simulated(schedule, p3_topology, NetworkMode::kFlow) == Approx(expected_ns).epsilon(0.01));
+  CHECK(Simulated(schedule, p3_topology, NetworkMode::kAnalytic) ==
+        Approx(expected_ns).epsilon(0.01));
 }
 
 }  // namespace

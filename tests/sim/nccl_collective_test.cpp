@@ -170,6 +170,8 @@ TEST_CASE("NCCL collectives: flow and analytic modes agree within 5 % where noth
 
 TEST_CASE("NCCL collective plans still fold: folded and full replays end together") {
   // p4d.24xlarge (as symmetry_fold_test): dp2 pp2 tp4 on two nodes folds 8 ways with rings.
+  // Also step by step (every ring step its own flows): a folded flow pays the protocol
+  // latency of the hop it stands for.
   const Cluster cluster = BuildCluster("p4d.24xlarge:2");
   const ClusterTopology topology(cluster);
   GenerateOptions o;
@@ -181,15 +183,19 @@ TEST_CASE("NCCL collective plans still fold: folded and full replays end togethe
   o.microbatches = 4;
   const Schedule schedule = Generate(o);
   const testing::FakeCost cost(3, 5, 200);
-  SimOptions sim;
-  sim.collectives = Nccl();
-  sim.fold = true;
-  const SimResult folded = Simulate(schedule, topology, cost, sim);
-  sim.fold = false;
-  const SimResult full = Simulate(schedule, topology, cost, sim);
-  INFO("refused: " << folded.fold_note);
-  CHECK(folded.fold_order == 8);
-  CHECK(folded.iteration_time_ns == full.iteration_time_ns);
+  for (const bool step_by_step : {false, true}) {
+    INFO("step_by_step " << step_by_step);
+    SimOptions sim;
+    sim.collectives = Nccl();
+    sim.collectives.step_by_step = step_by_step;
+    sim.fold = true;
+    const SimResult folded = Simulate(schedule, topology, cost, sim);
+    sim.fold = false;
+    const SimResult full = Simulate(schedule, topology, cost, sim);
+    INFO("refused: " << folded.fold_note);
+    CHECK(folded.fold_order == 8);
+    CHECK(folded.iteration_time_ns == full.iteration_time_ns);
+  }
 }
 
 TEST_CASE("collectives.json: algorithms must be ring or nccl") {
@@ -321,32 +327,6 @@ TEST_CASE(
           NcclAlgorithm::kTree);
   CHECK(std::abs(Simulated(tree, topology, NetworkMode::kFlow, true) -
                  Simulated(tree, topology, NetworkMode::kFlow)) <= 2);
-}
-
-TEST_CASE("NCCL collective plans fold step by step: folded and full replays end together") {
-  // As the aggregate case above, every ring step its own flows: a folded flow pays the
-  // protocol latency of the hop it stands for.
-  const Cluster cluster = BuildCluster("p4d.24xlarge:2");
-  const ClusterTopology topology(cluster);
-  GenerateOptions o;
-  o.model = testing::TestModel8();
-  o.strategy = Strategy::kOneFOneB;
-  o.dp = 2;
-  o.pp = 2;
-  o.tp = 4;
-  o.microbatches = 4;
-  const Schedule schedule = Generate(o);
-  const testing::FakeCost cost(3, 5, 200);
-  SimOptions sim;
-  sim.collectives = Nccl();
-  sim.collectives.step_by_step = true;
-  sim.fold = true;
-  const SimResult folded = Simulate(schedule, topology, cost, sim);
-  sim.fold = false;
-  const SimResult full = Simulate(schedule, topology, cost, sim);
-  INFO("refused: " << folded.fold_note);
-  CHECK(folded.fold_order == 8);
-  CHECK(folded.iteration_time_ns == full.iteration_time_ns);
 }
 
 TEST_CASE(

@@ -323,7 +323,11 @@ std::optional<NcclSystem> NcclCommunicator(const std::vector<int>& gpus,
       system.channel_bw_bytes_per_s = bus_bw / system.channels;
     }
   } else {
+    // A channel across nodes runs at its NIC's speed where that is above an NVLink lane's
+    // (NCCL's search gives a multi-node ring one speed inside and between nodes).
     system.channels = std::max(1, options.nccl_channels_per_nic * instance->NumNics());
+    system.channel_bw_bytes_per_s =
+        std::max(system.channel_bw_bytes_per_s, system.node_net_bw_bytes_per_s / system.channels);
   }
   return system;
 }

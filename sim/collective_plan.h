@@ -101,7 +101,8 @@ std::string DefaultCollectiveOptionsPath();
 //                     lays one channel on each NVLink lane path it finds, so a full
 //                     p3.16xlarge node has 6 and a pair joined by one NVLink 1
 //   across nodes      nccl_channels_per_nic x the instance's NICs channels of the table's
-//                     per-channel bandwidth (each at most its share of the node's network)
+//                     per-channel bandwidth or, where faster, the channel's share of the node's
+//                     network (p5.48xlarge's 400 Gbps NICs), which bounds it in the model
 std::optional<NcclSystem> NcclCommunicator(const std::vector<int>& gpus,
                                            const NetworkTopology& topology,
                                            const CollectiveOptions& options);

@@ -333,7 +333,8 @@ TEST_CASE(
     "An NCCL communicator's channels are its own: its NVLink rings in a node, its NICs across") {
   // NCCL's per-channel bandwidth: 20 GB/s per NVLink lane (nccl.json). Inside a node the
   // channels are the bus bandwidth of the group's rings over it; across nodes one per NIC
-  // (sim/data/collectives.json nccl_channels_per_nic).
+  // (sim/data/collectives.json nccl_channels_per_nic), at the lane's bandwidth or the NIC's
+  // share of the node's network where that is faster.
   const CollectiveOptions options = Nccl();
   REQUIRE(options.nccl_channels_per_nic == 1);
   const Cluster p3(BuildCluster("p3.16xlarge:2"));
@@ -348,6 +349,8 @@ TEST_CASE(
   };
   const Cluster p4d(BuildCluster("p4d.24xlarge:2"));
   const ClusterTopology p4d_topology(p4d);
+  const Cluster p5(BuildCluster("p5.48xlarge:2"));
+  const ClusterTopology p5_topology(p5);
   std::vector<int> sixteen(16);
   for (int g = 0; g < 16; ++g) sixteen[g] = g;
   const std::vector<Case> cases = {
@@ -362,6 +365,9 @@ TEST_CASE(
       // at the table's 20 GB/s (the model caps it at its share of the node's network).
       {"p3 two nodes", &p3_topology, sixteen, 1, 20},
       {"p4d two nodes", &p4d_topology, sixteen, 4, 80},
+      // p5.48xlarge's eight 400 Gbps NICs at 0.85: a channel's share, 42.5 GB/s, is above an
+      // NVLink 4 lane's 20.6, so each runs at it: 8 x 42.5 = the node's 340 GB/s.
+      {"p5 two nodes", &p5_topology, sixteen, 8, 340},
   };
   for (const Case& c : cases) {
     INFO(c.name);

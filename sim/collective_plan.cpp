@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <map>
 #include <optional>
 
@@ -102,7 +103,7 @@ CollectiveOptions LoadCollectiveOptions(const std::string& path) {
   const nlohmann::json json = ParseJson(ReadTextFile(path), path);
   JsonReader reader(json, path);
   reader.RejectUnknown({"bidirectional_rings", "broadcast_chunk_bytes", "step_by_step",
-                        "algorithms", "nccl", "source"});
+                        "algorithms", "nccl", "nccl_channels_per_nic", "source"});
   CollectiveOptions options;
   options.bidirectional_rings = reader.RequireBool("bidirectional_rings");
   options.broadcast_chunk_bytes = reader.RequireInt("broadcast_chunk_bytes", 1);
@@ -115,6 +116,7 @@ CollectiveOptions LoadCollectiveOptions(const std::string& path) {
     std::string table = reader.RequireString("nccl");
     if (!table.empty() && table[0] != '/') table = DataRoot() + "/" + table;
     options.nccl = LoadNcclTable(table);
+    options.nccl_channels_per_nic = static_cast<int>(reader.RequireInt("nccl_channels_per_nic", 1));
   }
   return options;
 }
@@ -277,11 +279,30 @@ Collective CollectiveOf(OpKind kind) {
   }
 }
 
-// NCCL's view of the group's communicator, when collectives are planned as NCCL chooses and
-// the topology's instance is in the table.
-std::optional<NcclSystem> NcclSystemOf(const std::vector<int>& gpus,
-                                       const NetworkTopology& topology,
-                                       const CollectiveOptions& options) {
+// The bus bandwidth of the rings AddRings lays over `gpus` (one node), uncontended: a step
+// moves weight x share / p over each hop of each ring, so it takes the most loaded link's sum
+// of weight / bandwidth per byte.
+double RingsBusBw(const std::vector<int>& gpus, const NetworkTopology& topology,
+                  const CollectiveOptions& options) {
+  std::map<int, double> load;  // per link: seconds per byte of share / p
+  for (const auto& [ring, weight] : WeightedRings(gpus, topology, options)) {
+    const int p = static_cast<int>(ring.size());
+    for (int i = 0; i < p; ++i) {
+      for (int link : topology.Route(ring[i], ring[(i + 1) % p])) {
+        load[link] += weight / topology.Links()[link].bw_bytes_per_s;
+      }
+    }
+  }
+  double most = 0;
+  for (const auto& [link, seconds] : load) most = std::max(most, seconds);
+  return most > 0 ? 1 / most : 0;
+}
+
+}  // namespace
+
+std::optional<NcclSystem> NcclCommunicator(const std::vector<int>& gpus,
+                                           const NetworkTopology& topology,
+                                           const CollectiveOptions& options) {
   const InstanceSpec* instance = topology.Instance();
   if (options.algorithms != CollectiveAlgorithms::kNccl || options.nccl == nullptr ||
       instance == nullptr || gpus.size() <= 1 || !NcclTableHas(*options.nccl, instance->name)) {
@@ -290,10 +311,28 @@ std::optional<NcclSystem> NcclSystemOf(const std::vector<int>& gpus,
   const int nodes = static_cast<int>(GroupByNode(gpus, topology).order.size());
   const int per_node = std::max(1, static_cast<int>(gpus.size()) / nodes);
   const NetworkSpec& net = instance->network;
-  return NcclSystemFrom(*options.nccl, instance->name, nodes, per_node,
-                        instance->NumNics() * net.nic_raw_bw_bytes_per_s * net.efficiency,
-                        static_cast<double>(net.latency_ns) / 1e3, net.gpudirect);
+  NcclSystem system =
+      NcclSystemFrom(*options.nccl, instance->name, nodes, per_node,
+                     instance->NumNics() * net.nic_raw_bw_bytes_per_s * net.efficiency,
+                     static_cast<double>(net.latency_ns) / 1e3, net.gpudirect);
+  if (nodes == 1) {
+    const double bus_bw = RingsBusBw(gpus, topology, options);
+    if (bus_bw > 0) {
+      system.channels = static_cast<int>(
+          std::max<int64_t>(1, std::llround(bus_bw / system.channel_bw_bytes_per_s)));
+      system.channel_bw_bytes_per_s = bus_bw / system.channels;
+    }
+  } else {
+    // A channel across nodes runs at its NIC's speed where that is above an NVLink lane's
+    // (NCCL's search gives a multi-node ring one speed inside and between nodes).
+    system.channels = std::max(1, options.nccl_channels_per_nic * instance->NumNics());
+    system.channel_bw_bytes_per_s =
+        std::max(system.channel_bw_bytes_per_s, system.node_net_bw_bytes_per_s / system.channels);
+  }
+  return system;
 }
+
+namespace {
 
 // The plan of NCCL's choice of algorithm and protocol, its bytes on the wire (latencies are
 // PlanCollective's).
@@ -372,7 +411,7 @@ void AddNcclLatencies(CollectivePlan& plan, const NcclSystem& system,
 
 CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
                               const NetworkTopology& topology, const CollectiveOptions& options) {
-  const std::optional<NcclSystem> system = NcclSystemOf(gpus, topology, options);
+  const std::optional<NcclSystem> system = NcclCommunicator(gpus, topology, options);
   CollectivePlan plan = system ? PlanNccl(kind, gpus, root_gpu, bytes, topology, options, *system)
                                : PlanRuns(kind, gpus, root_gpu, bytes, topology, options);
   const std::vector<NetLink>& links = topology.Links();

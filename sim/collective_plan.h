@@ -51,6 +51,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -76,18 +77,35 @@ struct CollectiveOptions {
   std::shared_ptr<const NcclTable> nccl;     // kNccl: NCCL's tuning table (models/data/nccl)
   bool bidirectional_rings = true;           // in-node rings also run in reverse
   Bytes broadcast_chunk_bytes = 512 * 1024;  // pipelining unit of a broadcast chain
+  int nccl_channels_per_nic = 1;             // kNccl: a communicator's channels across nodes
   // Flow mode: replay every ring step as its own flows (exact, slow) instead of each run as
   // one aggregate flow.
   bool step_by_step = false;
 };
 
 // Loads CollectiveOptions from a JSON file (fields bidirectional_rings, broadcast_chunk_bytes,
-// source; optional step_by_step, algorithms ("ring" when absent) and nccl (the table's path,
-// relative: under the data root; required with "nccl")). Throws InputError "FILE: FIELD: what"
-// on a bad file.
+// source; optional step_by_step, algorithms ("ring" when absent), nccl (the table's path,
+// relative: under the data root) and nccl_channels_per_nic (both required with "nccl")).
+// Throws InputError "FILE: FIELD: what" on a bad file.
 CollectiveOptions LoadCollectiveOptions(const std::string& path);
 // The default file: DataRoot()/sim/data/collectives.json.
 std::string DefaultCollectiveOptionsPath();
+
+// NCCL's view of the communicator over `gpus` (group order) when collectives are planned as
+// NCCL chooses (kNccl) on a cluster whose instance the table describes; nullopt otherwise (or
+// for a group of one). Its channels are the communicator's own, not the instance's:
+//   inside one node   the bus bandwidth B of the group's NVLink rings as the plan runs them
+//                     (1 / the most loaded link's sum over rings of weight / bandwidth: the
+//                     rings' bottleneck with their shared links), as C = max(1, round(B /
+//                     the table's per-channel bandwidth)) channels of B / C: NCCL's search
+//                     lays one channel on each NVLink lane path it finds, so a full
+//                     p3.16xlarge node has 6 and a pair joined by one NVLink 1
+//   across nodes      nccl_channels_per_nic x the instance's NICs channels of the table's
+//                     per-channel bandwidth or, where faster, the channel's share of the node's
+//                     network (p5.48xlarge's 400 Gbps NICs), which bounds it in the model
+std::optional<NcclSystem> NcclCommunicator(const std::vector<int>& gpus,
+                                           const NetworkTopology& topology,
+                                           const CollectiveOptions& options);
 
 struct RingRun {
   std::vector<int> gpus;  // members in ring (or chain) order

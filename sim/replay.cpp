@@ -390,35 +390,59 @@ void Replay::StartRunStep(int id, int r) {
     return;
   }
   const int step = instance.runs[r].step;
-  // The run's once-paid latency on its first step (the links' latencies per step).
+  // The run's once-paid latency on its first step; on every step, hop i's latency as the
+  // aggregate flow's alpha counts it (RingRun::hop_latency_ns: its route's, with NCCL plus the
+  // protocol's step latency less Simple's).
   const TimeNs once_ns = step == 0 ? run.latency_ns : 0;
+  const int hops = run.closed ? p : p - 1;
+  TERASIM_CHECK(static_cast<int>(run.hop_latency_ns.size()) == hops,
+                "collective run with {} hop latencies for {} hops", run.hop_latency_ns.size(),
+                hops);
   int flows = 0;
-  auto start = [&](int src, int dst) {
-    const RouteCache::Entry& route = routes_.Get(src, dst);
+  auto start = [&](int hop) {
+    const RouteCache::Entry& route = routes_.Get(run.gpus[hop], run.gpus[(hop + 1) % p]);
     ++flows;
     ++instance.runs[r].flows_left;
-    network_->StartFlow(route.links, run.bytes_per_flow, route.latency_ns + once_ns, tag);
+    network_->StartFlow(route.links, run.bytes_per_flow, run.hop_latency_ns[hop] + once_ns, tag);
   };
   instance.runs[r].flows_left = 0;
   if (folded_run != nullptr) {
     const FoldedRun& folded = *folded_run;
-    auto start_folded = [&](const FoldedFlow& flow) {
+    // A folded flow carries its hop's route latency (sim/symmetry_fold.h); the hop's latency
+    // adds the same protocol delta to it. A chain's flow e is hop e; a closed ring's flows are
+    // its hops in order less the images of earlier ones, so flow k stands for the next hop
+    // whose folded route is the flow's (hops of one folded route cross the same kind of link:
+    // the same delta).
+    auto delta_ns = [&](int hop) {
+      return run.hop_latency_ns[hop] -
+             routes_.Get(run.gpus[hop], run.gpus[(hop + 1) % p]).latency_ns;
+    };
+    auto start_folded = [&](const FoldedFlow& flow, int hop) {
       ++flows;
       ++instance.runs[r].flows_left;
-      network_->StartFlow(flow.route, run.bytes_per_flow, flow.latency_ns + once_ns, tag);
+      network_->StartFlow(flow.route, run.bytes_per_flow, flow.latency_ns + delta_ns(hop) + once_ns,
+                          tag);
     };
     if (run.closed) {
-      for (const FoldedFlow& flow : folded.flows) start_folded(flow);
+      int hop = 0;
+      for (const FoldedFlow& flow : folded.flows) {
+        for (; hop < hops; ++hop) {
+          fold_.FoldRoute(routes_.Get(run.gpus[hop], run.gpus[(hop + 1) % p]).links, &fold_route_);
+          if (fold_route_ == flow.route) break;
+        }
+        TERASIM_CHECK(hop < hops, "a folded flow of no hop of its ring");
+        start_folded(flow, hop++);
+      }
     } else {
       for (int e = 0; e + 1 < p; ++e) {
-        if (step - e >= 0 && step - e < run.chunks) start_folded(folded.flows[e]);
+        if (step - e >= 0 && step - e < run.chunks) start_folded(folded.flows[e], e);
       }
     }
   } else if (run.closed) {
-    for (int i = 0; i < p; ++i) start(run.gpus[i], run.gpus[(i + 1) % p]);
+    for (int i = 0; i < p; ++i) start(i);
   } else {
     for (int e = 0; e + 1 < p; ++e) {
-      if (step - e >= 0 && step - e < run.chunks) start(run.gpus[e], run.gpus[e + 1]);
+      if (step - e >= 0 && step - e < run.chunks) start(e);
     }
   }
   TERASIM_CHECK(flows > 0, "collective step without transfers");

@@ -1,13 +1,18 @@
 // terasim collective: an nccl-tests-style table (size, time, algbw, busbw, algorithm,
-// protocol) of one collective on a cluster, from the NCCL model (models/nccl_model.h).
+// protocol) of one collective on a cluster, from the NCCL model (models/nccl_model.h) with the
+// communicator's own channels (sim/collective_plan.h NcclCommunicator).
 #include <cmath>
 #include <iostream>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "models/errors.h"
 #include "models/model_card.h"
 #include "models/nccl_model.h"
+#include "sim/cluster_topology.h"
+#include "sim/collective_plan.h"
 #include "tools/cli.h"
 #include "tools/commands.h"
 #include "topologies/topology.h"
@@ -92,8 +97,22 @@ int RunCollective(const Args& args) {
   const double net_bw =
       instance.NumNics() * instance.network.nic_raw_bw_bytes_per_s * instance.network.efficiency;
   const double net_latency_us = static_cast<double>(instance.network.latency_ns) / 1e3;
-  const NcclSystem system = LoadNcclSystem(nccl_path, instance.name, nodes, per_node, net_bw,
-                                           net_latency_us, instance.network.gpudirect);
+  // The communicator's own channels, as the simulator plans it (sim/collective_plan.h
+  // NcclCommunicator): the first `per_node` GPUs of each of `nodes` instances.
+  CollectiveOptions collectives = LoadCollectiveOptions(DefaultCollectiveOptionsPath());
+  collectives.algorithms = CollectiveAlgorithms::kNccl;
+  collectives.nccl = LoadNcclTable(nccl_path);
+  const Cluster cluster = BuildCluster(instance, nodes);
+  const ClusterTopology topology(cluster);
+  std::vector<int> ranks;
+  for (int node = 0; node < nodes; ++node) {
+    for (int local = 0; local < per_node; ++local) ranks.push_back(cluster.GpuAt(node, local));
+  }
+  const std::optional<NcclSystem> communicator = NcclCommunicator(ranks, topology, collectives);
+  const NcclSystem system = communicator
+                                ? *communicator
+                                : LoadNcclSystem(nccl_path, instance.name, nodes, per_node, net_bw,
+                                                 net_latency_us, instance.network.gpudirect);
 
   auto estimate = [&](Bytes n) {
     if (algorithm == "auto") return NcclBestTime(system, op, n);
@@ -147,11 +166,13 @@ int RunCollective(const Args& args) {
       CollectiveName(op), vm["cluster"].as<std::string>(), gpus, nodes, nodes == 1 ? "" : "s",
       per_node, nccl_path);
   std::cout << fmt::format(
-      "# inside a node: {} channels x {:.1f} GB/s over {}; network: {} NIC x "
+      "# {} channels x {:.1f} GB/s ({}; inside a node over {}); network: {} NIC x "
       "{:.3g} GB/s x {:.2f} = {:.2f} GB/s per node, {:.1f} us, {}{}\n",
-      system.channels, system.channel_bw_bytes_per_s / 1e9, system.intra_nvlink ? "NVLink" : "PCI",
-      instance.NumNics(), instance.network.nic_raw_bw_bytes_per_s / 1e9,
-      instance.network.efficiency, net_bw / 1e9, net_latency_us, instance.network.transport,
+      system.channels, system.channel_bw_bytes_per_s / 1e9,
+      nodes == 1 ? "the ranks' NVLink rings" : "per NIC across nodes",
+      system.intra_nvlink ? "NVLink" : "PCI", instance.NumNics(),
+      instance.network.nic_raw_bw_bytes_per_s / 1e9, instance.network.efficiency, net_bw / 1e9,
+      net_latency_us, instance.network.transport,
       instance.network.gpudirect ? ", GPUDirect RDMA" : ", no GPUDirect");
   std::cout << fmt::format("# busbw = algbw x {:.4f} (nccl-tests' factor for {} ranks)\n",
                            bus_factor, gpus);

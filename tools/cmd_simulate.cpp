@@ -317,10 +317,12 @@ int RunSimulate(const Args& args) {
       FormatGiB(result.peak_memory_bytes), FormatGiB(memory.capacity_bytes),
       memory.fits ? "fits" : "does not fit", result.events, result.wall_time_s, events_per_s);
   if (result.analytic_staggered_fraction > 0.05) {
-    // Where the two network modes must differ (docs/collectives.md).
+    // Where the two network modes can differ (docs/collectives.md): staggered contention.
     std::cout << fmt::format(
-        "  network     {:.0f} % of the link bytes met transfers started at other instants: the "
-        "analytic mode keeps each transfer's share from its start; --network flow re-shares\n",
+        "  network     {:.0f} % of the link bytes met transfers started at other instants, "
+        "where the modes can differ: the analytic mode costs each transfer once, at its start, "
+        "against what is in flight; --network flow re-shares the links at every start and "
+        "end\n",
         100 * result.analytic_staggered_fraction);
   }
   if (jitter) {

@@ -3,6 +3,7 @@
 // agreement where nothing contends, on real p3.16xlarge clusters.
 #include <catch2/catch.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,11 +43,14 @@ NcclSystem P3System(const Cluster& cluster, int nodes, int per_node) {
       static_cast<double>(instance.network.latency_ns) / 1e3, instance.network.gpudirect);
 }
 
-TimeNs Simulated(const Schedule& schedule, const NetworkTopology& topology, NetworkMode mode) {
+// step_by_step: CollectiveOptions's (every ring step its own flows, not one aggregate flow).
+TimeNs Simulated(const Schedule& schedule, const NetworkTopology& topology, NetworkMode mode,
+                 bool step_by_step = false) {
   const testing::FakeCost cost(1, 2);
   SimOptions options;
   options.network = mode;
   options.collectives = Nccl();
+  options.collectives.step_by_step = step_by_step;
   return Simulate(schedule, topology, cost, options).iteration_time_ns;
 }
 
@@ -136,6 +140,9 @@ TEST_CASE("An NCCL tree all-reduce across four nodes matches the tree closed for
   CHECK(AnalyticPlanNs(plan, routes) == Approx(expected_ns).epsilon(0.001));
   const Schedule schedule = CollectiveSchedule(OpKind::kAllReduce, gpus, n, 32);
   CHECK(Simulated(schedule, topology, NetworkMode::kFlow) == Approx(expected_ns).epsilon(0.01));
+  // Step by step each edge pays its hop's latency (the protocol's, as alpha above) too.
+  CHECK(Simulated(schedule, topology, NetworkMode::kFlow, /*step_by_step=*/true) ==
+        Approx(expected_ns).epsilon(0.01));
 }
 
 TEST_CASE("NCCL collectives: flow and analytic modes agree within 5 % where nothing contends") {
@@ -166,6 +173,8 @@ TEST_CASE("NCCL collectives: flow and analytic modes agree within 5 % where noth
 
 TEST_CASE("NCCL collective plans still fold: folded and full replays end together") {
   // p4d.24xlarge (as symmetry_fold_test): dp2 pp2 tp4 on two nodes folds 8 ways with rings.
+  // Also step by step (every ring step its own flows): a folded flow pays the protocol
+  // latency of the hop it stands for.
   const Cluster cluster = BuildCluster("p4d.24xlarge:2");
   const ClusterTopology topology(cluster);
   GenerateOptions o;
@@ -177,15 +186,19 @@ TEST_CASE("NCCL collective plans still fold: folded and full replays end togethe
   o.microbatches = 4;
   const Schedule schedule = Generate(o);
   const testing::FakeCost cost(3, 5, 200);
-  SimOptions sim;
-  sim.collectives = Nccl();
-  sim.fold = true;
-  const SimResult folded = Simulate(schedule, topology, cost, sim);
-  sim.fold = false;
-  const SimResult full = Simulate(schedule, topology, cost, sim);
-  INFO("refused: " << folded.fold_note);
-  CHECK(folded.fold_order == 8);
-  CHECK(folded.iteration_time_ns == full.iteration_time_ns);
+  for (const bool step_by_step : {false, true}) {
+    INFO("step_by_step " << step_by_step);
+    SimOptions sim;
+    sim.collectives = Nccl();
+    sim.collectives.step_by_step = step_by_step;
+    sim.fold = true;
+    const SimResult folded = Simulate(schedule, topology, cost, sim);
+    sim.fold = false;
+    const SimResult full = Simulate(schedule, topology, cost, sim);
+    INFO("refused: " << folded.fold_note);
+    CHECK(folded.fold_order == 8);
+    CHECK(folded.iteration_time_ns == full.iteration_time_ns);
+  }
 }
 
 TEST_CASE("collectives.json: algorithms must be ring or nccl") {
@@ -224,6 +237,11 @@ TEST_CASE("A capped NCCL protocol runs at the capped bus bandwidth in both netwo
   CHECK(AnalyticPlanNs(plan, routes) == Approx(expected_ns).epsilon(0.01));
   const Schedule schedule = CollectiveSchedule(OpKind::kAllReduce, gpus, n, 8);
   CHECK(Simulated(schedule, topology, NetworkMode::kFlow) == Approx(expected_ns).epsilon(0.01));
+  // Step by step (every ring step its own flows; each NVLink ring's hops are alike, so a step
+  // ends with its slowest hop) the same: each hop pays LL's 0.6 us step, not the links' 3.4 us
+  // (Simple's), which would make it 14 x 2.8 us late on this 18 us all-reduce.
+  CHECK(Simulated(schedule, topology, NetworkMode::kFlow, /*step_by_step=*/true) ==
+        Approx(expected_ns).epsilon(0.01));
 }
 
 TEST_CASE("NCCL's protocol step latency is paid on every hop of every step") {
@@ -265,6 +283,75 @@ TEST_CASE("NCCL's protocol step latency is paid on every hop of every step") {
     }
     CHECK(hops > 0);
   }
+}
+
+TEST_CASE(
+    "An NCCL communicator's channels are its own: its NVLink rings in a node, its NICs across") {
+  // NCCL's per-channel bandwidth: 20 GB/s per NVLink lane (nccl.json). Inside a node the
+  // channels are the bus bandwidth of the group's rings over it; across nodes one per NIC
+  // (sim/data/collectives.json nccl_channels_per_nic), at the lane's bandwidth or the NIC's
+  // share of the node's network where that is faster.
+  const CollectiveOptions options = Nccl();
+  REQUIRE(options.nccl_channels_per_nic == 1);
+  const Cluster p3(BuildCluster("p3.16xlarge:2"));
+  const ClusterTopology p3_topology(p3);
+  const std::vector<int> node = {0, 1, 2, 3, 4, 5, 6, 7};
+  struct Case {
+    std::string name;
+    const NetworkTopology* topology;
+    std::vector<int> gpus;
+    int channels;
+    double bus_gbytes_per_s;  // channels x per-channel bandwidth
+  };
+  const Cluster p4d(BuildCluster("p4d.24xlarge:2"));
+  const ClusterTopology p4d_topology(p4d);
+  const Cluster p5(BuildCluster("p5.48xlarge:2"));
+  const ClusterTopology p5_topology(p5);
+  std::vector<int> sixteen(16);
+  for (int g = 0; g < 16; ++g) sixteen[g] = g;
+  const std::vector<Case> cases = {
+      // Two edge-disjoint rings, both ways: 6 lanes x 20 GB/s (FACTS.md: 120 GB/s).
+      {"p3 node", &p3_topology, node, 6, 120},
+      {"p3 pair on two lanes (NV2)", &p3_topology, {0, 3}, 2, 40},
+      {"p3 pair on one lane (NV1)", &p3_topology, {0, 1}, 1, 20},
+      // 12 NVLink 3 links into the NVSwitch at 20 GB/s, for any group.
+      {"p4d node", &p4d_topology, node, 12, 240},
+      {"p4d pair", &p4d_topology, {2, 5}, 12, 240},
+      // Across nodes: one channel per NIC (p3: one ENA port; p4d: four EFA interfaces), each
+      // at the table's 20 GB/s (the model caps it at its share of the node's network).
+      {"p3 two nodes", &p3_topology, sixteen, 1, 20},
+      {"p4d two nodes", &p4d_topology, sixteen, 4, 80},
+      // p5.48xlarge's eight 400 Gbps NICs at 0.85: a channel's share, 42.5 GB/s, is above an
+      // NVLink 4 lane's 20.6, so each runs at it: 8 x 42.5 = the node's 340 GB/s.
+      {"p5 two nodes", &p5_topology, sixteen, 8, 340},
+  };
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const std::optional<NcclSystem> system = NcclCommunicator(c.gpus, *c.topology, options);
+    REQUIRE(system.has_value());
+    CHECK(system->channels == c.channels);
+    CHECK(system->channels * system->channel_bw_bytes_per_s == Approx(c.bus_gbytes_per_s * 1e9));
+  }
+  CHECK_FALSE(NcclCommunicator({0, 1}, p3_topology, CollectiveOptions{}).has_value());  // ring mode
+
+  // A 64 KiB all-reduce on the NV2 pair runs ring LL at half the pair's 40 GB/s: 20 GB/s, under
+  // LL's 39 GB/s limit on Volta, so no cap applies (with the node's 6 channels the limit bound
+  // at 39 / 60 and the pair ran at 13 GB/s):
+  //   base + 2 (p - 1) alpha + 2 (p - 1) / p x n / (0.5 x 40 GB/s),  p = 2.
+  const Bytes n = 64 << 10;
+  const CollectivePlan plan =
+      PlanCollective(OpKind::kAllReduce, {0, 3}, -1, n, p3_topology, options);
+  REQUIRE(plan.algorithm == NcclAlgorithm::kRing);
+  REQUIRE(plan.protocol == NcclProtocol::kLL);
+  const NcclSystem pair = *NcclCommunicator({0, 3}, p3_topology, options);
+  CHECK(NcclCapFactor(pair, NcclAlgorithm::kRing, NcclProtocol::kLL) == 1.0);
+  const double base_ns = NcclBaseLatencyUs(pair, NcclAlgorithm::kRing, NcclProtocol::kLL) * 1e3;
+  const double expected_ns =
+      base_ns + 2 * plan.phases[0].runs[0].alpha_ns + 1.0 * n / (0.5 * 40e9) * 1e9;
+  const Schedule schedule = CollectiveSchedule(OpKind::kAllReduce, {0, 3}, n, 16);
+  CHECK(Simulated(schedule, p3_topology, NetworkMode::kFlow) == Approx(expected_ns).epsilon(0.01));
+  CHECK(Simulated(schedule, p3_topology, NetworkMode::kAnalytic) ==
+        Approx(expected_ns).epsilon(0.01));
 }
 
 }  // namespace

@@ -44,6 +44,26 @@ TEST_CASE("terasim simulate --json reports the iteration of a generated schedule
   REQUIRE(json.at("devices").size() == 4);
 }
 
+TEST_CASE("terasim simulate says where the two network modes can differ") {
+  // gpt3-1b at dp 8 x pp 24 on 24 p3.16xlarge with bucketed gradients: the data-parallel
+  // all-reduces start while pipeline transfers hold the NICs (staggered contention), which
+  // the analytic mode costs once at each start and the flow mode re-shares.
+  const std::string simulate =
+      std::string(TERASIM_BINARY) +
+      " simulate --model gpt3-1b --cluster p3.16xlarge:24 --strategy gpipe --dp 8 --pp 24 --tp 1 "
+      "--batch 128 --dp-step bucketed --network ";
+  std::string analytic, flow;
+  REQUIRE(RunCommand(simulate + "analytic", &analytic) == 0);
+  CHECK_THAT(analytic, Catch::Matchers::Contains("of the link bytes met transfers started at "
+                                                 "other instants, where the modes can differ"));
+  // The flow mode re-shares, so it has nothing to say; its JSON reports no staggered bytes.
+  REQUIRE(RunCommand(simulate + "flow", &flow) == 0);
+  CHECK_THAT(flow, !Catch::Matchers::Contains("the modes can differ"));
+  std::string json;
+  REQUIRE(RunCommand(simulate + "analytic --json", &json) == 0);
+  CHECK(nlohmann::json::parse(json).at("analytic_staggered_fraction").get<double>() > 0.05);
+}
+
 TEST_CASE("terasim simulate rejects an unknown network mode naming the flag") {
   std::string out;
   const int status = RunCommand(std::string(TERASIM_BINARY) +

@@ -121,8 +121,10 @@ TEST_CASE("Op keys split into a pattern and up to four numbers that print back t
   CHECK(z.pattern == std::string("x007.y\x01"));
   CHECK(z.numbers == std::vector<int64_t>{5});
   // A key holding a placeholder byte is stored whole.
-  const KeyPattern raw = SplitKeyPattern(std::string("a\x02b3"));
-  CHECK(raw.pattern == std::string("a\x02b3"));
+  // ("a\x02b3" as one literal would be one out-of-range hex escape, not \x02 then "b3".)
+  const std::string key = std::string("a\x02") + "b3";
+  const KeyPattern raw = SplitKeyPattern(key);
+  CHECK(raw.pattern == key);
   CHECK(raw.numbers.empty());
 }
 

@@ -36,6 +36,18 @@ std::unique_ptr<uint64_t[], void (*)(uint64_t*)> ZeroedSlots(size_t count) {
 
 }  // namespace
 
+void AdviseHugePages(const void* data, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 // A 64-bit hash, eight bytes at a time (names are 10-40 characters; the standard library's
 // hash was a tenth of `terasim check`).
 uint64_t NamePool::Hash(std::string_view text) {
@@ -91,8 +103,11 @@ int NamePool::Find(std::string_view text) const {
 }
 
 void NamePool::Reserve(size_t names, size_t chars, size_t table_names) {
-  chars_.reserve(chars);
-  offsets_.reserve(names + 1);
+  if (chars > chars_.capacity()) {
+    chars_.reserve(chars);
+    AdviseHugePages(chars_.data() + chars_.size(), chars_.capacity() - chars_.size());
+  }
+  ReserveHuge(offsets_, names + 1);
   size_t capacity = 1024;
   while (capacity * 7 < table_names * 10) capacity *= 2;
   if (capacity > slot_count_) Rehash(capacity);

@@ -621,9 +621,9 @@ class PirReader {
   // Room for about `ops` ops, `names` names of `chars` characters and `after` references
   // (hints).
   void Reserve(size_t ops, size_t names, size_t chars, size_t after) {
-    s_.ops.reserve(ops);
-    s_.after_offset.reserve(ops + 1);
-    s_.after_name.reserve(after);
+    ReserveHuge(s_.ops, ops);
+    ReserveHuge(s_.after_offset, ops + 1);
+    ReserveHuge(s_.after_name, after);
     // The table for the keys (one per op): a first block's other names (tensors of its
     // collectives) overstate the rest of a file, and a table of twice the size misses the cache
     // more (a 979 k-op check: 32 MB of table for 1.1 M names); further names grow it.

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -188,6 +189,32 @@ TEST_CASE("NamePool reserves a smaller table than its names and grows it", "[sch
   CHECK(small.Intern("k2999") == 2999);  // found again in the grown table
   CHECK(small.Find("k17") == 17);
   CHECK(small.Size() == 3000);
+}
+
+TEST_CASE("ReserveHuge and AssignHuge keep the contents and give the room asked for",
+          "[schedule][compact]") {
+  // Sizes below, at and above a 2 MB page: the hint changes where the pages come from, never
+  // what the array holds.
+  for (const size_t count : {size_t{0}, size_t{1000}, size_t{1} << 19, size_t{3} << 19}) {
+    std::vector<int> kept = {7, 8, 9};
+    ReserveHuge(kept, count);
+    CHECK(kept.capacity() >= std::max<size_t>(count, 3));
+    CHECK(kept == std::vector<int>{7, 8, 9});  // the elements moved with the reserve
+    kept.resize(count + 4, 5);
+    CHECK(kept[2] == 9);
+    CHECK(kept.back() == 5);  // the room past the old elements is usable
+
+    std::vector<int> filled = {1, 2};
+    AssignHuge(filled, count, -2);
+    REQUIRE(filled.size() == count);  // assign replaces the two old elements
+    CHECK(std::count(filled.begin(), filled.end(), -2) == static_cast<std::ptrdiff_t>(count));
+  }
+  std::vector<int> small = {4};
+  small.reserve(64);
+  const int* before = small.data();
+  ReserveHuge(small, 10);  // room enough already: no reallocation
+  CHECK(small.data() == before);
+  AdviseHugePages(nullptr, 0);  // an empty range is no error
 }
 
 TEST_CASE("the streaming reader takes tabs, carriage returns and a line longer than a block",

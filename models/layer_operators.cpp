@@ -167,7 +167,9 @@ class OperatorList {
       Gemm("qkv", 1, bl_, 3 * h_t_, h_);
       Memory("qkv_bias", 2 * kFp16 * 3 * bl_ * h_t_);
       Memory("q_scale", 2 * kFp16 * bl_ * h_t_);
-      Memory("causal_mask", kFp16 * (3 * l_ * l_ + l_ * c_ + 2 * l_ * (c_ + l_)), 4);
+      // new_full, triu_, new_zeros(l, c), cat; new_zeros of the first slice (c = 0) is an
+      // empty tensor, whose fill launches no kernel.
+      Memory("causal_mask", kFp16 * (3 * l_ * l_ + l_ * c_ + 2 * l_ * (c_ + l_)), c_ > 0 ? 4 : 3);
       Memory("kv_cache_write", 2 * kFp16 * 2 * bl_ * h_t_, 2);
     }
     Gemm("scores", b_ * heads_, l_, c_ + l_, d_);

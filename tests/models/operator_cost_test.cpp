@@ -495,6 +495,19 @@ TEST_CASE(
   CHECK(forward_kernels(120, 0) == 27);
   CHECK(Find(LayerOperators(m, Work(120, 0, 4), OperatorPass::kForward, eager), "causal_mask")
             .kernels == 3);
+  // Without the cache (full_cache=None, as TeraPipe's latency script runs a layer): the mask
+  // in two kernels (new_full, triu_), no cache writes: 24; no sequence-long cache gradient.
+  LayerOperatorOptions no_cache = eager;
+  no_cache.kv_cache = false;
+  int plain = 0;
+  for (const LayerOperator& op :
+       LayerOperators(m, Work(120, 0, 4), OperatorPass::kForward, no_cache))
+    plain += op.kernels;
+  CHECK(plain == 24);
+  for (const LayerOperator& op :
+       LayerOperators(m, Work(120, 0, 4), OperatorPass::kBackwardInput, no_cache)) {
+    CHECK(std::strstr(op.name, "kv_cache") == nullptr);
+  }
   // One pass of the gradient (weight_gradient_passes 1): nothing to accumulate.
   for (const LayerOperator& op :
        LayerOperators(m, w, OperatorPass::kBackwardWeight, {false, false, 1})) {

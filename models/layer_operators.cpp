@@ -35,6 +35,8 @@ class OperatorList {
     x_ = bl_ * h_ / (options.sequence_parallel ? t : 1);
     score_ = b_ * heads_ * l_ * (c_ + l_);
     sequence_ = model.sequence;
+    TERASIM_CHECK(options.fused || options.kv_cache || c_ == 0,
+                  "eager layer without its key/value cache at context {}", c_);
   }
 
   void Gemm(const char* name, int64_t batch, int64_t m, int64_t n, int64_t k) {
@@ -167,8 +169,14 @@ class OperatorList {
       Gemm("qkv", 1, bl_, 3 * h_t_, h_);
       Memory("qkv_bias", 2 * kFp16 * 3 * bl_ * h_t_);
       Memory("q_scale", 2 * kFp16 * bl_ * h_t_);
-      Memory("causal_mask", kFp16 * (3 * l_ * l_ + l_ * c_ + 2 * l_ * (c_ + l_)), 4);
-      Memory("kv_cache_write", 2 * kFp16 * 2 * bl_ * h_t_, 2);
+      if (!options_.kv_cache) {
+        Memory("causal_mask", kFp16 * 3 * l_ * l_, 2);  // new_full, triu_
+      } else {
+        // new_full, triu_, new_zeros(l, c), cat; new_zeros of the first slice (c = 0) is an
+        // empty tensor, whose fill launches no kernel.
+        Memory("causal_mask", kFp16 * (3 * l_ * l_ + l_ * c_ + 2 * l_ * (c_ + l_)), c_ > 0 ? 4 : 3);
+        Memory("kv_cache_write", 2 * kFp16 * 2 * bl_ * h_t_, 2);
+      }
     }
     Gemm("scores", b_ * heads_, l_, c_ + l_, d_);
     Memory("mask", 2 * kFp16 * score_ + kFp16 * l_ * (c_ + l_));  // in place, mask broadcast
@@ -203,7 +211,8 @@ class OperatorList {
     Gemm("scores.dK", b_ * heads_, c_ + l_, d_, l_);
     // Keys and values: zero-fill s rows, copy c + l rows in, add the later slices' s rows.
     const int64_t s = std::max<int64_t>(sequence_, c_ + l_);
-    Memory("kv_cache.bwd", 2 * kFp16 * b_ * h_t_ * (4 * s + 2 * (c_ + l_)), 6);
+    if (options_.kv_cache)
+      Memory("kv_cache.bwd", 2 * kFp16 * b_ * h_t_ * (4 * s + 2 * (c_ + l_)), 6);
     Memory("q_scale.bwd", 2 * kFp16 * bl_ * h_t_);
     Memory("qkv_layout.bwd", 2 * kFp16 * 3 * bl_ * h_t_, 2);  // chunk's cat, then a copy
     Gemm("qkv.dX", 1, bl_, h_, 3 * h_t_);

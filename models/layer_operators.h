@@ -73,6 +73,11 @@ struct LayerOperatorOptions {
   bool fused = false;
   bool sequence_parallel = false;
   int weight_gradient_passes = 1;  // see ComputeModelParams::weight_gradient_passes
+  // Eager only: false runs TeraPipe's layer without its key/value cache (full_cache=None, as
+  // its single-device latency script times a layer at context 0): keys and values straight
+  // from the QKV output, the mask without the context's zeros, no cache writes and no
+  // sequence-long cache gradient. Precondition when false: context 0.
+  bool kv_cache = true;
 };
 
 // The operators of one layer (or one block of it: work.block) for `pass` on one rank, in the

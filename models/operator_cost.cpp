@@ -16,7 +16,8 @@ constexpr int64_t kMinSplitK = 256;
 
 }  // namespace
 
-OperatorCostModel::OperatorCostModel(ModelCard model, DeviceSpec device, bool sequence_parallel)
+OperatorCostModel::OperatorCostModel(ModelCard model, DeviceSpec device, bool sequence_parallel,
+                                     bool kv_cache)
     : model_(std::move(model)), device_(std::move(device)) {
   if (!device_.operator_model) {
     ThrowInput("{}: no operator_model: the operator cost model needs its parameters",
@@ -25,6 +26,7 @@ OperatorCostModel::OperatorCostModel(ModelCard model, DeviceSpec device, bool se
   params_ = *device_.operator_model;
   options_.fused = params_.fused;
   options_.sequence_parallel = sequence_parallel;
+  options_.kv_cache = kv_cache;
   options_.weight_gradient_passes = device_.compute.weight_gradient_passes;
 }
 

@@ -62,8 +62,11 @@ struct OperatorTiming {
 class OperatorCostModel : public ComputeCostModel {
  public:
   // Throws InputError "DEVICE: no operator_model" when the spec lacks the parameters.
-  // `sequence_parallel` splits LayerNorm, dropout and residual tensors over the tp ranks.
-  OperatorCostModel(ModelCard model, DeviceSpec device, bool sequence_parallel = false);
+  // `sequence_parallel` splits LayerNorm, dropout and residual tensors over the tp ranks;
+  // `kv_cache` false runs an eager layer without its key/value cache
+  // (LayerOperatorOptions::kv_cache; Time() then needs context 0).
+  OperatorCostModel(ModelCard model, DeviceSpec device, bool sequence_parallel = false,
+                    bool kv_cache = true);
 
   // Time of `work` on one device, >= 1 ns. Precondition: layers >= 1, rows >= 1, tokens >= 0,
   // context >= 0, tp >= 1 dividing the heads.

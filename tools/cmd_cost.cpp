@@ -114,6 +114,9 @@ int RunCost(const Args& args) {
        "the operator model (implied) with LayerNorm, dropout and residual tensors split over the "
        "tp "
        "ranks")  //
+      ("no-kv-cache", po::bool_switch(),
+       "the operator model (implied) with an eager layer run without its key/value cache, as "
+       "TeraPipe's single-device latency script times one (context 0)")  //
       ("json", po::bool_switch(), "print JSON");
   po::variables_map vm;
   if (!Parse("cost",
@@ -146,6 +149,11 @@ int RunCost(const Args& args) {
     ThrowInput("--cost-model {}: must be device, layer or operator", which);
   }
   const bool sequence_parallel = vm["sequence-parallel"].as<bool>();
+  const bool no_kv_cache = vm["no-kv-cache"].as<bool>();
+  if (no_kv_cache && work.context != 0) {
+    ThrowInput("--no-kv-cache with --context {}: a layer without its cache has no context",
+               work.context);
+  }
   DeviceSpec layer_device = device;
   if (which == "layer" && layer_device.operator_model)
     layer_device.operator_model->is_default = false;
@@ -154,9 +162,9 @@ int RunCost(const Args& args) {
   const bool operators_answer =
       which == "operator" ||
       (which == "device" && device.operator_model && device.operator_model->is_default) ||
-      sequence_parallel;
+      sequence_parallel || no_kv_cache;
   if (operators_answer || vm["breakdown"].as<bool>()) {
-    operators.emplace(model, device, sequence_parallel);
+    operators.emplace(model, device, sequence_parallel, !no_kv_cache);
   }
   const ComputeCostModel* base = &roofline;
   if (operators_answer) base = &*operators;

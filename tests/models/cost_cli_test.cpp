@@ -85,6 +85,22 @@ TEST_CASE("terasim cost --breakdown prints every operator of every pass", "[mode
   CHECK(bad.err.find("--pass sideways") != std::string::npos);
 }
 
+TEST_CASE("terasim cost --no-kv-cache runs the eager layer without its cache", "[models][cli]") {
+  // gpt3-1b at 1 token is launch-bound: the forward is its kernels' host time, so 24 kernels
+  // (no cache) against 27 (a first slice with the cache) take 24 / 27 of the time (within the
+  // last kernel's GPU time).
+  const Result with = RunTerasim("cost --model gpt3-1b --tokens 1 --cost-model operator --json");
+  const Result without = RunTerasim("cost --model gpt3-1b --tokens 1 --no-kv-cache --json");
+  REQUIRE(with.status == 0);
+  REQUIRE(without.status == 0);
+  const double a = nlohmann::json::parse(with.out).at("fwd_time_ns").get<double>();
+  const double b = nlohmann::json::parse(without.out).at("fwd_time_ns").get<double>();
+  CHECK(b / a == Approx(24.0 / 27.0).epsilon(0.01));
+  const Result bad = RunTerasim("cost --model gpt3-1b --tokens 64 --context 64 --no-kv-cache");
+  CHECK(bad.status == 1);
+  CHECK(bad.err.find("--no-kv-cache") != std::string::npos);
+}
+
 TEST_CASE("terasim collective reports nccl-tests bus bandwidth", "[models][cli]") {
   const Result r = RunTerasim(
       "collective --op allreduce --cluster p3.16xlarge:1 --min-bytes 1024 --max-bytes 1048576 "

@@ -481,6 +481,33 @@ TEST_CASE(
     CHECK(Find(eager_weight, name).bytes == 3 * Find(fused_weight, name).bytes);
     CHECK(Find(eager_weight, name).kernels == 6);
   }
+  // Forward kernels (transformer_models.py): attention 20 (LayerNorm 2, qkv and its bias 2,
+  // q scaling 1, mask 4, cache writes 2, scores, mask add, softmax, cast, attn_v, layout 6,
+  // proj and its bias 2, residual 1), MLP 8. The first slice (c = 0) builds its mask from an
+  // empty new_zeros(l, 0), which launches nothing: 27.
+  auto forward_kernels = [&](int64_t l, int64_t c) {
+    int kernels = 0;
+    for (const LayerOperator& op : LayerOperators(m, Work(l, c, 4), OperatorPass::kForward, eager))
+      kernels += op.kernels;
+    return kernels;
+  };
+  CHECK(forward_kernels(120, 1000) == 28);
+  CHECK(forward_kernels(120, 0) == 27);
+  CHECK(Find(LayerOperators(m, Work(120, 0, 4), OperatorPass::kForward, eager), "causal_mask")
+            .kernels == 3);
+  // Without the cache (full_cache=None, as TeraPipe's latency script runs a layer): the mask
+  // in two kernels (new_full, triu_), no cache writes: 24; no sequence-long cache gradient.
+  LayerOperatorOptions no_cache = eager;
+  no_cache.kv_cache = false;
+  int plain = 0;
+  for (const LayerOperator& op :
+       LayerOperators(m, Work(120, 0, 4), OperatorPass::kForward, no_cache))
+    plain += op.kernels;
+  CHECK(plain == 24);
+  for (const LayerOperator& op :
+       LayerOperators(m, Work(120, 0, 4), OperatorPass::kBackwardInput, no_cache)) {
+    CHECK(std::strstr(op.name, "kv_cache") == nullptr);
+  }
   // One pass of the gradient (weight_gradient_passes 1): nothing to accumulate.
   for (const LayerOperator& op :
        LayerOperators(m, w, OperatorPass::kBackwardWeight, {false, false, 1})) {

@@ -92,6 +92,31 @@ SimResult RequireDeclaredExact(const GenerateOptions& options, const NetworkTopo
   return declared;
 }
 
+// tp 8 (the test model with 8 heads).
+GenerateOptions Tp8(Strategy strategy, int dp, int pp) {
+  GenerateOptions o = Options(strategy, dp, pp, 8);
+  o.model.heads = 8;
+  return o;
+}
+
+// Calls body(strategy, sim) for GPipe, 1F1B and TeraPipe in both network modes, collectives
+// whole and step by step.
+template <typename Body>
+void ForEachP3Case(Body&& body) {
+  for (Strategy strategy : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kTeraPipe}) {
+    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      for (bool step_by_step : {false, true}) {
+        INFO(StrategyName(strategy) << ", " << NetworkModeName(network) << " network"
+                                    << (step_by_step ? ", step by step" : ""));
+        SimOptions sim;
+        sim.network = network;
+        sim.collectives.step_by_step = step_by_step;
+        body(strategy, sim);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a representatives-only schedule replays as the whole one on every generator") {
@@ -181,29 +206,16 @@ TEST_CASE("eight GPUs sharing a NIC and pairs sharing a PCIe switch fold to one 
   // on each node, so every activation crosses the NIC. dp 2 adds the replica shift.
   const testing::SharedNicTopology p3like(2, {0, 0, 1, 1, 2, 2, 3, 3});
   const testing::SharedNicTopology p3like4(4, {0, 0, 1, 1, 2, 2, 3, 3});
-  for (Strategy strategy : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kTeraPipe}) {
-    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
-      for (bool step_by_step : {false, true}) {
-        INFO(StrategyName(strategy) << ", " << NetworkModeName(network) << " network"
-                                    << (step_by_step ? ", step by step" : ""));
-        SimOptions sim;
-        sim.network = network;
-        sim.collectives.step_by_step = step_by_step;
-        GenerateOptions dp1 = Options(strategy, 1, 2, 8);
-        dp1.model.heads = 8;  // tp 8
-        GenerateOptions dp2 = Options(strategy, 2, 2, 8);
-        dp2.model.heads = 8;
-        CHECK(RequireDeclaredExact(dp1, p3like, sim).fold_order == 8);
-        // Analytic, dp 2: the whole replay itself is not symmetric. The 8 stage-1 gradient
-        // all-reduces (one per tp rank, each across the NICs of nodes 1 and 3) start at one
-        // instant but end 4.5 us apart, tp rank by tp rank (its costing depends on the order
-        // it sees them in); the fold gives them all the earliest end. So flow only.
-        if (network == NetworkMode::kFlow) {
-          CHECK(RequireDeclaredExact(dp2, p3like4, sim).fold_order == 16);
-        }
-      }
+  ForEachP3Case([&](Strategy strategy, const SimOptions& sim) {
+    CHECK(RequireDeclaredExact(Tp8(strategy, 1, 2), p3like, sim).fold_order == 8);
+    // Analytic, dp 2: the whole replay itself is not symmetric. The 8 stage-1 gradient
+    // all-reduces (one per tp rank, each across the NICs of nodes 1 and 3) start at one
+    // instant but end 4.5 us apart, tp rank by tp rank (its costing depends on the order
+    // it sees them in); the fold gives them all the earliest end. So flow only.
+    if (sim.network == NetworkMode::kFlow) {
+      CHECK(RequireDeclaredExact(Tp8(strategy, 2, 2), p3like4, sim).fold_order == 16);
     }
-  }
+  });
 }
 
 TEST_CASE("GPUs sharing a switch unevenly are not folded") {
@@ -276,13 +288,6 @@ TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else 
   CHECK(sampled.trace.rows.size() == whole.trace.rows.size());
 }
 
-// tp 8 (the test model with 8 heads).
-GenerateOptions Tp8(Strategy strategy, int dp, int pp) {
-  GenerateOptions o = Options(strategy, dp, pp, 8);
-  o.model.heads = 8;
-  return o;
-}
-
 TEST_CASE("p3.16xlarge: the representatives of the socket-pair permutation, tp ranks 0, 2, 4, 6") {
   // No rotation of the tp ranks keeps p3.16xlarge's routes (the NIC hangs off socket 0);
   // (0 1)(2 3)(4 5)(6 7) does (symmetry_fold_test.cpp): its orbits are the pairs, so a
@@ -293,27 +298,18 @@ TEST_CASE("p3.16xlarge: the representatives of the socket-pair permutation, tp r
   const ClusterTopology p3(two), p3x4(four);
   const FakeCost cost(3, 5, 200);
   const std::vector<int> pairs = {0, 2, 4, 6};
-  for (Strategy strategy : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kTeraPipe}) {
-    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
-      for (bool step_by_step : {false, true}) {
-        INFO(StrategyName(strategy) << ", " << NetworkModeName(network) << " network"
-                                    << (step_by_step ? ", step by step" : ""));
-        SimOptions sim;
-        sim.network = network;
-        sim.collectives.step_by_step = step_by_step;
-        const GenerateOptions dp1 = Tp8(strategy, 1, 2);
-        REQUIRE(RepresentativeTpSet(dp1, p3, cost, sim) == pairs);
-        // 8 tp ranks / 4 simulated.
-        CHECK(RequireDeclaredExact(dp1, p3, sim, 1, pairs).fold_order == 2);
-        // dp 2 (rings): the replica shift too, 16 devices per stage pair / 4.
-        if (network == NetworkMode::kFlow && !step_by_step) {
-          const GenerateOptions dp2 = Tp8(strategy, 2, 2);
-          REQUIRE(RepresentativeTpSet(dp2, p3x4, cost, sim) == pairs);
-          CHECK(RequireDeclaredExact(dp2, p3x4, sim, 1, pairs).fold_order == 4);
-        }
-      }
+  ForEachP3Case([&](Strategy strategy, const SimOptions& sim) {
+    const GenerateOptions dp1 = Tp8(strategy, 1, 2);
+    REQUIRE(RepresentativeTpSet(dp1, p3, cost, sim) == pairs);
+    // 8 tp ranks / 4 simulated.
+    CHECK(RequireDeclaredExact(dp1, p3, sim, 1, pairs).fold_order == 2);
+    // dp 2 (rings): the replica shift too, 16 devices per stage pair / 4.
+    if (sim.network == NetworkMode::kFlow && !sim.collectives.step_by_step) {
+      const GenerateOptions dp2 = Tp8(strategy, 2, 2);
+      REQUIRE(RepresentativeTpSet(dp2, p3x4, cost, sim) == pairs);
+      CHECK(RequireDeclaredExact(dp2, p3x4, sim, 1, pairs).fold_order == 4);
     }
-  }
+  });
   // SimulateGenerated takes them: half the rows, the whole schedule's iteration time.
   const GenerateOptions options = Tp8(Strategy::kTeraPipe, 1, 2);
   const SimResult whole = Simulate(Generate(options), p3, cost, {});

@@ -809,6 +809,15 @@ void Validate(const GenerateOptions& o) {
       (o.representative_tp_ranks < 1 || o.tp % o.representative_tp_ranks != 0)) {
     ThrowInput("representative tp ranks {}: must divide --tp {}", o.representative_tp_ranks, o.tp);
   }
+  if (o.representatives_only && !o.representative_tp_set.empty()) {
+    const std::vector<int>& set = o.representative_tp_set;
+    bool valid = set.front() == 0 && static_cast<int>(set.size()) < o.tp;
+    for (size_t k = 1; k < set.size(); ++k) valid = valid && set[k - 1] < set[k];
+    if (!valid || set.back() >= o.tp) {
+      ThrowInput("representative tp ranks {}: must ascend from 0 below --tp {}, fewer than {}",
+                 fmt::join(set, ","), o.tp, o.tp);
+    }
+  }
   if (v_shape && o.virtual_stages != 2) {
     ThrowInput("--virtual-stages {}: --strategy {} places exactly 2 stages per device (a V)",
                o.virtual_stages, StrategyName(o.strategy));
@@ -852,6 +861,11 @@ DeclaredSymmetry DeclareSymmetry(const GenerateOptions& o) {
   if (o.tp > 1 && o.boundary == Boundary::kPointToPoint && o.representative_tp_ranks < o.tp) {
     symmetry.tp = o.tp;
     symmetry.tp_ranks = o.representative_tp_ranks;
+  }
+  if (o.tp > 1 && o.boundary == Boundary::kPointToPoint && !o.representative_tp_set.empty()) {
+    symmetry.tp = o.tp;
+    symmetry.tp_set = o.representative_tp_set;
+    symmetry.tp_ranks = static_cast<int>(o.representative_tp_set.size());
   }
   symmetry.representatives_only = symmetry.replica_block > 0 || symmetry.tp > 1;
   return symmetry;

@@ -129,6 +129,10 @@ struct GenerateOptions {
   // iteration).
   bool representatives_only = false;
   int representative_tp_ranks = 1;
+  // When not empty: the tp ranks written instead of 0..representative_tp_ranks-1 (ascending,
+  // 0 first, fewer than T): the orbit representatives of a fold by tp-rank permutations
+  // (RepresentativeTpSet, sim/simulator.h; p3.16xlarge: 0, 2, 4, 6).
+  std::vector<int> representative_tp_set;
 };
 
 // The flag names used in messages and by `terasim schedule`.

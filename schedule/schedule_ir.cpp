@@ -1,5 +1,7 @@
 #include "schedule/schedule_ir.h"
 
+#include <algorithm>
+
 namespace terasim {
 
 bool DeclaredSymmetry::Present(int device) const { return PresentImage(device) == device; }
@@ -7,6 +9,11 @@ bool DeclaredSymmetry::Present(int device) const { return PresentImage(device) =
 int DeclaredSymmetry::PresentImage(int device) const {
   if (!representatives_only) return device;
   if (replica_block > 0) device %= replica_block;
+  if (tp > 1 && !tp_set.empty()) {
+    // The largest present rank not above the device's (0 is present).
+    const int rank = device % tp;
+    return device - rank + *(std::upper_bound(tp_set.begin(), tp_set.end(), rank) - 1);
+  }
   if (tp > 1 && tp_ranks > 0) device -= device % tp - device % tp % tp_ranks;
   return device;
 }

@@ -36,14 +36,20 @@ struct ScheduleShape {
 // schedule/generator.h): renaming device d to (d + replica_block) mod devices (a data-parallel
 // replica shift), or rotating the tp ranks inside each block of `tp` consecutive devices by one,
 // maps every device's program onto another's. With representatives_only, ops holds the programs
-// of replica 0's tp ranks 0..tp_ranks-1 only (the others are their images); groups keep every
-// member and `devices` counts every device. sim/symmetry_fold.h (SymmetryFold::Declared) checks
-// the placement and the network against it instead of comparing ops.
+// of replica 0's tp ranks 0..tp_ranks-1 only (the others are their images), or of the tp ranks
+// in tp_set where it is given; groups keep every member and `devices` counts every device. The
+// tp ranks reach other groups only through the same rank (SEND / RECV peers) or whole groups, so
+// any permutation of the tp ranks applied in every tp group maps the programs onto each other
+// too. sim/symmetry_fold.h (SymmetryFold::Declared) checks the placement and the network
+// against it instead of comparing ops.
 struct DeclaredSymmetry {
   bool representatives_only = false;
   int replica_block = 0;  // > 0: the replica shift is declared (P x T devices per replica)
   int tp = 0;             // > 1: the tp rotation is declared (T)
-  int tp_ranks = 0;       // with tp > 1: the tp ranks present (a divisor of tp)
+  int tp_ranks = 0;       // with tp > 1: the tp ranks present (a divisor of tp, or tp_set's size)
+  // With tp > 1: when not empty, the tp ranks present (ascending, 0 first) instead of
+  // 0..tp_ranks-1: one per orbit of a group of tp-rank permutations (sim/fold_permutations.h).
+  std::vector<int> tp_set;
 
   // Whether `device`'s ops are in the schedule (every device when not representatives_only).
   bool Present(int device) const;

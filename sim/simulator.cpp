@@ -8,7 +8,10 @@
 #include "models/errors.h"
 #include "models/layer_flops.h"
 #include "sim/op_work.h"
+#include "sim/replay_graph.h"
 #include "sim/replay_stats.h"
+#include "sim/route_cache.h"
+#include "sim/symmetry_fold.h"
 
 namespace terasim {
 
@@ -175,38 +178,82 @@ std::string DeclaredRefusal(const Schedule& schedule, const NetworkTopology& top
   return "";
 }
 
+// The tp ranks (of 0..T-1) that SymmetryFold::DeclaredLargest simulates on `probe`, when
+// they are all of replica 0's first tp group's (what a representatives-only schedule can
+// hold); else empty.
+std::vector<int> LargestDeclaredTpRanks(const Schedule& probe, const NetworkTopology& topology,
+                                        const SimOptions& options) {
+  std::vector<int> placement = options.placement;
+  for (int d = static_cast<int>(placement.size()); d < probe.devices; ++d) placement.push_back(d);
+  const ReplayGraph graph = BuildReplayGraph(probe, placement);
+  std::vector<int> group(graph.instance.size(), -1);
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (graph.instance[i] >= 0) group[i] = graph.instances[graph.instance[i]].group;
+  }
+  const FoldGraph fold_graph{
+      probe,      placement,          graph.work_tp,       graph.partner, group, graph.succ_begin,
+      graph.succ, options.compute_ns, options.device_speed};
+  RouteCache routes(topology);
+  const SymmetryFold fold =
+      SymmetryFold::DeclaredLargest(fold_graph, topology, routes, options.collectives);
+  if (!fold.Folded()) return {};
+  const int tp = probe.shape.tp;
+  std::vector<int> ranks;
+  for (int d = 0; d < probe.devices; ++d) {
+    if (!fold.IsRep(d)) continue;
+    if (d >= tp) {
+      // Another tp group's or replica's rank must stand for its first group's image.
+      if (!fold.IsRep(d % tp) ||
+          (probe.symmetry.replica_block > 0 && d >= probe.symmetry.replica_block)) {
+        return {};
+      }
+      continue;
+    }
+    ranks.push_back(d);
+  }
+  return ranks;
+}
+
 }  // namespace
 
-int RepresentativeTpRanks(const GenerateOptions& gen, const NetworkTopology& topology,
-                          const ComputeCostModel& cost, const SimOptions& options) {
+std::vector<int> RepresentativeTpSet(const GenerateOptions& gen, const NetworkTopology& topology,
+                                     const ComputeCostModel& cost, const SimOptions& options) {
   const bool declarable =
       options.fold && !options.record_link_rates && options.compute_ns.empty() &&
       std::adjacent_find(options.device_speed.begin(), options.device_speed.end(),
                          std::not_equal_to<>()) == options.device_speed.end() &&
       (gen.dp > 1 || gen.tp > 1);
-  if (!declarable) return 0;
-  for (int ranks = 1; ranks < std::max(2, gen.tp); ranks *= 2) {
-    if (gen.tp % ranks != 0) continue;
-    GenerateOptions reps = gen;
-    reps.representatives_only = true;
-    reps.representative_tp_ranks = ranks;
-    // Checked on a probe with few micro-batches first; refused: more tp ranks, or (refused for
-    // another reason than the tp rotation) the whole schedule.
-    const std::string why = DeclaredRefusal(DeclaredProbe(reps), topology, cost, options);
-    if (why.empty()) return ranks;
-    if (why.find("tensor-parallel:") == std::string::npos) break;
+  if (!declarable) return {};
+  // Tp rank 0 alone first, checked on a probe with few micro-batches; refused for another
+  // reason than the tp rotation: the whole schedule.
+  const Schedule probe = DeclaredProbe(RepresentativeOptions(gen, {0}));
+  const std::string why = DeclaredRefusal(probe, topology, cost, options);
+  if (why.empty()) return {0};
+  if (why.find("tensor-parallel:") == std::string::npos || gen.tp <= 1) return {};
+  // Else the representatives of the largest fold the probe's declared symmetry allows (a
+  // rotation by 2, 4, ... or other tp permutations), when they are tp ranks of replica 0 alone.
+  const std::vector<int> ranks = LargestDeclaredTpRanks(probe, topology, options);
+  if (ranks.empty() || static_cast<int>(ranks.size()) >= gen.tp) return {};
+  return ranks;
+}
+
+GenerateOptions RepresentativeOptions(const GenerateOptions& gen,
+                                      const std::vector<int>& tp_ranks) {
+  GenerateOptions reps = gen;
+  if (tp_ranks.empty()) return reps;
+  reps.representatives_only = true;
+  const int count = static_cast<int>(tp_ranks.size());
+  if (tp_ranks.back() == count - 1) {
+    reps.representative_tp_ranks = count;  // 0..count-1
+  } else {
+    reps.representative_tp_set = tp_ranks;
   }
-  return 0;
+  return reps;
 }
 
 Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology& topology,
                                const ComputeCostModel& cost, const SimOptions& options) {
-  const int ranks = RepresentativeTpRanks(gen, topology, cost, options);
-  if (ranks == 0) return Generate(gen);
-  GenerateOptions reps = gen;
-  reps.representatives_only = true;
-  reps.representative_tp_ranks = ranks;
-  return Generate(reps);
+  return Generate(RepresentativeOptions(gen, RepresentativeTpSet(gen, topology, cost, options)));
 }
 
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,

@@ -103,18 +103,23 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
 
 // Generates `gen` and simulates it, holding only the representatives' ops where the declared
 // symmetry holds (GenerateOptions::representatives_only; memory and time grow with one
-// replica's tp ranks, not the cluster): replica 0 with tp ranks 1, 2, 4, ... present, the
-// fewest the network's symmetry allows (flow or analytic); else (link rates, no fold, a
-// slow device, measured durations, an asymmetric placement) the whole schedule. The result is
-// Simulate's of the schedule it ran (its trace has the representatives' rows only when folded
-// that way). Throws InputError as Generate and Simulate do.
+// replica's representative tp ranks, not the cluster): replica 0 with the tp ranks of
+// RepresentativeTpSet present; else (link rates, no fold, a slow device, measured durations,
+// an asymmetric placement) the whole schedule. The result is Simulate's of the schedule it ran
+// (its trace has the representatives' rows only when folded that way). Throws InputError as
+// Generate and Simulate do.
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
                             const ComputeCostModel& cost, const SimOptions& options = {});
-// The tp ranks of replica 0 a representatives-only schedule of `gen` keeps for `options` (1, 2,
-// 4, ...: the fewest the network's symmetry allows), or 0 when the whole schedule must run.
-// Its fold order is then dp x tp / ranks.
-int RepresentativeTpRanks(const GenerateOptions& gen, const NetworkTopology& topology,
-                          const ComputeCostModel& cost, const SimOptions& options = {});
+// The tp ranks of replica 0 (ascending, 0 first) a representatives-only schedule of `gen` keeps
+// for `options`, or empty when the whole schedule must run: {0} where the rotation by one tp
+// rank holds (p4d.24xlarge), else the orbit representatives of the largest fold
+// (SymmetryFold::DeclaredLargest: 0, 1 for a rotation by 2; 0, 2, 4, 6 for p3.16xlarge's
+// socket-pair permutation). Its fold order is then dp x tp / size.
+std::vector<int> RepresentativeTpSet(const GenerateOptions& gen, const NetworkTopology& topology,
+                                     const ComputeCostModel& cost, const SimOptions& options = {});
+// `gen` generating only the representatives with tp ranks `tp_ranks` of replica 0
+// (representative_tp_ranks for 0..n-1, else representative_tp_set); `gen` itself when empty.
+GenerateOptions RepresentativeOptions(const GenerateOptions& gen, const std::vector<int>& tp_ranks);
 // The schedule SimulateGenerated runs: representatives only where the declared symmetry holds
 // for `options`, else the whole schedule.
 Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology& topology,

@@ -42,14 +42,16 @@ class FoldBuilder {
         collectives_(collectives) {}
 
   SymmetryFold Build();
-  // SymmetryFold::Declared: the schedule's declared symmetry, without comparing ops.
-  SymmetryFold BuildDeclared();
+  // SymmetryFold::Declared: the schedule's declared symmetry, without comparing ops. `largest`:
+  // SymmetryFold::DeclaredLargest (Build's choice of generators, whatever devices are present).
+  SymmetryFold BuildDeclared(bool largest);
 
  private:
   struct Element {
     std::vector<int> device;  // device permutation
     std::vector<int> gpu;     // GPU permutation (identity on unused GPUs)
   };
+  using CheckFn = std::function<std::string(const std::vector<int>&, Element*)>;
 
   // Ops per device and positions, groups by rank set, plan keys and p2p GPU pairs.
   void Collect();
@@ -74,12 +76,17 @@ class FoldBuilder {
   // every tp group of `tp` consecutive devices) that acts freely and whose elements pass Check,
   // found among the permutations that keep the routes between the first group's GPUs and to
   // the next group's (SemiregularAutomorphisms); empty (with why not) when there is none.
-  std::vector<Element> TpPermutations(int tp, std::string* why);
+  std::vector<Element> TpPermutations(int tp, const CheckFn& check, std::string* why);
   // Takes the first candidate of each family that `check` passes; "" or why each was refused.
   std::string PickGenerators(
       const std::vector<std::pair<std::string, std::vector<std::vector<int>>>>& families,
-      const std::function<std::string(const std::vector<int>&, Element*)>& check,
-      std::vector<Element>* generators, bool* all_families);
+      const CheckFn& check, std::vector<Element>* generators, bool* all_families);
+  // The largest fold of the replica shift (block devices per replica, dp replicas) and the tp
+  // rotations, or the tp permutations where their group is larger, each passing `check`
+  // (Build's choice; Check, or the structure and links alone where the ops are declared).
+  SymmetryFold Largest(int block, int dp, int tp, const CheckFn& check);
+  // The structure and links of candidate `sigma` (Check less the ops).
+  std::string CheckDeclared(const std::vector<int>& sigma, Element* element);
   // From the accepted generators: the group, representatives, link classes and folded plans.
   SymmetryFold Finish(std::vector<Element> generators, std::string why_not);
   const CollectivePlan& PlanOf(const PlanKey& key);
@@ -407,10 +414,8 @@ std::vector<int> PowerSteps(int limit, int divides) {
 
 }  // namespace
 
-std::string FoldBuilder::PickGenerators(
-    const Families& families,
-    const std::function<std::string(const std::vector<int>&, Element*)>& check,
-    std::vector<Element>* generators, bool* all_families) {
+std::string FoldBuilder::PickGenerators(const Families& families, const CheckFn& check,
+                                        std::vector<Element>* generators, bool* all_families) {
   std::vector<std::string> refused;
   for (const auto& [name, sigmas] : families) {
     std::vector<std::string> whys;
@@ -433,17 +438,24 @@ std::string FoldBuilder::PickGenerators(
 SymmetryFold FoldBuilder::Build() {
   const ScheduleShape& shape = s_.shape;
   Collect();
+  return Largest(shape.pp * shape.tp, shape.dp, shape.tp,
+                 [this](const std::vector<int>& sigma, Element* e) { return Check(sigma, e); });
+}
+
+std::string FoldBuilder::CheckDeclared(const std::vector<int>& sigma, Element* element) {
+  std::vector<int> group_map;
+  const std::string why = CheckStructure(sigma, element, &group_map);
+  return why.empty() ? CheckLinks(*element) : why;
+}
+
+SymmetryFold FoldBuilder::Largest(int block, int dp, int tp, const CheckFn& check) {
   // A NIC shared by GPUs of one tp group carries their transfers by multiplicity; where a
   // rotation by 1 loads a class of links unevenly, a rotation by 2 or 4 may not.
-  const Families families = Candidates(s_.devices, shape.pp * shape.tp, shape.dp, shape.tp,
-                                       PowerSteps(shape.tp, shape.tp));
+  const Families families = Candidates(s_.devices, block, dp, tp, PowerSteps(tp, tp));
   std::vector<Element> generators;
   bool all = false;
-  std::string why_not = PickGenerators(
-      families, [this](const std::vector<int>& sigma, Element* e) { return Check(sigma, e); },
-      &generators, &all);
+  std::string why_not = PickGenerators(families, check, &generators, &all);
   // The accepted rotation by `step` tp ranks has order tp / step (1: none accepted).
-  const int tp = shape.tp;
   const auto is_rotation = [tp](const Element& e) { return e.device[0] > 0 && e.device[0] < tp; };
   int rotation_order = 1;
   for (const Element& e : generators) {
@@ -453,7 +465,7 @@ SymmetryFold FoldBuilder::Build() {
     // Permutations other than rotations (p3.16xlarge: the NIC hangs off one socket, so only
     // permutations within each socket keep the routes; rotations do not).
     std::string why;
-    std::vector<Element> permutations = TpPermutations(tp, &why);
+    std::vector<Element> permutations = TpPermutations(tp, check, &why);
     std::vector<Permutation> tp_maps;
     for (const Element& e : permutations) {
       Permutation tau(tp);
@@ -483,7 +495,8 @@ SymmetryFold FoldBuilder::Build() {
   return Finish(std::move(generators), why_not);
 }
 
-std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, std::string* why) {
+std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, const CheckFn& check,
+                                                              std::string* why) {
   constexpr size_t kMaxCandidates = 64;
   constexpr size_t kMaxVisits = 100000;
   constexpr size_t kMaxChecks = 16;
@@ -517,7 +530,7 @@ std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, std::strin
     std::vector<int> sigma(s_.devices);
     for (int d = 0; d < s_.devices; ++d) sigma[d] = d - d % tp + tau[d % tp];
     Element element;
-    const std::string refused = Check(sigma, &element);
+    const std::string refused = check(sigma, &element);
     if (!refused.empty()) {
       whys.push_back(fmt::format("[{}]: {}", fmt::join(tau, " "), refused));
       continue;
@@ -585,7 +598,7 @@ std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& pe
   return "";
 }
 
-SymmetryFold FoldBuilder::BuildDeclared() {
+SymmetryFold FoldBuilder::BuildDeclared(bool largest) {
   declared_ = true;
   const DeclaredSymmetry& declared = s_.symmetry;
   SymmetryFold identity;
@@ -613,6 +626,20 @@ SymmetryFold FoldBuilder::BuildDeclared() {
   for (const auto& family : closure) perms.push_back(family.second.front());
   std::string why = CollectDeclared(perms);
   if (!why.empty()) return refuse(why);
+  if (largest || !declared.tp_set.empty()) {
+    // Build's choice among the rotations and the other tp permutations (the tp ranks reach
+    // other groups only through the same rank or whole groups: schedule/schedule_ir.h).
+    SymmetryFold fold = Largest(
+        block, block > 0 ? devices / block : 1, tp > 1 ? tp : 1,
+        [this](const std::vector<int>& sigma, Element* e) { return CheckDeclared(sigma, e); });
+    if (!fold.Folded()) return refuse(fold.why_not_);
+    for (int d = 0; d < devices && !largest; ++d) {
+      if (fold.IsRep(d) && !declared.Present(d)) {
+        return refuse(fmt::format("device {} is simulated but its ops are not in the schedule", d));
+      }
+    }
+    return fold;
+  }
   const Families families = Candidates(
       devices, block, block > 0 ? devices / block : 1, tp,
       tp > 1 ? PowerSteps(declared.tp_ranks + 1, declared.tp_ranks) : std::vector<int>{});
@@ -620,11 +647,7 @@ SymmetryFold FoldBuilder::BuildDeclared() {
   bool all = false;
   why = PickGenerators(
       families,
-      [this](const std::vector<int>& sigma, Element* e) {
-        std::vector<int> group_map;
-        const std::string why = CheckStructure(sigma, e, &group_map);
-        return why.empty() ? CheckLinks(*e) : why;
-      },
+      [this](const std::vector<int>& sigma, Element* e) { return CheckDeclared(sigma, e); },
       &generators, &all);
   if (!all) return refuse(why + " (generate the whole schedule)");
   SymmetryFold fold = Finish(std::move(generators), "");
@@ -713,7 +736,13 @@ SymmetryFold SymmetryFold::Find(const FoldGraph& graph, const NetworkTopology& t
 
 SymmetryFold SymmetryFold::Declared(const FoldGraph& graph, const NetworkTopology& topology,
                                     RouteCache& routes, const CollectiveOptions& collectives) {
-  return FoldBuilder(graph, topology, routes, collectives).BuildDeclared();
+  return FoldBuilder(graph, topology, routes, collectives).BuildDeclared(/*largest=*/false);
+}
+
+SymmetryFold SymmetryFold::DeclaredLargest(const FoldGraph& graph, const NetworkTopology& topology,
+                                           RouteCache& routes,
+                                           const CollectiveOptions& collectives) {
+  return FoldBuilder(graph, topology, routes, collectives).BuildDeclared(/*largest=*/true);
 }
 
 void SymmetryFold::FoldRoute(const std::vector<int>& links, std::vector<int>* out) const {

@@ -107,8 +107,16 @@ class SymmetryFold {
   // both pass (1, else 2, ...). Refuses (the identity, WhyNot starting "the declared symmetry
   // does not hold: ") a slow device, measured durations, an asymmetric placement or network:
   // the caller must then generate the whole schedule. Every op stands for itself (RepOp).
+  // A schedule declaring its tp ranks as a set (DeclaredSymmetry::tp_set) is folded by Find's
+  // choice instead (DeclaredLargest) and refused when a representative is not present.
   static SymmetryFold Declared(const FoldGraph& graph, const NetworkTopology& topology,
                                RouteCache& routes, const CollectiveOptions& collectives);
+  // The largest fold the declared symmetry allows whatever devices the schedule holds: the
+  // replica shift and the rotations, or the other tp-rank permutations where their group is
+  // larger (Find's choice, ops not compared). Its representatives are those a schedule must
+  // hold for Declared to fold it the same way (RepresentativeTpSet, sim/simulator.h).
+  static SymmetryFold DeclaredLargest(const FoldGraph& graph, const NetworkTopology& topology,
+                                      RouteCache& routes, const CollectiveOptions& collectives);
 
   // |G|: how many devices each simulated device stands for (1: nothing folded).
   int Order() const { return order_; }

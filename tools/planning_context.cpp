@@ -54,12 +54,9 @@ SimResult PlanningContext::Evaluate(const Schedule& schedule, const MemoryEstima
 
 FoldedGeneration PlanningContext::FoldForEvaluation(const GenerateOptions& gen) const {
   // GenerateForSimulation's choice, kept instead of generated.
-  const int ranks = RepresentativeTpRanks(gen, *topology_, *roofline_, Options(nullptr));
-  FoldedGeneration out{gen, 1};
-  if (ranks == 0) return out;
-  out.options.representatives_only = true;
-  out.options.representative_tp_ranks = ranks;
-  out.order = gen.dp * (gen.tp / ranks);
+  const std::vector<int> ranks = RepresentativeTpSet(gen, *topology_, *roofline_, Options(nullptr));
+  FoldedGeneration out{RepresentativeOptions(gen, ranks), 1};
+  if (!ranks.empty()) out.order = gen.dp * (gen.tp / static_cast<int>(ranks.size()));
   return out;
 }
 

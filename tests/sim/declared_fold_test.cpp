@@ -24,27 +24,33 @@ namespace {
 
 using testing::FakeCost;
 using testing::FakeTopology;
+using testing::SlowLink;
 using testing::TwoNodes;
 constexpr auto Options = testing::FoldOptions;
 
-GenerateOptions Representatives(GenerateOptions o, int tp_ranks = 1) {
+GenerateOptions Representatives(GenerateOptions o, int tp_ranks = 1,
+                                const std::vector<int>& tp_set = {}) {
   o.representatives_only = true;
   o.representative_tp_ranks = tp_ranks;
+  o.representative_tp_set = tp_set;
   return o;
 }
 
 // The representatives-only replay == the whole schedule's, folded and not: iteration time,
 // per-device fractions, link bytes (1e-9 relative: summed as multiplicity x bytes) and busy
-// time, model FLOPs, and every simulated op's start and end.
+// time, model FLOPs, and every simulated op's start and end. `tp_set`: the tp ranks present
+// when not 0..tp_ranks-1.
 SimResult RequireDeclaredExact(const GenerateOptions& options, const NetworkTopology& topology,
-                               SimOptions sim, int tp_ranks = 1) {
+                               SimOptions sim, int tp_ranks = 1,
+                               const std::vector<int>& tp_set = {}) {
   const FakeCost cost(3, 5, 200);
   const Schedule whole = Generate(options);
-  const Schedule reps = Generate(Representatives(options, tp_ranks));
+  const Schedule reps = Generate(Representatives(options, tp_ranks, tp_set));
+  if (!tp_set.empty()) tp_ranks = static_cast<int>(tp_set.size());
   REQUIRE(reps.symmetry.representatives_only);
   REQUIRE(reps.devices == whole.devices);
   REQUIRE(reps.groups.size() == whole.groups.size());
-  // Replica 0's tp ranks 0..tp_ranks-1 of the dp x tp copies of each stage.
+  // Replica 0's tp_ranks tp ranks of the dp x tp copies of each stage.
   REQUIRE(reps.ops.size() * options.dp * options.tp == whole.ops.size() * tp_ranks);
   sim.fold = true;
   const SimResult declared = Simulate(reps, topology, cost, sim);
@@ -84,6 +90,31 @@ SimResult RequireDeclaredExact(const GenerateOptions& options, const NetworkTopo
     REQUIRE(row.end_ns == other.end_ns);
   }
   return declared;
+}
+
+// tp 8 (the test model with 8 heads).
+GenerateOptions Tp8(Strategy strategy, int dp, int pp) {
+  GenerateOptions o = Options(strategy, dp, pp, 8);
+  o.model.heads = 8;
+  return o;
+}
+
+// Calls body(strategy, sim) for GPipe, 1F1B and TeraPipe in both network modes, collectives
+// whole and step by step.
+template <typename Body>
+void ForEachP3Case(Body&& body) {
+  for (Strategy strategy : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kTeraPipe}) {
+    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      for (bool step_by_step : {false, true}) {
+        INFO(StrategyName(strategy) << ", " << NetworkModeName(network) << " network"
+                                    << (step_by_step ? ", step by step" : ""));
+        SimOptions sim;
+        sim.network = network;
+        sim.collectives.step_by_step = step_by_step;
+        body(strategy, sim);
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -175,29 +206,16 @@ TEST_CASE("eight GPUs sharing a NIC and pairs sharing a PCIe switch fold to one 
   // on each node, so every activation crosses the NIC. dp 2 adds the replica shift.
   const testing::SharedNicTopology p3like(2, {0, 0, 1, 1, 2, 2, 3, 3});
   const testing::SharedNicTopology p3like4(4, {0, 0, 1, 1, 2, 2, 3, 3});
-  for (Strategy strategy : {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kTeraPipe}) {
-    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
-      for (bool step_by_step : {false, true}) {
-        INFO(StrategyName(strategy) << ", " << NetworkModeName(network) << " network"
-                                    << (step_by_step ? ", step by step" : ""));
-        SimOptions sim;
-        sim.network = network;
-        sim.collectives.step_by_step = step_by_step;
-        GenerateOptions dp1 = Options(strategy, 1, 2, 8);
-        dp1.model.heads = 8;  // tp 8
-        GenerateOptions dp2 = Options(strategy, 2, 2, 8);
-        dp2.model.heads = 8;
-        CHECK(RequireDeclaredExact(dp1, p3like, sim).fold_order == 8);
-        // Analytic, dp 2: the whole replay itself is not symmetric. The 8 stage-1 gradient
-        // all-reduces (one per tp rank, each across the NICs of nodes 1 and 3) start at one
-        // instant but end 4.5 us apart, tp rank by tp rank (its costing depends on the order
-        // it sees them in); the fold gives them all the earliest end. So flow only.
-        if (network == NetworkMode::kFlow) {
-          CHECK(RequireDeclaredExact(dp2, p3like4, sim).fold_order == 16);
-        }
-      }
+  ForEachP3Case([&](Strategy strategy, const SimOptions& sim) {
+    CHECK(RequireDeclaredExact(Tp8(strategy, 1, 2), p3like, sim).fold_order == 8);
+    // Analytic, dp 2: the whole replay itself is not symmetric. The 8 stage-1 gradient
+    // all-reduces (one per tp rank, each across the NICs of nodes 1 and 3) start at one
+    // instant but end 4.5 us apart, tp rank by tp rank (its costing depends on the order
+    // it sees them in); the fold gives them all the earliest end. So flow only.
+    if (sim.network == NetworkMode::kFlow) {
+      CHECK(RequireDeclaredExact(Tp8(strategy, 2, 2), p3like4, sim).fold_order == 16);
     }
-  }
+  });
 }
 
 TEST_CASE("GPUs sharing a switch unevenly are not folded") {
@@ -270,6 +288,69 @@ TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else 
   CHECK(sampled.trace.rows.size() == whole.trace.rows.size());
 }
 
+TEST_CASE("p3.16xlarge: the representatives of the socket-pair permutation, tp ranks 0, 2, 4, 6") {
+  // No rotation of the tp ranks keeps p3.16xlarge's routes (the NIC hangs off socket 0);
+  // (0 1)(2 3)(4 5)(6 7) does (symmetry_fold_test.cpp): its orbits are the pairs, so a
+  // representatives-only schedule holds tp ranks 0, 2, 4 and 6, half of each tp group, and
+  // replays as the whole schedule (folded by Find, and not folded) to the ns.
+  const Cluster two = BuildCluster("p3.16xlarge:2");
+  const Cluster four = BuildCluster("p3.16xlarge:4");
+  const ClusterTopology p3(two), p3x4(four);
+  const FakeCost cost(3, 5, 200);
+  const std::vector<int> pairs = {0, 2, 4, 6};
+  ForEachP3Case([&](Strategy strategy, const SimOptions& sim) {
+    const GenerateOptions dp1 = Tp8(strategy, 1, 2);
+    REQUIRE(RepresentativeTpSet(dp1, p3, cost, sim) == pairs);
+    // 8 tp ranks / 4 simulated.
+    CHECK(RequireDeclaredExact(dp1, p3, sim, 1, pairs).fold_order == 2);
+    // dp 2 (rings): the replica shift too, 16 devices per stage pair / 4.
+    if (sim.network == NetworkMode::kFlow && !sim.collectives.step_by_step) {
+      const GenerateOptions dp2 = Tp8(strategy, 2, 2);
+      REQUIRE(RepresentativeTpSet(dp2, p3x4, cost, sim) == pairs);
+      CHECK(RequireDeclaredExact(dp2, p3x4, sim, 1, pairs).fold_order == 4);
+    }
+  });
+  // SimulateGenerated takes them: half the rows, the whole schedule's iteration time.
+  const GenerateOptions options = Tp8(Strategy::kTeraPipe, 1, 2);
+  const SimResult whole = Simulate(Generate(options), p3, cost, {});
+  const SimResult generated = SimulateGenerated(options, p3, cost, {});
+  CHECK(generated.fold_order == 2);
+  CHECK(generated.trace.rows.size() * 2 == whole.trace.rows.size());
+  CHECK(generated.iteration_time_ns == whole.iteration_time_ns);
+  CHECK(generated.events == whole.events);  // both replay the representatives' ops alone
+}
+
+TEST_CASE("p3.16xlarge: an asymmetric input keeps every tp rank") {
+  // Node 2's PCIe link into GPU 5 at half bandwidth (pp4 tp8 on four nodes): the permutation
+  // (4 5) no longer keeps the routes, so no tp rank stands for another: the whole schedule.
+  const Cluster cluster = BuildCluster("p3.16xlarge:4");
+  const ClusterTopology p3(cluster);
+  const SlowLink slow(p3, p3.Route(8 + 5, 16 + 5).back());
+  const FakeCost cost(3, 5, 200);
+  const GenerateOptions options = Tp8(Strategy::kOneFOneB, 1, 4);
+  CHECK(RepresentativeTpSet(options, p3, cost, {}) == std::vector<int>{0, 2, 4, 6});
+  CHECK(RepresentativeTpSet(options, slow, cost, {}).empty());
+  const SimResult generated = SimulateGenerated(options, slow, cost, {});
+  const SimResult whole = Simulate(Generate(options), slow, cost, {});
+  CHECK(generated.fold_order == 1);
+  CHECK(generated.trace.rows.size() == whole.trace.rows.size());
+  CHECK(generated.iteration_time_ns == whole.iteration_time_ns);
+  // A schedule declaring those ranks anyway is refused, naming the permutation's failure.
+  const Schedule reps = Generate(Representatives(options, 1, {0, 2, 4, 6}));
+  REQUIRE_THROWS_WITH(Simulate(reps, slow, cost, {}),
+                      Catch::Contains("the declared symmetry does not hold: ") &&
+                          Catch::Contains(p3.Links()[p3.Route(8 + 5, 16 + 5).back()].name));
+  // A slow device: the whole schedule too.
+  SimOptions sim;
+  sim.device_speed.assign(32, 1.0);
+  sim.device_speed[3] = 1.25;
+  CHECK(RepresentativeTpSet(options, p3, cost, sim).empty());
+  // Ranks that are not one per orbit (0 and 1 are one orbit; 4 is simulated but absent).
+  const Schedule prefix = Generate(Representatives(options, 1, {0, 1, 2, 3}));
+  REQUIRE_THROWS_WITH(Simulate(prefix, p3, cost, {}),
+                      Catch::Contains("device 4 is simulated but its ops are not in the schedule"));
+}
+
 TEST_CASE("an input that breaks the declared symmetry is refused") {
   const FakeTopology topology = TwoNodes();
   const FakeCost cost(3, 5, 200);
@@ -297,6 +378,13 @@ TEST_CASE("an input that breaks the declared symmetry is refused") {
   SECTION("representative tp ranks that do not divide tp") {
     GenerateOptions options = Representatives(Options(Strategy::kOneFOneB, 2, 2, 4), 3);
     REQUIRE_THROWS_WITH(Generate(options), Catch::Contains("must divide --tp 4"));
+  }
+  SECTION("a representative tp set that does not start at 0 or has every rank") {
+    const GenerateOptions options = Options(Strategy::kOneFOneB, 2, 2, 4);
+    REQUIRE_THROWS_WITH(Generate(Representatives(options, 1, {1, 3})),
+                        Catch::Contains("must ascend from 0 below --tp 4"));
+    REQUIRE_THROWS_WITH(Generate(Representatives(options, 1, {0, 1, 2, 3})),
+                        Catch::Contains("must ascend from 0 below --tp 4"));
   }
 }
 

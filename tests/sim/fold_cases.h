@@ -1,6 +1,7 @@
 // Shared inputs of the symmetry-fold tests (symmetry_fold_test.cpp, declared_fold_test.cpp):
 // small generator options, a two-node topology whose replicas and tp pairs are symmetric, and
-// nodes whose GPUs share PCIe switches and one NIC (p3.16xlarge-like).
+// nodes whose GPUs share PCIe switches and one NIC (p3.16xlarge-like), and a topology with one
+// link slowed (an asymmetric network).
 #pragma once
 
 #include <algorithm>
@@ -106,6 +107,25 @@ class SharedNicTopology : public NetworkTopology {
   std::vector<NetLink> links_;
   std::vector<int> gpu_up_, gpu_down_, ring_, switch_up_, switch_down_, nic_out_, nic_in_;
   std::vector<std::vector<std::vector<int>>> rings_;
+};
+
+// A topology like `base` with one link slower (bandwidth x 1/2).
+class SlowLink : public NetworkTopology {
+ public:
+  SlowLink(const NetworkTopology& base, int link) : base_(base), links_(base.Links()) {
+    links_[link].bw_bytes_per_s /= 2;
+  }
+  int NumGpus() const override { return base_.NumGpus(); }
+  int NumNodes() const override { return base_.NumNodes(); }
+  int NodeOf(int gpu) const override { return base_.NodeOf(gpu); }
+  const std::vector<NetLink>& Links() const override { return links_; }
+  std::vector<int> Route(int src, int dst) const override { return base_.Route(src, dst); }
+  std::vector<std::vector<int>> NodeRings(int node) const override { return base_.NodeRings(node); }
+  const InstanceSpec* Instance() const override { return base_.Instance(); }
+
+ private:
+  const NetworkTopology& base_;
+  std::vector<NetLink> links_;
 };
 
 }  // namespace terasim::testing

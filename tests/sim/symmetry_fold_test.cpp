@@ -23,6 +23,7 @@ namespace {
 
 using testing::FakeCost;
 using testing::FakeTopology;
+using testing::SlowLink;
 using testing::TwoNodes;
 
 GenerateOptions Options(Strategy strategy, int dp, int pp, int tp) {
@@ -81,25 +82,6 @@ SimResult RequireFoldExact(const Schedule& schedule, const NetworkTopology& topo
   REQUIRE(folded.model_flops == Approx(full.model_flops).epsilon(1e-12));
   return folded;
 }
-
-// A topology like `base` with one link slower (bandwidth x 1/2).
-class SlowLink : public NetworkTopology {
- public:
-  SlowLink(const NetworkTopology& base, int link) : base_(base), links_(base.Links()) {
-    links_[link].bw_bytes_per_s /= 2;
-  }
-  int NumGpus() const override { return base_.NumGpus(); }
-  int NumNodes() const override { return base_.NumNodes(); }
-  int NodeOf(int gpu) const override { return base_.NodeOf(gpu); }
-  const std::vector<NetLink>& Links() const override { return links_; }
-  std::vector<int> Route(int src, int dst) const override { return base_.Route(src, dst); }
-  std::vector<std::vector<int>> NodeRings(int node) const override { return base_.NodeRings(node); }
-  const InstanceSpec* Instance() const override { return base_.Instance(); }
-
- private:
-  const NetworkTopology& base_;
-  std::vector<NetLink> links_;
-};
 
 // tp 8 (the test model with 8 heads).
 GenerateOptions Tp8(Strategy strategy, int dp, int pp) {

@@ -8,9 +8,12 @@
 //
 // Rows (the measured part in brackets):
 //   175b-terapipe-{flow,analytic}  gpt3-175b TeraPipe dp1 pp48 tp8, 16 slices per sequence,
-//                                  batch 2, p3.16xlarge:48                          [Simulate]
+//                                  batch 2, p3.16xlarge:48, generated as representatives only
+//                                  (GenerateForSimulation: tp ranks 0, 2, 4, 6)    [Simulate]
 //   175b-terapipe-flow-steps       the same, collectives replayed ring step by ring step
 //                                  (CollectiveOptions::step_by_step, the replay before issue 12)
+//   175b-terapipe-flow-whole       the whole schedule, folded by SymmetryFold::Find [Simulate]
+//   175b-terapipe-flow-auto        SimulateGenerated              [Generate + Simulate]
 //   1t-{1f1b,interleaved}-dpD-bB   gpt3-1t tp8 pp64 on p4d.24xlarge:384, micro-batch 1: the
 //                                  scaled-down dp1 batch 64 by default; --full adds the issue's
 //                                  target dp6 batch 3072                          [Simulate]
@@ -83,7 +86,7 @@ void Measure(Row& row, F&& body) {
 
 Row SimRow(const std::string& name, const GenerateOptions& gen, const std::string& cluster_spec,
            NetworkMode network, bool fold = true, bool step_by_step = false,
-           bool auto_representatives = false) {
+           bool auto_representatives = false, bool representatives = false) {
   Row row;
   row.name = name;
   const double p0 = WallNow();
@@ -105,7 +108,8 @@ Row SimRow(const std::string& name, const GenerateOptions& gen, const std::strin
     Measure(row, [&] { result = SimulateGenerated(gen, topology, cost, options); });
     row.ops = static_cast<long long>(result.ops);
   } else {
-    const Schedule schedule = Generate(gen);
+    const Schedule schedule =
+        representatives ? GenerateForSimulation(gen, topology, cost, options) : Generate(gen);
     row.prep_s = WallNow() - p0;
     row.ops = static_cast<long long>(schedule.ops.size());
     Measure(row, [&] { result = Simulate(schedule, topology, cost, options); });
@@ -254,15 +258,26 @@ int main(int argc, char** argv) {
   }
   std::vector<std::pair<std::string, std::function<Row()>>> rows;
   rows.emplace_back("175b-terapipe-flow", [] {
-    return SimRow("175b-terapipe-flow", TeraPipe175b(), "p3.16xlarge:48", NetworkMode::kFlow);
+    return SimRow("175b-terapipe-flow", TeraPipe175b(), "p3.16xlarge:48", NetworkMode::kFlow,
+                  /*fold=*/true, /*step_by_step=*/false, /*auto_representatives=*/false,
+                  /*representatives=*/true);
   });
   rows.emplace_back("175b-terapipe-flow-steps", [] {
     return SimRow("175b-terapipe-flow-steps", TeraPipe175b(), "p3.16xlarge:48", NetworkMode::kFlow,
-                  /*fold=*/true, /*step_by_step=*/true);
+                  /*fold=*/true, /*step_by_step=*/true, /*auto_representatives=*/false,
+                  /*representatives=*/true);
   });
   rows.emplace_back("175b-terapipe-analytic", [] {
     return SimRow("175b-terapipe-analytic", TeraPipe175b(), "p3.16xlarge:48",
-                  NetworkMode::kAnalytic);
+                  NetworkMode::kAnalytic, /*fold=*/true, /*step_by_step=*/false,
+                  /*auto_representatives=*/false, /*representatives=*/true);
+  });
+  rows.emplace_back("175b-terapipe-flow-whole", [] {
+    return SimRow("175b-terapipe-flow-whole", TeraPipe175b(), "p3.16xlarge:48", NetworkMode::kFlow);
+  });
+  rows.emplace_back("175b-terapipe-flow-auto", [] {
+    return SimRow("175b-terapipe-flow-auto", TeraPipe175b(), "p3.16xlarge:48", NetworkMode::kFlow,
+                  /*fold=*/true, /*step_by_step=*/false, /*auto_representatives=*/true);
   });
   std::vector<std::pair<int, int>> one_t = {{1, 64}};  // (dp, batch)
   if (full) one_t.emplace_back(6, 3072);

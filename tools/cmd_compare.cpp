@@ -567,6 +567,9 @@ int RunCompare(const Args& args) {
           const auto same = by_fingerprint.find(*fingerprint);
           if (same != by_fingerprint.end()) {
             at = replayed.emplace(key, same->second->second).first;
+            request.progress(
+                fmt::format("{} {}: the same schedule as an earlier candidate; its replay reused",
+                            FamilyName(c.family), DegreesText(c.options)));
           }
         }
         const auto best = best_times.find(c.family);

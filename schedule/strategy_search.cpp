@@ -554,25 +554,38 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
   // parts forward, two backward or input-gradient; the weight-gradient part has none,
   // schedule/generator.cpp).
   const int floor_layers = std::max(1, model_.layers / stages);
+  // Selective recomputation makes a backward (or its input part) recompute the attention core
+  // first, as sim/op_work.cpp costs it; full recomputation runs the layer's forward again
+  // before it (its RECOMPUTE ops, their tp collectives not counted).
   const auto pass_ns = [&](Pass pass, double part_ns, int layers) {
-    SliceWork work;
-    work.pass = pass;
-    work.rows = o.microbatch_size;
-    work.tokens = model_.sequence;
-    work.tp = o.tp;
-    if (o.tp == 1) {
-      // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
-      work.layers = layers;
-      work.block = Block::kWhole;
-      return static_cast<double>(compute_.Time(work));
+    const auto compute = [&](Pass p) {
+      SliceWork work;
+      work.pass = p;
+      work.rows = o.microbatch_size;
+      work.tokens = model_.sequence;
+      work.tp = o.tp;
+      work.recompute_attention = o.recompute == Recompute::kSelective &&
+                                 (p == Pass::kBackward || p == Pass::kBackwardInput);
+      if (o.tp == 1) {
+        // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
+        work.layers = layers;
+        work.block = Block::kWhole;
+        return static_cast<double>(compute_.Time(work));
+      }
+      work.layers = 1;
+      double ns = 0;
+      for (Block block : {Block::kAttention, Block::kMlp}) {
+        work.block = block;
+        ns += static_cast<double>(compute_.Time(work));
+      }
+      return layers * ns;
+    };
+    double ns = compute(pass) + (o.tp > 1 ? layers * 2 * part_ns : 0);
+    if (o.recompute == Recompute::kFull &&
+        (pass == Pass::kBackward || pass == Pass::kBackwardInput)) {
+      ns += compute(Pass::kForward);
     }
-    work.layers = 1;
-    double ns = 0;
-    for (Block block : {Block::kAttention, Block::kMlp}) {
-      work.block = block;
-      ns += static_cast<double>(compute_.Time(work));
-    }
-    return layers * (ns + 2 * part_ns);
+    return ns;
   };
   // The first rank's chunks: their virtual stages in order, and their layers (StageLayers: the
   // first L mod (P V) stages hold one layer more).

@@ -527,10 +527,24 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
       ChunkStepCounts c;
       c.before.assign(v, {});
       c.through.assign(v, {});
+      // Each chunk's last weight-gradient step (a whole backward or its weight part), then the
+      // per-chunk counts of the steps run before and through it, taken there only.
+      std::vector<int> last(v, -1);
+      for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+        const PipelineStep& step = order[i];
+        if (!step.forward && step.part != BackwardPart::kInput) last[step.chunk] = i;
+      }
+      std::vector<std::vector<int>> taken_at(order.size());
+      for (int chunk = 0; chunk < v; ++chunk) {
+        if (last[chunk] >= 0) taken_at[last[chunk]].push_back(chunk);
+      }
       // Per chunk: forwards, whole backwards, input-gradient and weight-gradient steps.
       std::vector<std::array<int, 4>> run(v, {0, 0, 0, 0});
-      for (const PipelineStep& step : order) {
-        const std::vector<std::array<int, 4>> start = run;
+      for (size_t i = 0; i < order.size(); ++i) {
+        const PipelineStep& step = order[i];
+        if (!taken_at[i].empty()) {
+          for (int chunk : taken_at[i]) c.before[chunk] = run;
+        }
         std::array<int, 4>& mine = run[step.chunk];
         if (step.forward) {
           ++mine[0];
@@ -541,10 +555,7 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
         } else {
           ++mine[3];
         }
-        if (!step.forward && step.part != BackwardPart::kInput) {
-          c.before[step.chunk] = start;
-          c.through[step.chunk] = run;
-        }
+        for (int chunk : taken_at[i]) c.through[chunk] = run;
       }
       counted = chunk_steps_.emplace(shape, std::move(c)).first;
     }
@@ -596,13 +607,23 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
     if (rank == 0) first_rank_stages.push_back(vs);
   }
   // Per chunk of the first rank: forward, whole backward, input-gradient, weight-gradient.
+  // Chunks hold floor(L / (P V)) or one layer more: each count costed once.
+  std::map<int, std::array<double, 4>> by_layers;
   std::vector<std::array<double, 4>> pass;
   for (int vs : first_rank_stages) {
     const int layers = stage_layers[vs].Length();
-    pass.push_back({pass_ns(Pass::kForward, tp_part_ns, layers),
-                    pass_ns(Pass::kBackward, tp_part_ns, layers),
-                    pass_ns(Pass::kBackwardInput, tp_part_ns, layers),
-                    pass_ns(Pass::kBackwardWeight, 0, layers)});
+    auto at = by_layers.find(layers);
+    if (at == by_layers.end()) {
+      at = by_layers
+               .emplace(layers,
+                        std::array<double, 4>{
+                            pass_ns(Pass::kForward, tp_part_ns, layers),
+                            pass_ns(Pass::kBackward, tp_part_ns, layers),
+                            split ? pass_ns(Pass::kBackwardInput, tp_part_ns, layers) : 0,
+                            split ? pass_ns(Pass::kBackwardWeight, 0, layers) : 0})
+               .first;
+    }
+    pass.push_back(at->second);
   }
   // The chain of the micro-batch whose backward of a chunk ends last (as in LowerBoundNs): its
   // forward on the first stage comes after the first rank's M forwards of that stage at the
@@ -623,10 +644,10 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
   // L mod (P V) stages hold one layer more): every tp rank's dp step of them (ALLREDUCE, or
   // REDUCE_SCATTER and ALLGATHER) over its dp group (GPUs d P T + t), costed once per layer
   // count on the busiest link.
-  std::map<int, double> step_ns;  // by the chunk's layers
   const auto chunk_step_ns = [&](int layers) {
-    auto at = step_ns.find(layers);
-    if (at != step_ns.end()) return at->second;
+    const auto key = std::make_tuple(o.dp, o.pp, o.tp, zero > 0, layers);
+    auto at = chunk_step_ns_.find(key);
+    if (at != chunk_step_ns_.end()) return at->second;
     const Bytes bytes = 2 * static_cast<Bytes>(layers) * model_.ParamsPerLayer() / o.tp;
     std::vector<CollectiveLoad> loads;
     for (int t = 0; t < o.tp; ++t) {
@@ -639,7 +660,7 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
         loads.push_back({OpKind::kAllGather, group, bytes, 1});
       }
     }
-    return step_ns[layers] = request.busiest_link_ns(loads);
+    return chunk_step_ns_[key] = request.busiest_link_ns(loads);
   };
   std::vector<std::pair<double, double>> done;  // (complete at the earliest, its dp step)
   for (size_t c = 0; c < steps.size() && c < first_rank_stages.size(); ++c) {

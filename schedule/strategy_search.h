@@ -277,6 +277,8 @@ class StrategySearch {
     std::vector<std::vector<std::array<int, 4>>> before, through;
   };
   mutable std::map<std::tuple<Strategy, int, int, int>, ChunkStepCounts> chunk_steps_;
+  // ChunkStepsNs' dp step of a chunk on the busiest link, by (D, P, T, ZeRO > 0, its layers).
+  mutable std::map<std::tuple<int, int, int, bool, int>, double> chunk_step_ns_;
 
   const ModelCard& model_;
   const Cluster& cluster_;

@@ -42,6 +42,26 @@ int CheckBounds(const std::string& model, const std::string& cluster, int batch,
   return replayed;
 }
 
+// gpt3-1b on two p3.16xlarge nodes, batch 8, with the network bounds of `network`'s context.
+struct TwoNodes {
+  explicit TwoNodes(NetworkMode network)
+      : context(Inputs(network)),
+        search(context.model(), context.cluster(), context.device(), context.cost()) {
+    request.batch = 8;
+    context.SetNetworkBounds(request);
+  }
+  static PlanningInputs Inputs(NetworkMode network) {
+    PlanningInputs inputs;
+    inputs.model = "gpt3-1b";
+    inputs.cluster = "p3.16xlarge:2";
+    inputs.network = network;
+    return inputs;
+  }
+  PlanningContext context;
+  SearchRequest request;
+  StrategySearch search;
+};
+
 }  // namespace
 
 TEST_CASE("The search's lower bounds never exceed the flow replay", "[search][bounds]") {
@@ -64,15 +84,10 @@ TEST_CASE("The search's lower bounds hold for ZeRO-1 and 2 steps sharing a node'
   // V >= 2 each chunk's step follows its own last backward (ChunkStepsNs). Each family's first
   // candidates with 2 replicas, replayed as they are and with ZeRO-0 / 1 / 2 recipes.
   for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
-    PlanningInputs inputs;
-    inputs.model = "gpt3-1b";
-    inputs.cluster = "p3.16xlarge:2";
-    inputs.network = network;
-    PlanningContext context(inputs);
-    SearchRequest request;
-    request.batch = 8;
-    context.SetNetworkBounds(request);
-    StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
+    TwoNodes two(network);
+    PlanningContext& context = two.context;
+    SearchRequest& request = two.request;
+    StrategySearch& search = two.search;
     int replayed = 0;
     for (Family family : {Family::kOneFOneB, Family::kInterleaved, Family::kInterleavedZb,
                           Family::kZbV, Family::kGpipe}) {
@@ -107,17 +122,12 @@ TEST_CASE("The search's bound carries the first rank's whole data-parallel step"
   // after the backward that produced it, so the bound of a candidate with D >= 2 (ZeRO 0-2) is
   // at least the busiest link's time for all of them (its T tp ranks' steps of every layer of
   // its chunks, StageLayers), on top of the rank's M forwards of the first stage at least.
-  PlanningInputs inputs;
-  inputs.model = "gpt3-1b";
-  inputs.cluster = "p3.16xlarge:2";
-  PlanningContext context(inputs);
-  SearchRequest request;
-  request.batch = 8;
-  context.SetNetworkBounds(request);
-  StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
+  TwoNodes two(NetworkMode::kFlow);
+  const PlanningContext& context = two.context;
+  SearchRequest& request = two.request;
   int checked = 0;
   for (Family family : {Family::kOneFOneB, Family::kGpipe, Family::kInterleaved}) {
-    for (const Candidate& c : search.Enumerate(family, request)) {
+    for (const Candidate& c : two.search.Enumerate(family, request)) {
       const GenerateOptions& o = c.options;
       if (o.dp < 2 || o.zero == 3) continue;
       const std::vector<Range> layers = StageLayers(context.model().layers, o.pp, o.virtual_stages);

@@ -238,7 +238,11 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
   const int L = model_.sequence;
   if (c.family == Family::kTeraPipe) {
     const int replica_batch = request.batch / o.dp;
-    SlicingRequest req{L, o.pp, replica_batch, request.granularity, {}, false};
+    // --microbatch-size: every micro-batch of that many sequences (Enumerate keeps only the
+    // replicas it divides); otherwise the planner chooses the split.
+    std::vector<int> sizes;
+    if (request.microbatch_size > 0) sizes = {request.microbatch_size};
+    SlicingRequest req{L, o.pp, replica_batch, request.granularity, sizes, false};
     SlicingPlan plan = PlanSlicing(req, stage.AsSliceCost());
     c.options.slicing = FoldPlan(plan.microbatches);
     c.slicing = FormatSlicingSpec(c.options.slicing);
@@ -409,6 +413,7 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
   // stages in order; consecutive stages on one rank hand over in memory), tp rank 0 of rank r
   // being GPU r T.
   double chain_ns = 0, first_trip = 0;
+  std::vector<double> hops(std::max(0, stages - 1), 0.0);  // per boundary vs -> vs + 1
   if (o.pp > 1 && request.transfers_ns) {
     Bytes bytes = static_cast<Bytes>(o.microbatch_size) * L * model_.hidden * 2;
     if (o.sequence_parallel && o.tp > 1) bytes /= o.tp;
@@ -428,6 +433,7 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
         pairs.emplace_back(ranks[vs] * o.tp + t, ranks[vs + 1] * o.tp + t);
       }
       const double c = request.transfers_ns(pairs, bytes);
+      hops[vs] = c;
       chain_ns += 2 * c;  // forward, and the gradient back
       if (vs + 1 < o.pp) first_trip += c;
     }
@@ -478,110 +484,206 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
       ns = std::max(ns, request.busiest_link_ns(loads));
     }
   }
-  return std::max(ns + StepTailNs(o, request), ChunkStepsNs(o, request, part));
+  return std::max(ns + StepTailNs(o, request), ChunkStepsNs(o, request, part, hops));
 }
 
 double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request,
-                                    double tp_part_ns) const {
+                                    double tp_part_ns, const std::vector<double>& hops) const {
   const int zero = o.dp > 1 ? o.zero : 0;
-  if (o.virtual_stages < 2 || o.dp < 2 || zero == 3 || !request.busiest_link_ns) return 0;
-  switch (o.strategy) {
-    case Strategy::kInterleaved:
-    case Strategy::kInterleavedZb:
-    case Strategy::kZbV:
-    case Strategy::kDualPipeV:
-      break;
-    default:
-      return 0;
-  }
-  // The first rank's order, reduced to the forward, whole-backward and input-gradient steps
-  // run up to each chunk's last weight-gradient step (and before it), remembered per shape:
-  // every recipe variant of a configuration asks again.
-  const auto shape = std::make_tuple(o.strategy, o.pp, o.virtual_stages, o.microbatches);
-  auto counted = chunk_steps_.find(shape);
-  if (counted == chunk_steps_.end()) {
-    const std::vector<PipelineStep> order =
-        o.strategy == Strategy::kInterleaved
-            ? InterleavedOrder(o.pp, o.virtual_stages, 0, o.microbatches)
-            : FirstRankOrder(o);
-    ChunkStepCounts counts;
-    counts.before.assign(o.virtual_stages, {-1, 0, 0});
-    counts.through.assign(o.virtual_stages, {-1, 0, 0});
-    std::array<int, 3> run{0, 0, 0};  // forwards, whole backwards, input-gradient steps
-    for (const PipelineStep& step : order) {
-      const std::array<int, 3> start = run;
-      if (step.forward) {
-        ++run[0];
-      } else if (step.part == BackwardPart::kWhole) {
-        ++run[1];
-      } else if (step.part == BackwardPart::kInput) {
-        ++run[2];
+  if (o.dp < 2 || zero == 3 || !request.busiest_link_ns) return 0;
+  const int m = o.microbatches, v = o.virtual_stages, stages = o.pp * v;
+  const bool split = o.strategy == Strategy::kZbH1 || o.strategy == Strategy::kZbH2 ||
+                     o.strategy == Strategy::kInterleavedZb || o.strategy == Strategy::kZbV ||
+                     o.strategy == Strategy::kDualPipeV;
+  const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
+  // Per chunk of the first rank: the forward, whole-backward and input-gradient steps its order
+  // runs before its last weight-gradient step and through it. With V = 1 every order runs the
+  // stage's M forwards and M - 1 of its backwards (input parts with a split backward, the
+  // weight parts counted as nothing) before its last backward (or weight-gradient step).
+  ChunkStepCounts one;
+  const ChunkStepCounts* counts = &one;
+  if (v == 1) {
+    one.before = {
+        {split ? std::array<int, 4>{m, 0, m, m - 1} : std::array<int, 4>{m, m - 1, 0, 0}}};
+    one.through = {{split ? std::array<int, 4>{m, 0, m, m} : std::array<int, 4>{m, m, 0, 0}}};
+  } else {
+    switch (o.strategy) {
+      case Strategy::kInterleaved:
+      case Strategy::kInterleavedZb:
+      case Strategy::kZbV:
+      case Strategy::kDualPipeV:
+        break;
+      default:
+        return 0;
+    }
+    // The first rank's order, reduced per chunk (remembered per shape: every recipe variant of
+    // a configuration asks again).
+    const auto shape = std::make_tuple(o.strategy, o.pp, v, m);
+    auto counted = chunk_steps_.find(shape);
+    if (counted == chunk_steps_.end()) {
+      const std::vector<PipelineStep> order = o.strategy == Strategy::kInterleaved
+                                                  ? InterleavedOrder(o.pp, v, 0, m)
+                                                  : FirstRankOrder(o);
+      ChunkStepCounts c;
+      c.before.assign(v, {});
+      c.through.assign(v, {});
+      // Each chunk's last weight-gradient step (a whole backward or its weight part), then the
+      // per-chunk counts of the steps run before and through it, taken there only.
+      std::vector<int> last(v, -1);
+      for (int i = 0; i < static_cast<int>(order.size()); ++i) {
+        const PipelineStep& step = order[i];
+        if (!step.forward && step.part != BackwardPart::kInput) last[step.chunk] = i;
       }
-      if (!step.forward && step.part != BackwardPart::kInput) {
-        counts.before[step.chunk] = start;
-        counts.through[step.chunk] = run;
+      std::vector<std::vector<int>> taken_at(order.size());
+      for (int chunk = 0; chunk < v; ++chunk) {
+        if (last[chunk] >= 0) taken_at[last[chunk]].push_back(chunk);
       }
+      // Per chunk: forwards, whole backwards, input-gradient and weight-gradient steps.
+      std::vector<std::array<int, 4>> run(v, {0, 0, 0, 0});
+      for (size_t i = 0; i < order.size(); ++i) {
+        const PipelineStep& step = order[i];
+        if (!taken_at[i].empty()) {
+          for (int chunk : taken_at[i]) c.before[chunk] = run;
+        }
+        std::array<int, 4>& mine = run[step.chunk];
+        if (step.forward) {
+          ++mine[0];
+        } else if (step.part == BackwardPart::kWhole) {
+          ++mine[1];
+        } else if (step.part == BackwardPart::kInput) {
+          ++mine[2];
+        } else {
+          ++mine[3];
+        }
+        for (int chunk : taken_at[i]) c.through[chunk] = run;
+      }
+      counted = chunk_steps_.emplace(shape, std::move(c)).first;
     }
-    counted = chunk_steps_.emplace(shape, std::move(counts)).first;
+    counts = &counted->second;
   }
-  // One chunk's passes on floor(L / (P V)) layers (every chunk has at least that many), each
-  // layer's blocks with their blocking tp collectives (two parts forward, two backward); a
-  // split backward's input part at least half the backward (the weight part at most the
-  // input part), its weight part counted as nothing.
-  const int chunk_layers = std::max(1, model_.layers / (o.pp * o.virtual_stages));
-  const auto pass_ns = [&](Pass pass) {
-    SliceWork work;
-    work.pass = pass;
-    work.rows = o.microbatch_size;
-    work.tokens = model_.sequence;
-    work.tp = o.tp;
-    if (o.tp == 1) {
-      // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
-      work.layers = chunk_layers;
-      work.block = Block::kWhole;
-      return static_cast<double>(compute_.Time(work));
+  // A chunk's passes on its layers, each layer's blocks with their blocking tp collectives (two
+  // parts forward, two backward or input-gradient; the weight-gradient part has none,
+  // schedule/generator.cpp).
+  const int floor_layers = std::max(1, model_.layers / stages);
+  // Selective recomputation makes a backward (or its input part) recompute the attention core
+  // first, as sim/op_work.cpp costs it; full recomputation runs the layer's forward again
+  // before it (its RECOMPUTE ops, their tp collectives not counted).
+  const auto pass_ns = [&](Pass pass, double part_ns, int layers) {
+    const auto compute = [&](Pass p) {
+      SliceWork work;
+      work.pass = p;
+      work.rows = o.microbatch_size;
+      work.tokens = model_.sequence;
+      work.tp = o.tp;
+      work.recompute_attention = o.recompute == Recompute::kSelective &&
+                                 (p == Pass::kBackward || p == Pass::kBackwardInput);
+      if (o.tp == 1) {
+        // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
+        work.layers = layers;
+        work.block = Block::kWhole;
+        return static_cast<double>(compute_.Time(work));
+      }
+      work.layers = 1;
+      double ns = 0;
+      for (Block block : {Block::kAttention, Block::kMlp}) {
+        work.block = block;
+        ns += static_cast<double>(compute_.Time(work));
+      }
+      return layers * ns;
+    };
+    double ns = compute(pass) + (o.tp > 1 ? layers * 2 * part_ns : 0);
+    if (o.recompute == Recompute::kFull &&
+        (pass == Pass::kBackward || pass == Pass::kBackwardInput)) {
+      ns += compute(Pass::kForward);
     }
-    work.layers = 1;
-    double ns = 0;
-    for (Block block : {Block::kAttention, Block::kMlp}) {
-      work.block = block;
-      ns += static_cast<double>(compute_.Time(work));
-    }
-    return chunk_layers * (ns + 2 * tp_part_ns);
+    return ns;
   };
-  const double forward = pass_ns(Pass::kForward);
-  const double backward = pass_ns(Pass::kBackward);
-  const double input = backward / 2;
+  // The first rank's chunks: their virtual stages in order, and their layers (StageLayers: the
+  // first L mod (P V) stages hold one layer more).
+  const std::vector<Range> stage_layers = StageLayers(model_.layers, o.pp, v);
+  std::vector<int> first_rank_stages;
+  for (int vs = 0; vs < stages; ++vs) {
+    const int rank = v_shape && vs >= o.pp ? 2 * o.pp - 1 - vs : vs % o.pp;
+    if (rank == 0) first_rank_stages.push_back(vs);
+  }
+  // Per chunk of the first rank: forward, whole backward, input-gradient, weight-gradient.
+  // Chunks hold floor(L / (P V)) or one layer more: each count costed once.
+  std::map<int, std::array<double, 4>> by_layers;
+  std::vector<std::array<double, 4>> pass;
+  for (int vs : first_rank_stages) {
+    const int layers = stage_layers[vs].Length();
+    auto at = by_layers.find(layers);
+    if (at == by_layers.end()) {
+      at = by_layers
+               .emplace(layers,
+                        std::array<double, 4>{
+                            pass_ns(Pass::kForward, tp_part_ns, layers),
+                            pass_ns(Pass::kBackward, tp_part_ns, layers),
+                            split ? pass_ns(Pass::kBackwardInput, tp_part_ns, layers) : 0,
+                            split ? pass_ns(Pass::kBackwardWeight, 0, layers) : 0})
+               .first;
+    }
+    pass.push_back(at->second);
+  }
+  // The chain of the micro-batch whose backward of a chunk ends last (as in LowerBoundNs): its
+  // forward on the first stage comes after the first rank's M forwards of that stage at the
+  // earliest (the rank runs them one after another), then it crosses the other S - 1 stages
+  // forward and the stages after the chunk's backward (input parts with a split backward),
+  // compute only on floor-sized stages, with the boundary transfers (`hops`, stage to stage).
+  const double other_forward = pass_ns(Pass::kForward, 0, floor_layers);
+  const double other_backward =
+      pass_ns(split ? Pass::kBackwardInput : Pass::kBackward, 0, floor_layers);
+  double forward_hops = 0;
+  for (double h : hops) forward_hops += h;
   // Where each chunk's weight gradients are complete on the first rank, at the earliest: its
-  // compute stream runs every step before in series (bubbles left out). A bucketed step may
-  // start a chunk's buckets during that backward: counted from its start.
+  // compute stream runs every step before in series, and the chain above reaches it. A
+  // bucketed step may start a chunk's buckets during that backward: counted from its start.
   const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
-  std::vector<double> done;
-  for (const std::array<int, 3>& n : bucketed ? counted->second.before : counted->second.through) {
-    if (n[0] < 0) continue;  // a chunk without weight-gradient steps (none today)
-    done.push_back(n[0] * forward + n[1] * backward + n[2] * input);
+  const auto& steps = bucketed ? counts->before : counts->through;
+  // Each of the first rank's chunks moves its own layers' gradients (StageLayers: the first
+  // L mod (P V) stages hold one layer more): every tp rank's dp step of them (ALLREDUCE, or
+  // REDUCE_SCATTER and ALLGATHER) over its dp group (GPUs d P T + t), costed once per layer
+  // count on the busiest link.
+  const auto chunk_step_ns = [&](int layers) {
+    const auto key = std::make_tuple(o.dp, o.pp, o.tp, zero > 0, layers);
+    auto at = chunk_step_ns_.find(key);
+    if (at != chunk_step_ns_.end()) return at->second;
+    const Bytes bytes = 2 * static_cast<Bytes>(layers) * model_.ParamsPerLayer() / o.tp;
+    std::vector<CollectiveLoad> loads;
+    for (int t = 0; t < o.tp; ++t) {
+      std::vector<int> group;
+      for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp + t);
+      if (zero == 0) {
+        loads.push_back({OpKind::kAllReduce, group, bytes, 1});
+      } else {
+        loads.push_back({OpKind::kReduceScatter, group, bytes, 1});
+        loads.push_back({OpKind::kAllGather, group, bytes, 1});
+      }
+    }
+    return chunk_step_ns_[key] = request.busiest_link_ns(loads);
+  };
+  std::vector<std::pair<double, double>> done;  // (complete at the earliest, its dp step)
+  for (size_t c = 0; c < steps.size() && c < first_rank_stages.size(); ++c) {
+    if (steps[c].empty()) continue;  // a chunk without weight-gradient steps (none today)
+    const int s = first_rank_stages[c];
+    double back_hops = 0;
+    for (int b = s; b < static_cast<int>(hops.size()); ++b) back_hops += hops[b];
+    double chain = m * pass[0][0] + (stages - 1) * other_forward +
+                   (stages - 1 - s) * other_backward + forward_hops + back_hops;
+    if (!bucketed) chain += split ? pass[c][2] + pass[c][3] : pass[c][1];
+    double series = 0;
+    for (size_t k = 0; k < steps[c].size() && k < pass.size(); ++k) {
+      for (int i = 0; i < 4; ++i) series += steps[c][k][i] * pass[k][i];
+    }
+    done.emplace_back(std::max(chain, series), chunk_step_ns(stage_layers[s].Length()));
   }
   std::sort(done.begin(), done.end());
-  // From the k-th chunk to complete on: every chunk completing then or later still moves its
-  // dp step (ALLREDUCE, or REDUCE_SCATTER and ALLGATHER) on each of the first rank's T tp
-  // ranks' dp groups (GPUs d P T + t).
-  const Bytes bytes = 2 * static_cast<Bytes>(chunk_layers) * model_.ParamsPerLayer() / o.tp;
-  // The bytes scale with the chunks: one chunk's step costed once.
-  std::vector<CollectiveLoad> loads;
-  for (int t = 0; t < o.tp; ++t) {
-    std::vector<int> group;
-    for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp + t);
-    if (zero == 0) {
-      loads.push_back({OpKind::kAllReduce, group, bytes, 1});
-    } else {
-      loads.push_back({OpKind::kReduceScatter, group, bytes, 1});
-      loads.push_back({OpKind::kAllGather, group, bytes, 1});
-    }
-  }
-  const double per_chunk = request.busiest_link_ns(loads);
-  double best = 0;
-  for (size_t k = 0; k < done.size(); ++k) {
-    best = std::max(best, done[k] + static_cast<double>(done.size() - k) * per_chunk);
+  // From the k-th chunk to complete on, every chunk completing then or later still moves its
+  // dp step over the busiest link.
+  double best = 0, rest = 0;
+  for (size_t k = done.size(); k-- > 0;) {
+    rest += done[k].second;
+    best = std::max(best, done[k].first + rest);
   }
   return best;
 }
@@ -683,6 +785,7 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
       base.dp_bucket_bytes = request.dp_bucket_bytes;
       const int replica = request.batch / d;
       if (family == Family::kTeraPipe) {
+        if (request.microbatch_size > 0 && replica % request.microbatch_size != 0) continue;
         Candidate c;
         c.family = family;
         c.options = base;
@@ -894,10 +997,16 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         continue;
       }
       if (request.progress) {
-        request.progress(fmt::format("{} {} {}: simulating ({} ops, lower bound {:.3f} s)",
-                                     FamilyName(family), DegreesText(e.candidate.options),
-                                     RecipeText(e.candidate.options), schedule.ops.size(),
-                                     e.candidate.bound_s));
+        // The micro-batch families' M x b (and V): which of a (D, P, T)'s candidates it is.
+        const GenerateOptions& o = e.candidate.options;
+        const std::string units =
+            family == Family::kTeraPipe
+                ? ""
+                : fmt::format(" {} x {}{}", o.microbatches, o.microbatch_size,
+                              o.virtual_stages > 1 ? fmt::format(" v{}", o.virtual_stages) : "");
+        request.progress(fmt::format("{} {}{} {}: simulating ({} ops, lower bound {:.3f} s)",
+                                     FamilyName(family), DegreesText(o), units, RecipeText(o),
+                                     schedule.ops.size(), e.candidate.bound_s));
       }
       e.iteration_s = evaluate(e.candidate, schedule);
       e.evaluated = true;
@@ -918,6 +1027,20 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         result.candidates - static_cast<int>(result.tried.size()) - result.pruned_by_ops;
     (stopped_by_bound ? result.pruned_by_bound : result.pruned_by_budget) = untried;
     if (!result.found) {
+      // The rejection quoted: the candidate that came closest to fitting (the smallest peak,
+      // exact where it was generated, else analytic), not merely the first tried.
+      std::string closest;
+      Bytes closest_peak = 0;
+      for (const Evaluation& e : result.tried) {
+        const Bytes peak =
+            e.memory.devices.empty() ? e.candidate.analytic_peak : e.memory.peak_bytes;
+        if (e.note.empty() || peak <= 0) continue;
+        if (closest.empty() || peak < closest_peak) {
+          closest = e.note;
+          closest_peak = peak;
+        }
+      }
+      if (closest.empty() && !result.tried.empty()) closest = result.tried.front().note;
       if (candidates.empty()) {
         if (family == Family::kInterleaved || family == Family::kInterleavedZb) {
           result.reason = fmt::format(
@@ -937,11 +1060,10 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
             "{} of {} configurations exceed the op budget ({} ops), the others do not fit in "
             "memory{}",
             result.pruned_by_ops, candidates.size(), request.max_ops,
-            result.tried.empty() ? "" : " (" + result.tried.front().note + ")");
+            closest.empty() ? "" : " (" + closest + ")");
       } else {
-        result.reason =
-            fmt::format("none of {} configurations fits in memory ({})", candidates.size(),
-                        result.tried.empty() ? "" : result.tried.front().note);
+        result.reason = fmt::format("none of {} configurations fits in memory ({})",
+                                    candidates.size(), closest);
       }
     }
     results.push_back(std::move(result));

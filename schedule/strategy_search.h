@@ -43,8 +43,9 @@
 // boundary; the first micro-batch's trip to the last rank (and back where the last op is a
 // backward); ZeRO-3's zero and dp streams' sums, and the first node's per-layer collectives on
 // its busiest link; then the first rank's data-parallel step and OPTIMIZER, its T tp ranks'
-// steps together on the busiest link (SearchRequest::busiest_link_ns); with V >= 2 chunks, each
-// chunk's step after its own last backward (ChunkStepsNs). The network terms come from
+// steps together on the busiest link (SearchRequest::busiest_link_ns); and each of its chunks'
+// (its stage's with V = 1) steps after that chunk's last backward, which waits for the
+// micro-batches' chain through the pipeline (ChunkStepsNs). The network terms come from
 // SearchRequest::collective_ns / transfers_ns (tools/planning_context costs them alone on the
 // cluster); without them it is compute only. A terapipe candidate's analytic memory is
 // TeraPipeMemoryLowerBound (for any slicing before the planner runs: what cannot fit is not
@@ -175,7 +176,9 @@ struct SearchRequest {
   // Search today's recipes (recomputation, sequence parallelism, ZeRO) in every micro-batch
   // family; false: only the plain variant (no recomputation, no sharding).
   bool recipes = true;
-  int microbatch_size = 0;  // > 0: only micro-batches of this many rows (micro-batch families)
+  // > 0: only micro-batches of this many rows (every family; terapipe: the planner's
+  // micro-batches all of this size, on the replicas it divides)
+  int microbatch_size = 0;
   // Every candidate's data-parallel step (kAuto: each family's default, DefaultDpStep).
   DpStep dp_step = DpStep::kAuto;
   int64_t dp_bucket_bytes = kDdpBucketBytes;
@@ -249,12 +252,15 @@ class StrategySearch {
   // the other stages, the first micro-batch's p2p trip where nothing fills it, and StepTailNs.
   double LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
                       double unit_compute_ns, double fill_steps) const;
-  // With V >= 2 chunks and D >= 2: the first rank's chunks complete their weight gradients
-  // one after another near the end (its own order, its steps' compute in series from the
-  // start); from each on, the dp steps of that chunk and the later ones, for all T tp ranks,
-  // still cross the busiest link (busiest_link_ns). 0 when it does not apply.
-  double ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request,
-                      double tp_part_ns) const;
+  // With D >= 2: the first rank's chunks (its whole stage with V = 1) complete their weight
+  // gradients one after another near the end, each no earlier than its own order's steps before
+  // it in series from the start, and than the chain of the micro-batch whose backward there
+  // ends last (its forward on the first stage after the rank's M forwards of it, through every
+  // stage and back to the chunk, compute and `hops`, the boundary transfers stage to stage);
+  // from each on, the dp steps of that chunk and the later ones, for all T tp ranks, still
+  // cross the busiest link (busiest_link_ns). 0 when it does not apply.
+  double ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request, double tp_part_ns,
+                      const std::vector<double>& hops) const;
   // What follows the first rank's last backward: its data-parallel step and its OPTIMIZER.
   double StepTailNs(const GenerateOptions& o, const SearchRequest& request) const;
   // Picks the candidate's recipe among `variants` (see the top of this file).
@@ -264,10 +270,15 @@ class StrategySearch {
   // ChunkStepsNs' reduced orders, by (strategy, P, V, M): per chunk the forward, whole
   // backward and input-gradient steps its first rank runs before its last weight-gradient
   // step and through it ({-1, 0, 0}: none).
+  // before[c][c'] (through[c][c']): the forward, whole-backward, input-gradient and
+  // weight-gradient steps of chunk c' run before chunk c's last weight-gradient step (and
+  // through it); empty for a chunk without one.
   struct ChunkStepCounts {
-    std::vector<std::array<int, 3>> before, through;
+    std::vector<std::vector<std::array<int, 4>>> before, through;
   };
   mutable std::map<std::tuple<Strategy, int, int, int>, ChunkStepCounts> chunk_steps_;
+  // ChunkStepsNs' dp step of a chunk on the busiest link, by (D, P, T, ZeRO > 0, its layers).
+  mutable std::map<std::tuple<int, int, int, bool, int>, double> chunk_step_ns_;
 
   const ModelCard& model_;
   const Cluster& cluster_;

@@ -166,13 +166,6 @@ int RunPlan(const Args& args) {
   request.dp_step = dp_step.dp_step;
   request.dp_bucket_bytes = dp_step.dp_bucket_bytes;
   if (strategy != "all") request.families = {ParseFamily(strategy)};
-  if (microbatch_size > 0 && request.families == std::vector<Family>{Family::kTeraPipe}) {
-    ThrowInput(
-        "--microbatch-size {}: the terapipe search chooses its own micro-batch split (DESIGN.md "
-        "section 3); give --pp (with --tp, --dp) to plan the slicing with micro-batches of {} "
-        "sequences",
-        microbatch_size, microbatch_size);
-  }
   request.progress = [](const std::string& line) { std::cerr << "terasim plan: " << line << "\n"; };
   context.SetNetworkBounds(request);
   context.SetFoldedGeneration(request);

@@ -226,7 +226,10 @@ TEST_CASE("plan --pp --microbatch-size plans only micro-batches of that size", "
   CHECK(rows == 8);  // the groups cover the batch: 4 micro-batches x 2 rows
 }
 
-TEST_CASE("plan refuses a --microbatch-size it cannot honour, naming the flag", "[tools][cli]") {
+TEST_CASE(
+    "plan refuses a --microbatch-size it cannot honour, naming the flag, and honours it in the "
+    "terapipe search",
+    "[tools][cli]") {
   std::string out;
   // 5 does not divide the 8 sequences of the one replica.
   CHECK(Terasim("plan --model gpt3-1b --cluster p3.16xlarge:2 --pp 4 --tp 4 --batch 8 "
@@ -234,13 +237,13 @@ TEST_CASE("plan refuses a --microbatch-size it cannot honour, naming the flag", 
                 &out) == 1);
   CHECK_THAT(out, Catch::Matchers::Contains("--microbatch-size 5: must divide the 8 sequences"));
   out.clear();
-  // The terapipe search (no --pp) chooses the micro-batch split itself.
+  // The terapipe search (no --pp) honours it: every planned micro-batch holds 2 of the
+  // replica's sequences (slicing spec "ROWS:[slices]xCOUNT").
   CHECK(Terasim("plan --model gpt3-1b --cluster p3.16xlarge:1 --strategy terapipe --batch 8 "
                 "--microbatch-size 2 --network analytic",
-                &out) == 1);
-  CHECK_THAT(out,
-             Catch::Matchers::Contains(
-                 "--microbatch-size 2: the terapipe search chooses its own micro-batch split"));
+                &out) == 0);
+  CHECK_THAT(out, Catch::Matchers::Contains("2:["));
+  CHECK_THAT(out, !Catch::Matchers::Contains("1:[") && !Catch::Matchers::Contains("4:["));
   out.clear();
   // With --pp, plan runs the TeraPipe slicing DP only: another --strategy is not ignored.
   CHECK(Terasim("plan --model gpt3-1b --cluster p3.16xlarge:2 --pp 4 --tp 4 --batch 8 "

@@ -42,6 +42,26 @@ int CheckBounds(const std::string& model, const std::string& cluster, int batch,
   return replayed;
 }
 
+// gpt3-1b on two p3.16xlarge nodes, batch 8, with the network bounds of `network`'s context.
+struct TwoNodes {
+  explicit TwoNodes(NetworkMode network)
+      : context(Inputs(network)),
+        search(context.model(), context.cluster(), context.device(), context.cost()) {
+    request.batch = 8;
+    context.SetNetworkBounds(request);
+  }
+  static PlanningInputs Inputs(NetworkMode network) {
+    PlanningInputs inputs;
+    inputs.model = "gpt3-1b";
+    inputs.cluster = "p3.16xlarge:2";
+    inputs.network = network;
+    return inputs;
+  }
+  PlanningContext context;
+  SearchRequest request;
+  StrategySearch search;
+};
+
 }  // namespace
 
 TEST_CASE("The search's lower bounds never exceed the flow replay", "[search][bounds]") {
@@ -64,15 +84,10 @@ TEST_CASE("The search's lower bounds hold for ZeRO-1 and 2 steps sharing a node'
   // V >= 2 each chunk's step follows its own last backward (ChunkStepsNs). Each family's first
   // candidates with 2 replicas, replayed as they are and with ZeRO-0 / 1 / 2 recipes.
   for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
-    PlanningInputs inputs;
-    inputs.model = "gpt3-1b";
-    inputs.cluster = "p3.16xlarge:2";
-    inputs.network = network;
-    PlanningContext context(inputs);
-    SearchRequest request;
-    request.batch = 8;
-    context.SetNetworkBounds(request);
-    StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
+    TwoNodes two(network);
+    PlanningContext& context = two.context;
+    SearchRequest& request = two.request;
+    StrategySearch& search = two.search;
     int replayed = 0;
     for (Family family : {Family::kOneFOneB, Family::kInterleaved, Family::kInterleavedZb,
                           Family::kZbV, Family::kGpipe}) {
@@ -99,4 +114,46 @@ TEST_CASE("The search's lower bounds hold for ZeRO-1 and 2 steps sharing a node'
     }
     CHECK(replayed >= 24);
   }
+}
+
+TEST_CASE("The search's bound carries the first rank's whole data-parallel step",
+          "[search][bounds]") {
+  // ChunkStepsNs: every gradient of the first pipeline rank's layers leaves over its dp groups
+  // after the backward that produced it, so the bound of a candidate with D >= 2 (ZeRO 0-2) is
+  // at least the busiest link's time for all of them (its T tp ranks' steps of every layer of
+  // its chunks, StageLayers), on top of the rank's M forwards of the first stage at least.
+  TwoNodes two(NetworkMode::kFlow);
+  const PlanningContext& context = two.context;
+  SearchRequest& request = two.request;
+  int checked = 0;
+  for (Family family : {Family::kOneFOneB, Family::kGpipe, Family::kInterleaved}) {
+    for (const Candidate& c : two.search.Enumerate(family, request)) {
+      const GenerateOptions& o = c.options;
+      if (o.dp < 2 || o.zero == 3) continue;
+      const std::vector<Range> layers = StageLayers(context.model().layers, o.pp, o.virtual_stages);
+      std::vector<CollectiveLoad> loads;
+      for (int chunk = 0; chunk < o.virtual_stages; ++chunk) {
+        const Bytes bytes = 2 * static_cast<Bytes>(layers[chunk * o.pp].Length()) *
+                            context.model().ParamsPerLayer() / o.tp;
+        for (int t = 0; t < o.tp; ++t) {
+          std::vector<int> group;
+          for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp + t);
+          if (o.zero == 0) {
+            loads.push_back({OpKind::kAllReduce, group, bytes, 1});
+          } else {
+            loads.push_back({OpKind::kReduceScatter, group, bytes, 1});
+            loads.push_back({OpKind::kAllGather, group, bytes, 1});
+          }
+        }
+      }
+      const double step_s = request.busiest_link_ns(loads) / 1e9;
+      INFO(FamilyName(family) << " " << DegreesText(o) << " " << o.microbatches << " x "
+                              << o.microbatch_size << " v" << o.virtual_stages << " "
+                              << RecipeText(o) << ": bound " << c.bound_s << " s, dp step "
+                              << step_s << " s");
+      CHECK(c.bound_s > step_s);
+      ++checked;
+    }
+  }
+  CHECK(checked > 10);
 }

@@ -6,6 +6,21 @@
 #include "models/errors.h"
 
 namespace terasim {
+namespace {
+
+// A slot of `items`: the last freed one, else a new one at the end.
+template <typename T>
+int TakeSlot(std::vector<int>& free, std::vector<T>& items) {
+  if (!free.empty()) {
+    const int slot = free.back();
+    free.pop_back();
+    return slot;
+  }
+  items.emplace_back();
+  return static_cast<int>(items.size()) - 1;
+}
+
+}  // namespace
 
 FlowNetwork::FlowNetwork(Engine& engine, std::vector<double> capacity_per_s, FlowListener& listener)
     : engine_(engine), listener_(listener), handler_id_(engine.AddHandler(this)) {
@@ -64,14 +79,7 @@ int FlowNetwork::InternRoute(const std::vector<int>& route) {
 
 int FlowNetwork::StartFlowOn(int route, double amount, TimeNs latency_ns, int64_t tag) {
   TERASIM_CHECK(route >= 0 && route < static_cast<int>(routes_.size()), "unknown route {}", route);
-  int id;
-  if (!free_flows_.empty()) {
-    id = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    id = static_cast<int>(flows_.size());
-    flows_.emplace_back();
-  }
+  const int id = TakeSlot(free_flows_, flows_);
   Flow& flow = flows_[id];
   const Route& interned = routes_[route];
   flow.channels = interned.channels.data();
@@ -129,14 +137,7 @@ void FlowNetwork::Enqueue(EventKind kind, TimeNs time_ns, int id) {
     batches_[open.batch].flows.emplace_back(id, flows_[id].version);
     return;
   }
-  int b;
-  if (!free_batches_.empty()) {
-    b = free_batches_.back();
-    free_batches_.pop_back();
-  } else {
-    b = static_cast<int>(batches_.size());
-    batches_.emplace_back();
-  }
+  const int b = TakeSlot(free_batches_, batches_);
   batches_[b].flows.emplace_back(id, flows_[id].version);
   open.batch = b;
   open.time_ns = time_ns;

@@ -11,12 +11,12 @@ int Engine::AddHandler(EventHandler* handler) {
 
 void Engine::AddObserver(EventObserver* observer) { observers_.push_back(observer); }
 
-uint64_t Engine::Schedule(TimeNs time_ns, int handler, int kind, int64_t a, int64_t b) {
+void Engine::ThrowBadSchedule(TimeNs time_ns, int handler) const {
   TERASIM_CHECK(time_ns >= now_ns_, "event at {} ns scheduled in the past (now {} ns)", time_ns,
                 now_ns_);
   TERASIM_CHECK(handler >= 0 && handler < static_cast<int>(handlers_.size()), "unknown handler {}",
                 handler);
-  return queue_.Push(Event{time_ns, 0, handler, kind, a, b});
+  TERASIM_CHECK(false, "Engine::Schedule rejected an event it accepts");
 }
 
 int64_t Engine::Run() {

@@ -39,7 +39,14 @@ class Engine {
 
   // Schedules an event for `handler` at `time_ns`; returns its seq. Throws InternalError when
   // time_ns < Now() or the handler id is unknown.
-  uint64_t Schedule(TimeNs time_ns, int handler, int kind, int64_t a = 0, int64_t b = 0);
+  // Inline: one is scheduled per event (the checks' messages are built out of line).
+  uint64_t Schedule(TimeNs time_ns, int handler, int kind, int64_t a = 0, int64_t b = 0) {
+    if (time_ns < now_ns_ || handler < 0 || handler >= static_cast<int>(handlers_.size()))
+        [[unlikely]] {
+      ThrowBadSchedule(time_ns, handler);
+    }
+    return queue_.Push(Event{time_ns, 0, handler, kind, a, b});
+  }
   // The seq the next Schedule will assign: a handler that finds it one above the seq of an
   // event it scheduled knows that nothing was scheduled since (and may add work to that event).
   uint64_t NextSeq() const { return queue_.NextSeq(); }
@@ -50,6 +57,8 @@ class Engine {
   int64_t EventsProcessed() const { return events_processed_; }
 
  private:
+  [[noreturn]] void ThrowBadSchedule(TimeNs time_ns, int handler) const;
+
   EventQueue queue_;
   std::vector<EventHandler*> handlers_;
   std::vector<EventObserver*> observers_;

@@ -4,38 +4,7 @@
 
 namespace terasim {
 
-uint64_t EventQueue::Push(Event event) {
-  event.seq = next_seq_++;
-  const bool fifo_empty = fifo_head_ == fifo_.size();
-  if (fifo_empty ? event.time_ns == last_popped_ns_ : event.time_ns == fifo_.back().time_ns) {
-    if (fifo_empty) {
-      fifo_.clear();
-      fifo_head_ = 0;
-    }
-    fifo_.push_back(event);
-  } else {
-    HeapPush(event);
-  }
-  return event.seq;
-}
-
-Event EventQueue::Pop() {
-  TERASIM_CHECK(!Empty(), "Pop on an empty event queue");
-  Event event;
-  if (fifo_head_ < fifo_.size()) {
-    const Event& front = fifo_[fifo_head_];
-    if (!heap_.empty() && Before(heap_[0], Key{front.time_ns, front.seq, 0})) {
-      event = HeapPop();
-    } else {
-      event = front;
-      ++fifo_head_;
-    }
-  } else {
-    event = HeapPop();
-  }
-  last_popped_ns_ = event.time_ns;
-  return event;
-}
+void EventQueue::ThrowEmpty() { TERASIM_CHECK(false, "Pop on an empty event queue"); }
 
 void EventQueue::HeapPush(const Event& event) {
   uint32_t slot;
@@ -48,7 +17,7 @@ void EventQueue::HeapPush(const Event& event) {
     events_.push_back(event);
   }
   // Sift up: parent of i is (i - 1) / 4.
-  const Key key{event.time_ns, event.seq, slot};
+  const Key key = MakeKey(event.time_ns, event.seq, slot);
   size_t i = heap_.size();
   heap_.push_back(key);
   while (i > 0) {

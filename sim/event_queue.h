@@ -32,9 +32,37 @@ struct Event {
 class EventQueue {
  public:
   // Adds `event` (its seq is overwritten with the next sequence number). Returns that seq.
-  uint64_t Push(Event event);
+  // Inline, as is Pop's FIFO path: one of each per event.
+  uint64_t Push(Event event) {
+    event.seq = next_seq_++;
+    const bool fifo_empty = fifo_head_ == fifo_.size();
+    if (fifo_empty ? event.time_ns == last_popped_ns_ : event.time_ns == fifo_.back().time_ns) {
+      if (fifo_empty) {
+        fifo_.clear();
+        fifo_head_ = 0;
+      }
+      fifo_.push_back(event);
+    } else {
+      HeapPush(event);
+    }
+    return event.seq;
+  }
   // Removes and returns the earliest event (ties: lowest seq). Precondition: !Empty().
-  Event Pop();
+  Event Pop() {
+    if (fifo_head_ < fifo_.size()) {
+      const Event& front = fifo_[fifo_head_];
+      if (heap_.empty() || !Before(heap_[0], MakeKey(front.time_ns, front.seq, 0))) {
+        ++fifo_head_;
+        last_popped_ns_ = front.time_ns;
+        return front;
+      }
+    } else if (heap_.empty()) [[unlikely]] {
+      ThrowEmpty();
+    }
+    Event event = HeapPop();
+    last_popped_ns_ = event.time_ns;
+    return event;
+  }
   bool Empty() const { return heap_.empty() && fifo_head_ == fifo_.size(); }
   // The seq the next Push will assign.
   uint64_t NextSeq() const { return next_seq_; }
@@ -47,11 +75,15 @@ class EventQueue {
     uint64_t seq;
     uint32_t slot;
   };
+  static Key MakeKey(TimeNs time_ns, uint64_t seq, uint32_t slot) {
+    return Key{time_ns, seq, slot};
+  }
   static bool Before(const Key& x, const Key& y) {
     return x.time_ns != y.time_ns ? x.time_ns < y.time_ns : x.seq < y.seq;
   }
   void HeapPush(const Event& event);
   Event HeapPop();
+  [[noreturn]] static void ThrowEmpty();
 
   std::vector<Key> heap_;       // 4-ary min-heap
   std::vector<Event> events_;   // by slot

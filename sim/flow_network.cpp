@@ -6,6 +6,21 @@
 #include "models/errors.h"
 
 namespace terasim {
+namespace {
+
+// A slot of `items`: the last freed one, else a new one at the end.
+template <typename T>
+int TakeSlot(std::vector<int>& free, std::vector<T>& items) {
+  if (!free.empty()) {
+    const int slot = free.back();
+    free.pop_back();
+    return slot;
+  }
+  items.emplace_back();
+  return static_cast<int>(items.size()) - 1;
+}
+
+}  // namespace
 
 FlowNetwork::FlowNetwork(Engine& engine, std::vector<double> capacity_per_s, FlowListener& listener)
     : engine_(engine), listener_(listener), handler_id_(engine.AddHandler(this)) {
@@ -18,19 +33,31 @@ FlowNetwork::FlowNetwork(Engine& engine, std::vector<double> capacity_per_s, Flo
   stack_.resize(channels_.size());
 }
 
-int FlowNetwork::StartFlow(const std::vector<int>& route, double amount, TimeNs latency_ns,
-                           int64_t tag) {
-  int id;
-  if (!free_flows_.empty()) {
-    id = free_flows_.back();
-    free_flows_.pop_back();
-  } else {
-    id = static_cast<int>(flows_.size());
-    flows_.emplace_back();
+int FlowNetwork::InternRoute(const std::vector<int>& route) {
+  uint64_t hash = 0x9e3779b97f4a7c15ULL * (route.size() + 1);
+  for (int c : route) hash = (hash ^ static_cast<uint32_t>(c)) * 0xbf58476d1ce4e5b9ULL;
+  hash ^= hash >> 31;
+  if (2 * (routes_.size() + 1) > route_index_.size()) {
+    // Grow (at most half full) and re-insert.
+    std::vector<std::pair<uint64_t, int>> old = std::move(route_index_);
+    route_index_.assign(old.empty() ? 64 : 2 * old.size(), {0, -1});
+    const size_t mask = route_index_.size() - 1;
+    for (const auto& slot : old) {
+      if (slot.second < 0) continue;
+      size_t i = slot.first & mask;
+      while (route_index_[i].second >= 0) i = (i + 1) & mask;
+      route_index_[i] = slot;
+    }
   }
-  Flow& flow = flows_[id];
-  flow.route.clear();
-  flow.weight.clear();
+  const size_t mask = route_index_.size() - 1;
+  size_t i = hash & mask;
+  for (; route_index_[i].second >= 0; i = (i + 1) & mask) {
+    if (route_index_[i].first == hash && routes_[route_index_[i].second].listed == route) {
+      return route_index_[i].second;
+    }
+  }
+  Route& interned = routes_.emplace_back();
+  interned.listed = route;
   // Each channel once, with its count; a stamp on the channel finds a repeat in O(1).
   ++route_stamp_;
   for (int c : route) {
@@ -38,13 +65,26 @@ int FlowNetwork::StartFlow(const std::vector<int>& route, double amount, TimeNs 
     Channel& channel = channels_[c];
     if (channel.route_stamp != route_stamp_) {
       channel.route_stamp = route_stamp_;
-      channel.route_pos = static_cast<int>(flow.route.size());
-      flow.route.push_back(c);
-      flow.weight.push_back(1);
+      channel.route_pos = static_cast<int>(interned.channels.size());
+      interned.channels.push_back(c);
+      interned.weights.push_back(1);
     } else {
-      ++flow.weight[channel.route_pos];
+      ++interned.weights[channel.route_pos];
     }
   }
+  const int id = static_cast<int>(routes_.size()) - 1;
+  route_index_[i] = {hash, id};
+  return id;
+}
+
+int FlowNetwork::StartFlowOn(int route, double amount, TimeNs latency_ns, int64_t tag) {
+  TERASIM_CHECK(route >= 0 && route < static_cast<int>(routes_.size()), "unknown route {}", route);
+  const int id = TakeSlot(free_flows_, flows_);
+  Flow& flow = flows_[id];
+  const Route& interned = routes_[route];
+  flow.channels = interned.channels.data();
+  flow.weights = interned.weights.data();
+  flow.route_size = static_cast<int>(interned.channels.size());
   flow.remaining = std::max(0.0, amount);
   flow.rate = 0;
   flow.tag = tag;
@@ -97,14 +137,7 @@ void FlowNetwork::Enqueue(EventKind kind, TimeNs time_ns, int id) {
     batches_[open.batch].flows.emplace_back(id, flows_[id].version);
     return;
   }
-  int b;
-  if (!free_batches_.empty()) {
-    b = free_batches_.back();
-    free_batches_.pop_back();
-  } else {
-    b = static_cast<int>(batches_.size());
-    batches_.emplace_back();
-  }
+  const int b = TakeSlot(free_batches_, batches_);
   batches_[b].flows.emplace_back(id, flows_[id].version);
   open.batch = b;
   open.time_ns = time_ns;
@@ -114,17 +147,17 @@ void FlowNetwork::Enqueue(EventKind kind, TimeNs time_ns, int id) {
 void FlowNetwork::Activate(int id) {
   Flow& flow = flows_[id];
   flow.last_update_ns = engine_.Now();
-  if (flow.route.empty() || flow.remaining <= 0) {
+  if (flow.route_size == 0 || flow.remaining <= 0) {
     ScheduleFinish(id);  // nothing to move: done now
     return;
   }
   flow.moving = true;
-  for (size_t k = 0; k < flow.route.size(); ++k) {
-    const int c = flow.route[k];
+  for (int k = 0; k < flow.route_size; ++k) {
+    const int c = flow.channels[k];
     Channel& channel = channels_[c];
     if (channel.flows.empty()) channel.busy_since_ns = engine_.Now();
     channel.flows.push_back(id);
-    channel.weight += flow.weight[k];
+    channel.weight += flow.weights[k];
     MarkDirty(c);
   }
 }
@@ -133,8 +166,8 @@ void FlowNetwork::Finish(int id) {
   Flow& flow = flows_[id];
   if (flow.moving) {
     const TimeNs now = engine_.Now();
-    for (size_t k = 0; k < flow.route.size(); ++k) {
-      const int c = flow.route[k];
+    for (int k = 0; k < flow.route_size; ++k) {
+      const int c = flow.channels[k];
       Channel& channel = channels_[c];
       if (channel.flows.size() == 1) {
         channel.flows.clear();  // it was alone there
@@ -142,7 +175,7 @@ void FlowNetwork::Finish(int id) {
         // The others keep their order (the order progressive filling fixes them in).
         channel.flows.erase(std::find(channel.flows.begin(), channel.flows.end(), id));
       }
-      channel.weight -= flow.weight[k];
+      channel.weight -= flow.weights[k];
       if (channel.flows.empty()) channel.busy_ns += now - channel.busy_since_ns;
       MarkDirty(c);
     }
@@ -215,7 +248,8 @@ void FlowNetwork::Reallocate() {
         if (flow.visit == visit_stamp_) continue;
         flow.visit = visit_stamp_;
         flow_list[num_flows++] = f;
-        for (int next : flow.route) {
+        for (int k = 0; k < flow.route_size; ++k) {
+          const int next = flow.channels[k];
           Channel& channel = channels_[next];
           if (channel.visit == visit_stamp_) continue;
           channel.visit = visit_stamp_;
@@ -261,8 +295,9 @@ void FlowNetwork::SolveComponent(int channel_begin, int channel_end, int flow_be
     // One flow: the first round fixes it at its narrowest channel's share, capacity / weight.
     Flow& flow = flows_[flows[0]];
     double rate = 0;
-    for (size_t k = 0; k < flow.route.size(); ++k) {
-      const double share = std::max(0.0, channels_[flow.route[k]].capacity_per_s) / flow.weight[k];
+    for (int k = 0; k < flow.route_size; ++k) {
+      const double share =
+          std::max(0.0, channels_[flow.channels[k]].capacity_per_s) / flow.weights[k];
       if (k == 0 || share < rate) rate = share;
     }
     flow.new_rate = rate;
@@ -274,8 +309,9 @@ void FlowNetwork::SolveComponent(int channel_begin, int channel_end, int flow_be
     const int id = flows[k];
     Flow& flow = flows_[id];
     // Added once per crossing (k for weight k), as k flows' rates would be.
-    for (size_t j = 0; j < flow.route.size(); ++j) {
-      for (int w = 0; w < flow.weight[j]; ++w) channels_[flow.route[j]].rate_sum += flow.new_rate;
+    for (int j = 0; j < flow.route_size; ++j) {
+      for (int w = 0; w < flow.weights[j]; ++w)
+        channels_[flow.channels[j]].rate_sum += flow.new_rate;
     }
     if (flow.new_rate != flow.rate) {
       flow.rate = flow.new_rate;
@@ -312,8 +348,8 @@ void FlowNetwork::FillProgressively(const int* channels, int num_channels, const
   }
   for (int j = 0; j < num_flows; ++j) {
     const Flow& flow = flows_[flows[j]];
-    for (size_t k = 0; k < flow.route.size(); ++k)
-      channels_[flow.route[k]].unfixed += flow.weight[k];
+    for (int k = 0; k < flow.route_size; ++k)
+      channels_[flow.channels[k]].unfixed += flow.weights[k];
   }
   active_.clear();
   for (int k = 0; k < num_channels; ++k) {
@@ -339,11 +375,11 @@ void FlowNetwork::FillProgressively(const int* channels, int num_channels, const
         if (flow.fixed == stamp) continue;
         flow.fixed = stamp;
         flow.new_rate = best_share;
-        for (size_t k = 0; k < flow.route.size(); ++k) {
-          Channel& channel = channels_[flow.route[k]];
+        for (int k = 0; k < flow.route_size; ++k) {
+          Channel& channel = channels_[flow.channels[k]];
           // One subtraction per crossing: the arithmetic of k flows of weight 1.
-          for (int w = 0; w < flow.weight[k]; ++w) channel.left_per_s -= best_share;
-          channel.unfixed -= flow.weight[k];
+          for (int w = 0; w < flow.weights[k]; ++w) channel.left_per_s -= best_share;
+          channel.unfixed -= flow.weights[k];
         }
       }
       active_.erase(std::remove_if(active_.begin(), active_.end(),
@@ -367,11 +403,11 @@ void FlowNetwork::FillProgressively(const int* channels, int num_channels, const
       if (flow.fixed == stamp) continue;
       flow.fixed = stamp;
       flow.new_rate = top.share;
-      for (size_t k = 0; k < flow.route.size(); ++k) {
-        const int c = flow.route[k];
+      for (int k = 0; k < flow.route_size; ++k) {
+        const int c = flow.channels[k];
         Channel& channel = channels_[c];
-        for (int w = 0; w < flow.weight[k]; ++w) channel.left_per_s -= top.share;
-        channel.unfixed -= flow.weight[k];
+        for (int w = 0; w < flow.weights[k]; ++w) channel.left_per_s -= top.share;
+        channel.unfixed -= flow.weights[k];
         if (channel.visit != visit_stamp_) {
           channel.visit = visit_stamp_;
           touched_.push_back(c);

@@ -11,7 +11,8 @@
 // its own (flows elsewhere keep their rates untouched): in closed form when it has one channel
 // (capacity / crossings) or one flow (its narrowest channel's capacity / weight), else by
 // progressive filling with a scan or a heap of channel shares; no flows left on it: nothing to
-// solve. Arrays are kept between calls (no allocation once warm); the rates are those of
+// solve. Routes are interned (each distinct list of channels deduplicated once; flows point at
+// it). Arrays are kept between calls (no allocation once warm); the rates are those of
 // MaxMinFairRates bit for bit. Activations and finishes due at the same time and
 // scheduled back to back (a ring step's flows) share one engine event, dispatched in the order
 // separate events would have been.
@@ -22,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -48,7 +50,15 @@ class FlowNetwork : public EventHandler {
   // folded flow standing for k identical flows there, sim/symmetry_fold.h): the flow counts k
   // times in the channel's fair share and uses k x its rate of the channel's capacity, exactly
   // as k flows with its route would; its rate and finish are those of one of them.
-  int StartFlow(const std::vector<int>& route, double amount, TimeNs latency_ns, int64_t tag);
+  int StartFlow(const std::vector<int>& route, double amount, TimeNs latency_ns, int64_t tag) {
+    return StartFlowOn(InternRoute(route), amount, latency_ns, tag);
+  }
+  // The id of `route` (as StartFlow takes it), for StartFlowOn: equal lists get one id, and a
+  // caller that starts many flows on one route may keep it and skip the look-up. Throws
+  // InternalError on an unknown channel.
+  int InternRoute(const std::vector<int>& route);
+  // StartFlow on the route with id `route` (from InternRoute).
+  int StartFlowOn(int route, double amount, TimeNs latency_ns, int64_t tag);
 
   int NumChannels() const { return static_cast<int>(channels_.size()); }
   // Time during which channel c carried at least one flow, up to the last change.
@@ -86,12 +96,21 @@ class FlowNetwork : public EventHandler {
     int unfixed = 0;            // crossings by flows not fixed yet
     uint32_t heap_version = 0;  // bumped whenever its fair share changes
   };
+  // An interned route: its channels as listed, and each distinct channel once with its count.
+  struct Route {
+    std::vector<int> listed;
+    std::vector<int> channels;  // distinct channels, in the order first listed
+    std::vector<int> weights;   // per channel of `channels`: how many times it was listed
+  };
   struct Flow {
-    std::vector<int> route;   // distinct channels, in the order first listed
-    std::vector<int> weight;  // per channel of route: how many times it was listed
-    double remaining = 0;     // units still to move at last_update_ns
-    double rate = 0;          // units/s
-    double new_rate = 0;      // solver scratch
+    // Its route's distinct channels and their weights (an interned Route's arrays, which never
+    // change once interned), route_size of each.
+    const int* channels = nullptr;
+    const int* weights = nullptr;
+    int route_size = 0;
+    double remaining = 0;  // units still to move at last_update_ns
+    double rate = 0;       // units/s
+    double new_rate = 0;   // solver scratch
     TimeNs last_update_ns = 0;
     uint64_t version = 0;  // bumped on every (re)scheduling; stale events are ignored
     uint64_t visit = 0;
@@ -145,6 +164,9 @@ class FlowNetwork : public EventHandler {
   std::vector<Channel> channels_;
   std::vector<Flow> flows_;
   std::vector<int> free_flows_;
+  std::deque<Route> routes_;
+  // Open addressing over routes_ by a hash of the listed channels: (hash, route id), id -1 empty.
+  std::vector<std::pair<uint64_t, int>> route_index_;
   std::vector<int> dirty_channels_;
   // Scratch of Reallocate, kept between calls so that a solve allocates nothing.
   std::vector<int> component_channels_;
@@ -170,7 +192,7 @@ class FlowNetwork : public EventHandler {
   OpenBatch open_activate_, open_finish_;
   bool reallocate_pending_ = false;
   uint64_t visit_stamp_ = 0;
-  uint64_t route_stamp_ = 0;  // per StartFlow
+  uint64_t route_stamp_ = 0;  // per route interned
   uint64_t solve_stamp_ = 0;  // Flow::fixed of the progressive filling under way
   int active_flows_ = 0;
   int64_t flows_started_ = 0;

@@ -70,7 +70,9 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   // One compute channel per GPU: capacity in ns of work per second (processor sharing).
   for (int g = 0; g < topology.NumGpus(); ++g) capacity.push_back(1e9);
   network_ = std::make_unique<FlowNetwork>(engine_, std::move(capacity), *this);
-  for (int g = 0; g < topology.NumGpus(); ++g) compute_route_.push_back({num_links_ + g});
+  for (int g = 0; g < topology.NumGpus(); ++g) {
+    compute_route_.push_back(network_->InternRoute({num_links_ + g}));
+  }
   if (options_.network == NetworkMode::kAnalytic) {
     analytic_ = std::make_unique<AnalyticNetwork>(engine_, topology.Links(), *this, fold_);
   }
@@ -142,6 +144,8 @@ void Replay::BuildGraph() {
     ops_[i].pending = graph.pending[i];
     ops_[i].partner = graph.partner[i];
     ops_[i].instance = graph.instance[i];
+    ops_[i].cls = graph.op_class[i];
+    ops_[i].gpu = graph.gpu[i];
   }
   work_tp_ = std::move(graph.work_tp);
   succ_begin_ = std::move(graph.succ_begin);
@@ -181,14 +185,14 @@ void Replay::Run() {
 }
 
 void Replay::StartOp(int i) {
-  const Op& op = schedule_.ops[i];
   OpState& s = ops_[i];
   const TimeNs now = engine_.Now();
   s.state = State::kArrived;
   s.start_ns = now;
   s.critical_pred = s.last_pred;
   for (ReplayObserver* o : observers_) o->OnOpStart(i, now);
-  if (IsCompute(op.kind)) {
+  if (s.cls == OpClass::kCompute) {
+    const Op& op = schedule_.ops[i];
     s.state = State::kMoving;
     s.comm_start_ns = now;
     TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
@@ -197,18 +201,18 @@ void Replay::StartOp(int i) {
     if (op.device < static_cast<int>(options_.device_speed.size())) {
       work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[op.device]);
     }
-    network_->StartFlow(compute_route_[placement_[op.device]], static_cast<double>(work_ns), 0,
-                        static_cast<int64_t>(i) * 4 + kTagCompute);
-  } else if (IsPointToPoint(op.kind)) {
+    network_->StartFlowOn(compute_route_[s.gpu], static_cast<double>(work_ns), 0,
+                          static_cast<int64_t>(i) * 4 + kTagCompute);
+  } else if (s.cls == OpClass::kPointToPoint) {
     if (s.partner >= 0 && ops_[s.partner].state == State::kArrived) {
       ops_[s.partner].critical_pred = i;  // the partner waited for this op
-      if (op.kind == OpKind::kSend) {
+      if (schedule_.ops[i].kind == OpKind::kSend) {
         BeginTransfer(i, s.partner);
       } else {
         BeginTransfer(s.partner, i);
       }
     }
-  } else if (IsCollective(op.kind)) {
+  } else if (s.cls == OpClass::kCollective) {
     Instance& instance = instances_[s.instance];
     members_[instance.member_begin + instance.arrived++] = i;
     if (instance.arrived == instance.expected) {
@@ -297,6 +301,9 @@ int Replay::PlanFor(const Instance& instance) {
     const double scaled = bytes * images;
     cached.link_bytes.emplace_back(fold_.LinkRep(link), scaled * fold_.LinkMultiplicity(link));
   }
+  for (const CollectivePhase& phase : cached.plan.phases) {
+    cached.run_route.emplace_back(phase.runs.size(), -1);
+  }
   plans_.push_back(std::move(cached));
   const int plan = static_cast<int>(plans_.size()) - 1;
   known.push_back(PlanKey{instance.kind, instance.bytes, instance.root_gpu, plan});
@@ -365,29 +372,36 @@ void Replay::StartRunStep(int id, int r) {
   // The transfers of StepTransfers(run, step), without building the list.
   const int p = static_cast<int>(run.gpus.size());
   const int64_t tag = CollectiveTag(id, r);
+  if (!options_.collectives.step_by_step) {
+    // The whole run as one aggregate flow (sim/collective_plan.h): its last step, in one go.
+    instance.runs[r].step = run.steps - 1;
+    instance.runs[r].flows_left = 1;
+    int& route = plans_[instance.plan].run_route[instance.phase][r];
+    if (route < 0) {
+      const std::vector<int>* links = &run.links;
+      if (instance.folded != nullptr) {
+        // Folded: the run stands for its images, so its route is its folded hops' routes (one
+        // per orbit of hops, representatives repeated by multiplicity: sim/symmetry_fold.h).
+        const std::vector<FoldedRun>& runs = instance.folded->phases[instance.phase];
+        const FoldedRun& folded_run =
+            *std::find_if(runs.begin(), runs.end(), [r](const FoldedRun& f) { return f.run == r; });
+        fold_route_.clear();
+        for (const FoldedFlow& flow : folded_run.flows) {
+          fold_route_.insert(fold_route_.end(), flow.route.begin(), flow.route.end());
+        }
+        links = &fold_route_;
+      }
+      route = network_->InternRoute(*links);
+    }
+    network_->StartFlowOn(route, run.steps * run.bytes_per_flow,
+                          run.steps * run.alpha_ns + run.latency_ns, tag);
+    return;
+  }
   const FoldedRun* folded_run = nullptr;
   if (instance.folded != nullptr) {
     const std::vector<FoldedRun>& runs = instance.folded->phases[instance.phase];
     folded_run =
         &*std::find_if(runs.begin(), runs.end(), [r](const FoldedRun& f) { return f.run == r; });
-  }
-  if (!options_.collectives.step_by_step) {
-    // The whole run as one aggregate flow (sim/collective_plan.h): its last step, in one go.
-    instance.runs[r].step = run.steps - 1;
-    instance.runs[r].flows_left = 1;
-    const std::vector<int>* links = &run.links;
-    if (folded_run != nullptr) {
-      // Folded: the run stands for its images, so its route is its folded hops' routes (one
-      // per orbit of hops, representatives repeated by multiplicity: sim/symmetry_fold.h).
-      fold_route_.clear();
-      for (const FoldedFlow& flow : folded_run->flows) {
-        fold_route_.insert(fold_route_.end(), flow.route.begin(), flow.route.end());
-      }
-      links = &fold_route_;
-    }
-    network_->StartFlow(*links, run.steps * run.bytes_per_flow,
-                        run.steps * run.alpha_ns + run.latency_ns, tag);
-    return;
   }
   const int step = instance.runs[r].step;
   // The run's once-paid latency on its first step; on every step, hop i's latency as the

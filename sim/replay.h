@@ -29,6 +29,7 @@
 #include "sim/flow_network.h"
 #include "sim/network_topology.h"
 #include "sim/op_work.h"
+#include "sim/replay_graph.h"
 #include "sim/replay_observer.h"
 #include "sim/route_cache.h"
 #include "sim/symmetry_fold.h"
@@ -113,11 +114,15 @@ class Replay : public EventHandler, public FlowListener {
   void OnFlowDone(int64_t tag) override;
 
  private:
-  enum class State { kWaiting, kArrived, kMoving, kDone };
+  enum class State : uint8_t { kWaiting, kArrived, kMoving, kDone };
   enum EventKind { kTransferDone = 0, kCollectiveDone = 1 };
 
+  // Everything the hot path reads of an op (the Op itself, with its strings, is not touched
+  // there but for a compute op's work).
   struct OpState {
     State state = State::kWaiting;
+    OpClass cls = OpClass::kOther;
+    int gpu = -1;        // placement of its device
     int pending = 0;     // unfinished predecessors (stream order + after deps)
     int last_pred = -1;  // the predecessor that finished last
     int critical_pred = -1;
@@ -158,6 +163,9 @@ class Replay : public EventHandler, public FlowListener {
     // Its bytes over each link, as reported to observers per instance: (the link's class
     // representative, bytes x images x the link's multiplicity) (ReportLinkBytes's figures).
     std::vector<std::pair<int, double>> link_bytes;
+    // Per phase, per run: the FlowNetwork route of its aggregate flow (folded with a fold), -1
+    // until first started.
+    std::vector<std::vector<int>> run_route;
   };
 
   void BuildGraph();
@@ -190,9 +198,9 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<ReplayObserver*> observers_;
 
   std::vector<OpState> ops_;
-  std::vector<int> work_tp_;                     // per op: the tp degree of its compute work
-  std::vector<std::vector<int>> compute_route_;  // per GPU: the route of its compute channel
-  std::vector<int> succ_begin_;                  // CSR successor lists
+  std::vector<int> work_tp_;        // per op: the tp degree of its compute work
+  std::vector<int> compute_route_;  // per GPU: the FlowNetwork route of its compute channel
+  std::vector<int> succ_begin_;     // CSR successor lists
   std::vector<int> succ_;
   std::vector<std::vector<int>> group_gpus_;
   std::vector<Instance> instances_;

@@ -120,6 +120,19 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   g.partner.assign(n, -1);
   g.instance.assign(n, -1);
   g.work_tp.assign(n, 1);
+  g.op_class.assign(n, OpClass::kOther);
+  // The class of each kind, from IsCompute / IsPointToPoint / IsCollective once per kind (a
+  // kind past the table, should OpKind grow, is classified on the spot).
+  auto classify = [](OpKind kind) {
+    return IsCompute(kind)        ? OpClass::kCompute
+           : IsPointToPoint(kind) ? OpClass::kPointToPoint
+           : IsCollective(kind)   ? OpClass::kCollective
+                                  : OpClass::kOther;
+  };
+  constexpr int kTableKinds = 16;
+  OpClass class_of[kTableKinds];
+  for (int k = 0; k < kTableKinds; ++k) class_of[k] = classify(static_cast<OpKind>(k));
+  g.gpu.assign(n, -1);
 
   // The `after` deps: the generator's positions when they match the keys, else each key
   // resolved through an index of the keys.
@@ -188,6 +201,11 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     if (op.device < 0 || op.device >= devices) {
       ThrowInput("{}: device {} is outside 0..{}", at(), op.device, devices - 1);
     }
+    g.gpu[i] = op.device < static_cast<int>(placement.size()) ? placement[op.device] : -1;
+    const auto kind_index = static_cast<unsigned>(op.kind);
+    g.op_class[i] = kind_index < kTableKinds ? class_of[kind_index] : classify(op.kind);
+    const bool compute = g.op_class[i] == OpClass::kCompute;
+    const bool collective = g.op_class[i] == OpClass::kCollective;
     auto& tails = stream_tail[op.device];
     auto tail = std::find_if(tails.begin(), tails.end(),
                              [&](const auto& t) { return t.first == op.stream; });
@@ -205,7 +223,7 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
         resolved.op.push_back(pred);
       }
     }
-    if (IsCompute(op.kind)) {
+    if (compute) {
       // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
       if (!op.group.empty()) {
         const int k = group_of(op.group);
@@ -219,7 +237,7 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
         return ops[j].device == op.device && ops[j].peer == op.peer && ops[j].tensor == op.tensor;
       });
     }
-    if (IsCollective(op.kind)) {
+    if (collective) {
       const int k = group_of(op.group);
       if (k < 0) ThrowInput("{}: group {} is not declared", at(), op.group);
       std::vector<int>& issued_on = issued[k];

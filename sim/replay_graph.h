@@ -11,12 +11,16 @@
 // tensor) is the one a RECV matches.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "models/units.h"
 #include "schedule/schedule_ir.h"
 
 namespace terasim {
+
+// What the replay does with an op (IsCompute, IsPointToPoint, IsCollective of its kind).
+enum class OpClass : uint8_t { kCompute, kPointToPoint, kCollective, kOther };
 
 struct ReplayGraph {
   // One collective instance: the k-th collective on a group on each member.
@@ -31,9 +35,11 @@ struct ReplayGraph {
   std::vector<int> pending;     // per op: predecessors (stream order + `after` deps)
   std::vector<int> succ_begin;  // CSR successor lists: succ[succ_begin[i], succ_begin[i + 1])
   std::vector<int> succ;
-  std::vector<int> partner;   // per op: SEND <-> RECV, -1 none
-  std::vector<int> instance;  // per op: its collective instance, -1 none
-  std::vector<int> work_tp;   // per op: the tp degree of its compute work (sim/op_work.h)
+  std::vector<int> partner;       // per op: SEND <-> RECV, -1 none
+  std::vector<int> instance;      // per op: its collective instance, -1 none
+  std::vector<int> work_tp;       // per op: the tp degree of its compute work (sim/op_work.h)
+  std::vector<OpClass> op_class;  // per op
+  std::vector<int> gpu;           // per op: the GPU of its device (placement)
   std::vector<Instance> instances;
   std::vector<std::vector<int>> group_gpus;  // per group: the GPUs of its ranks
 };

@@ -13,23 +13,30 @@ void ReplayStats::Busy::Leave(TimeNs now_ns) {
 }
 
 ReplayStats::ReplayStats(const Schedule& schedule, int num_links)
-    : schedule_(schedule), devices_(schedule.devices), link_bytes_(num_links, 0.0) {}
+    : op_info_(schedule.ops.size()), devices_(schedule.devices), link_bytes_(num_links, 0.0) {
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const Op& op = schedule.ops[i];
+    op_info_[i] = op.device * 2 + (IsCompute(op.kind) ? 1 : 0);
+  }
+}
 
 void ReplayStats::OnOpStart(int op, TimeNs now_ns) {
-  const Op& o = schedule_.ops[op];
-  if (!IsCompute(o.kind)) return;
-  devices_[o.device].compute.Enter(now_ns);
-  devices_[o.device].any.Enter(now_ns);
+  const int info = op_info_[op];
+  if ((info & 1) == 0) return;
+  Device& device = devices_[info >> 1];
+  device.compute.Enter(now_ns);
+  device.any.Enter(now_ns);
 }
 
 void ReplayStats::OnCommStart(int op, TimeNs now_ns) {
-  devices_[schedule_.ops[op].device].any.Enter(now_ns);
+  devices_[op_info_[op] >> 1].any.Enter(now_ns);
 }
 
 void ReplayStats::OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs end_ns) {
-  const Op& o = schedule_.ops[op];
-  if (IsCompute(o.kind)) devices_[o.device].compute.Leave(end_ns);
-  devices_[o.device].any.Leave(end_ns);
+  const int info = op_info_[op];
+  Device& device = devices_[info >> 1];
+  if ((info & 1) != 0) device.compute.Leave(end_ns);
+  device.any.Leave(end_ns);
 }
 
 std::vector<ReplayStats::DeviceTimes> ReplayStats::Devices(TimeNs iteration_ns) const {

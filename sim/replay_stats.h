@@ -9,7 +9,8 @@
 // Counted as the replay runs (callbacks come in simulated-time order): per device, how many
 // compute ops run and how many ops compute or move data; a count leaving 0 opens a busy span,
 // returning to 0 closes it. That is the length of the union of the ops' intervals, without
-// keeping one interval per op. Not thread-safe.
+// keeping one interval per op. Each op's device and whether it computes are copied at
+// construction into one int per op, so that a callback reads 4 bytes, not the op. Not thread-safe.
 #pragma once
 
 #include <vector>
@@ -57,7 +58,7 @@ class ReplayStats : public ReplayObserver {
     Busy compute;  // compute ops
     Busy any;      // compute ops and communication ops whose data moves
   };
-  const Schedule& schedule_;
+  std::vector<int> op_info_;  // per op: device * 2 + (1 when it is a compute op)
   std::vector<Device> devices_;
   std::vector<double> link_bytes_;
 };

@@ -161,30 +161,23 @@ Schedule DeclaredProbe(const GenerateOptions& reps) {
   return Generate(reps);
 }
 
-// "" when the declared symmetry of `schedule` holds for these options, else why not.
-std::string DeclaredRefusal(const Schedule& schedule, const NetworkTopology& topology,
-                            const ComputeCostModel& cost, const SimOptions& options) {
-  ReplayOptions replay_options;
-  replay_options.placement = options.placement;
-  replay_options.collectives = options.collectives;
-  replay_options.device_speed = options.device_speed;
-  try {
-    const Replay replay(schedule, topology, cost, replay_options);  // folds or throws
-  } catch (const InputError& e) {
-    const std::string_view why = e.what();
-    if (why.find(kDeclaredRefusal) == std::string_view::npos) throw;
-    return std::string(why);
-  }
-  return "";
-}
-
-// The tp ranks (of 0..T-1) that SymmetryFold::DeclaredLargest simulates on `probe`, when
-// they are all of replica 0's first tp group's (what a representatives-only schedule can
-// hold); else empty.
-std::vector<int> LargestDeclaredTpRanks(const Schedule& probe, const NetworkTopology& topology,
-                                        const SimOptions& options) {
+// The representatives a declared symmetry check of `probe` leaves: {0} where
+// SymmetryFold::Declared folds it (tp rank 0 alone); else, where it refuses only the tp
+// rotation ("tensor-parallel:"), the tp ranks (of 0..T-1) that SymmetryFold::DeclaredLargest
+// simulates, when they are all of replica 0's first tp group's (what a representatives-only
+// schedule can hold); else empty. The checks a replay of `probe` makes (Replay::ApplyFold),
+// on one graph without the replay's network and state.
+std::vector<int> DeclaredTpRanks(const Schedule& probe, const NetworkTopology& topology,
+                                 const SimOptions& options) {
   std::vector<int> placement = options.placement;
-  for (int d = static_cast<int>(placement.size()); d < probe.devices; ++d) placement.push_back(d);
+  if (placement.empty()) {
+    for (int d = 0; d < probe.devices; ++d) placement.push_back(d);
+  }
+  const bool placed = static_cast<int>(placement.size()) >= probe.devices &&
+                      std::all_of(placement.begin(), placement.end(),
+                                  [&](int gpu) { return gpu >= 0 && gpu < topology.NumGpus(); });
+  // A placement the replay refuses: the whole schedule, whose replay names the error.
+  if (!placed) return {};
   const ReplayGraph graph = BuildReplayGraph(probe, placement);
   std::vector<int> group(graph.instance.size(), -1);
   for (size_t i = 0; i < group.size(); ++i) {
@@ -194,6 +187,15 @@ std::vector<int> LargestDeclaredTpRanks(const Schedule& probe, const NetworkTopo
       probe,      placement,          graph.work_tp,       graph.partner, group, graph.succ_begin,
       graph.succ, options.compute_ns, options.device_speed};
   RouteCache routes(topology);
+  const SymmetryFold declared =
+      SymmetryFold::Declared(fold_graph, topology, routes, options.collectives);
+  if (declared.Folded()) return {0};
+  // Refused for another reason than the tp rotation: the whole schedule.
+  if (declared.WhyNot().find("tensor-parallel:") == std::string::npos || probe.shape.tp <= 1) {
+    return {};
+  }
+  // Else the representatives of the largest fold the probe's declared symmetry allows (a
+  // rotation by 2, 4, ... or other tp permutations), when they are tp ranks of replica 0 alone.
   const SymmetryFold fold =
       SymmetryFold::DeclaredLargest(fold_graph, topology, routes, options.collectives);
   if (!fold.Folded()) return {};
@@ -211,6 +213,7 @@ std::vector<int> LargestDeclaredTpRanks(const Schedule& probe, const NetworkTopo
     }
     ranks.push_back(d);
   }
+  if (static_cast<int>(ranks.size()) >= tp) return {};
   return ranks;
 }
 
@@ -224,17 +227,8 @@ std::vector<int> RepresentativeTpSet(const GenerateOptions& gen, const NetworkTo
                          std::not_equal_to<>()) == options.device_speed.end() &&
       (gen.dp > 1 || gen.tp > 1);
   if (!declarable) return {};
-  // Tp rank 0 alone first, checked on a probe with few micro-batches; refused for another
-  // reason than the tp rotation: the whole schedule.
-  const Schedule probe = DeclaredProbe(RepresentativeOptions(gen, {0}));
-  const std::string why = DeclaredRefusal(probe, topology, cost, options);
-  if (why.empty()) return {0};
-  if (why.find("tensor-parallel:") == std::string::npos || gen.tp <= 1) return {};
-  // Else the representatives of the largest fold the probe's declared symmetry allows (a
-  // rotation by 2, 4, ... or other tp permutations), when they are tp ranks of replica 0 alone.
-  const std::vector<int> ranks = LargestDeclaredTpRanks(probe, topology, options);
-  if (ranks.empty() || static_cast<int>(ranks.size()) >= gen.tp) return {};
-  return ranks;
+  // Tp rank 0 alone first, checked on a probe with few micro-batches.
+  return DeclaredTpRanks(DeclaredProbe(RepresentativeOptions(gen, {0})), topology, options);
 }
 
 GenerateOptions RepresentativeOptions(const GenerateOptions& gen,

@@ -286,6 +286,15 @@ TEST_CASE("SimulateGenerated takes the fewest tp ranks the network allows, else 
   rates.record_link_rates = true;
   const SimResult sampled = SimulateGenerated(options, topology, cost, rates);
   CHECK(sampled.trace.rows.size() == whole.trace.rows.size());
+  // A placement outside the cluster's 16 GPUs: no representatives, and the whole schedule's
+  // replay names the bad device.
+  SimOptions outside;
+  outside.placement.resize(16);
+  for (int d = 0; d < 16; ++d) outside.placement[d] = d;
+  outside.placement[5] = 16;
+  CHECK(RepresentativeTpSet(options, topology, cost, outside).empty());
+  REQUIRE_THROWS_WITH(SimulateGenerated(options, topology, cost, outside),
+                      Catch::Contains("device 5 -> GPU 16 is outside the cluster's 16 GPUs"));
 }
 
 TEST_CASE("p3.16xlarge: the representatives of the socket-pair permutation, tp ranks 0, 2, 4, 6") {

@@ -608,18 +608,23 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
   // before it (its RECOMPUTE ops, their tp collectives not counted).
   const auto pass_ns = [&](Pass pass, double part_ns, int layers) {
     const auto compute = [&](Pass p) {
+      // Remembered: every recipe variant of a configuration asks again.
+      const bool selective = o.recompute == Recompute::kSelective &&
+                             (p == Pass::kBackward || p == Pass::kBackwardInput);
+      const auto key = std::make_tuple(p, o.microbatch_size, o.tp, selective, layers);
+      const auto known = pass_compute_ns_.find(key);
+      if (known != pass_compute_ns_.end()) return known->second;
       SliceWork work;
       work.pass = p;
       work.rows = o.microbatch_size;
       work.tokens = model_.sequence;
       work.tp = o.tp;
-      work.recompute_attention = o.recompute == Recompute::kSelective &&
-                                 (p == Pass::kBackward || p == Pass::kBackwardInput);
+      work.recompute_attention = selective;
       if (o.tp == 1) {
         // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
         work.layers = layers;
         work.block = Block::kWhole;
-        return static_cast<double>(compute_.Time(work));
+        return pass_compute_ns_[key] = static_cast<double>(compute_.Time(work));
       }
       work.layers = 1;
       double ns = 0;
@@ -627,7 +632,7 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
         work.block = block;
         ns += static_cast<double>(compute_.Time(work));
       }
-      return layers * ns;
+      return pass_compute_ns_[key] = layers * ns;
     };
     double ns = compute(pass) + (o.tp > 1 ? layers * 2 * part_ns : 0);
     if (o.recompute == Recompute::kFull &&

@@ -285,6 +285,9 @@ class StrategySearch {
   mutable std::map<std::tuple<int, int, int, int, int, bool, bool, bool>, double> step_tail_ns_;
   // Estimate's unit compute and unit time by (P, T, boundary, micro-batch size).
   mutable std::map<std::tuple<int, int, Boundary, int>, std::pair<double, double>> unit_ns_;
+  // ChunkStepsNs' compute of a pass over a chunk by (pass, micro-batch size, T, selective
+  // recomputation, layers).
+  mutable std::map<std::tuple<Pass, int, int, bool, int>, double> pass_compute_ns_;
 
   const ModelCard& model_;
   const Cluster& cluster_;

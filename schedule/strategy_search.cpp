@@ -63,9 +63,15 @@ double InFlightMicrobatches(const GenerateOptions& o) {
       return std::min(static_cast<double>(m), p * InterleavedInFlightFactor(p, v));
     case Strategy::kInterleavedZb:
     case Strategy::kZbV:
-    case Strategy::kDualPipeV:
-      // Counted on the first rank's own order (chunks of 1 / V of its layers).
-      return static_cast<double>(PeakChunksInFlight(FirstRankOrder(o))) / v;
+    case Strategy::kDualPipeV: {
+      // Counted on the first rank's own order (chunks of 1 / V of its layers), once per shape:
+      // every recipe variant of a configuration asks again (a pure function of the shape).
+      thread_local std::map<std::tuple<Strategy, int, int, int>, int> peaks;
+      const auto shape = std::make_tuple(o.strategy, p, v, m);
+      auto at = peaks.find(shape);
+      if (at == peaks.end()) at = peaks.emplace(shape, PeakChunksInFlight(FirstRankOrder(o))).first;
+      return static_cast<double>(at->second) / v;
+    }
   }
   return m;
 }
@@ -263,8 +269,18 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
     return true;
   }
   const int m = o.microbatches, p = o.pp, v = o.virtual_stages;
-  const double unit_compute = stage.ComputeNs(o.microbatch_size, L, 0);
-  const double unit_total = stage.UnitNs(o.microbatch_size, L, 0);
+  // A unit's compute and whole time, once per stage shape and micro-batch size: every recipe
+  // variant and virtual-stage count of a configuration asks again.
+  const auto unit_key = std::make_tuple(o.pp, o.tp, o.boundary, o.microbatch_size);
+  auto unit_at = unit_ns_.find(unit_key);
+  if (unit_at == unit_ns_.end()) {
+    unit_at = unit_ns_
+                  .emplace(unit_key, std::make_pair(stage.ComputeNs(o.microbatch_size, L, 0),
+                                                    stage.UnitNs(o.microbatch_size, L, 0)))
+                  .first;
+  }
+  const double unit_compute = unit_at->second.first;
+  const double unit_total = unit_at->second.second;
   // Recomputation per unit: the forward is about a third of forward + backward; selective
   // recomputes the attention core's share of it.
   double recompute_ns = 0;
@@ -319,6 +335,18 @@ double StrategySearch::StepTailNs(const GenerateOptions& o, const SearchRequest&
   // its last backward with D = 1): its work is the chunk's tp shard, 1 / D of it with ZeRO
   // (sim/op_work.cpp's tp degree of an OPTIMIZER op).
   const int zero = o.dp > 1 ? o.zero : 0;
+  // Remembered by what it depends on: every recipe variant of a configuration asks again.
+  const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
+  const auto key = std::make_tuple(o.dp, o.pp, o.tp, o.virtual_stages, zero, bucketed,
+                                   static_cast<bool>(request.collective_ns),
+                                   static_cast<bool>(request.busiest_link_ns));
+  const auto known = step_tail_ns_.find(key);
+  if (known != step_tail_ns_.end()) return known->second;
+  return step_tail_ns_[key] = StepTailUncachedNs(o, request, chunk_layers, zero, bucketed);
+}
+
+double StrategySearch::StepTailUncachedNs(const GenerateOptions& o, const SearchRequest& request,
+                                          int chunk_layers, int zero, bool bucketed) const {
   SliceWork opt;
   opt.pass = Pass::kOptimizer;
   opt.layers = chunk_layers;
@@ -334,7 +362,6 @@ double StrategySearch::StepTailNs(const GenerateOptions& o, const SearchRequest&
   // bucket, which holds one layer at least.
   std::vector<int> group;
   for (int d = 0; d < o.dp; ++d) group.push_back(d * o.pp * o.tp);
-  const bool bucketed = zero == 0 && ResolvedDpStep(o) == DpStep::kBucketed;
   const Bytes bytes =
       2 * static_cast<Bytes>(bucketed ? 1 : chunk_layers) * model_.ParamsPerLayer() / o.tp;
   // The first rank's T tp ranks end their last backward together (its last tp collective) and
@@ -422,17 +449,28 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
       const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
       ranks.push_back(v_shape && vs >= o.pp ? 2 * o.pp - 1 - vs : vs % o.pp);
     }
+    std::map<std::pair<int, int>, double> pair_ns;
     for (int vs = 0; vs + 1 < stages; ++vs) {
       if (ranks[vs] == ranks[vs + 1]) continue;
       // Point to point: every tp rank sends its tensor to its peer at once, and the next
       // stage's first tp collective needs every rank's (sharing the node's NICs); broadcast:
       // tp rank 0 to tp rank 0 (its broadcast inside the stage not counted).
+      // The same rank pair recurs once per chunk with V > 1: costed once.
+      const auto pair = std::make_pair(ranks[vs], ranks[vs + 1]);
+      const auto known = pair_ns.find(pair);
+      if (known != pair_ns.end()) {
+        hops[vs] = known->second;
+        chain_ns += 2 * known->second;
+        if (vs + 1 < o.pp) first_trip += known->second;
+        continue;
+      }
       std::vector<std::pair<int, int>> pairs;
       const int senders = o.boundary == Boundary::kBroadcast ? 1 : o.tp;
       for (int t = 0; t < senders; ++t) {
         pairs.emplace_back(ranks[vs] * o.tp + t, ranks[vs + 1] * o.tp + t);
       }
       const double c = request.transfers_ns(pairs, bytes);
+      pair_ns.emplace(pair, c);
       hops[vs] = c;
       chain_ns += 2 * c;  // forward, and the gradient back
       if (vs + 1 < o.pp) first_trip += c;
@@ -570,18 +608,23 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
   // before it (its RECOMPUTE ops, their tp collectives not counted).
   const auto pass_ns = [&](Pass pass, double part_ns, int layers) {
     const auto compute = [&](Pass p) {
+      // Remembered: every recipe variant of a configuration asks again.
+      const bool selective = o.recompute == Recompute::kSelective &&
+                             (p == Pass::kBackward || p == Pass::kBackwardInput);
+      const auto key = std::make_tuple(p, o.microbatch_size, o.tp, selective, layers);
+      const auto known = pass_compute_ns_.find(key);
+      if (known != pass_compute_ns_.end()) return known->second;
       SliceWork work;
       work.pass = p;
       work.rows = o.microbatch_size;
       work.tokens = model_.sequence;
       work.tp = o.tp;
-      work.recompute_attention = o.recompute == Recompute::kSelective &&
-                                 (p == Pass::kBackward || p == Pass::kBackwardInput);
+      work.recompute_attention = selective;
       if (o.tp == 1) {
         // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
         work.layers = layers;
         work.block = Block::kWhole;
-        return static_cast<double>(compute_.Time(work));
+        return pass_compute_ns_[key] = static_cast<double>(compute_.Time(work));
       }
       work.layers = 1;
       double ns = 0;
@@ -589,7 +632,7 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
         work.block = block;
         ns += static_cast<double>(compute_.Time(work));
       }
-      return layers * ns;
+      return pass_compute_ns_[key] = layers * ns;
     };
     double ns = compute(pass) + (o.tp > 1 ? layers * 2 * part_ns : 0);
     if (o.recompute == Recompute::kFull &&

@@ -263,6 +263,8 @@ class StrategySearch {
                       const std::vector<double>& hops) const;
   // What follows the first rank's last backward: its data-parallel step and its OPTIMIZER.
   double StepTailNs(const GenerateOptions& o, const SearchRequest& request) const;
+  double StepTailUncachedNs(const GenerateOptions& o, const SearchRequest& request,
+                            int chunk_layers, int zero, bool bucketed) const;
   // Picks the candidate's recipe among `variants` (see the top of this file).
   void ChooseRecipe(Candidate& candidate, const std::vector<GenerateOptions>& variants,
                     const SearchRequest& request) const;
@@ -279,6 +281,13 @@ class StrategySearch {
   mutable std::map<std::tuple<Strategy, int, int, int>, ChunkStepCounts> chunk_steps_;
   // ChunkStepsNs' dp step of a chunk on the busiest link, by (D, P, T, ZeRO > 0, its layers).
   mutable std::map<std::tuple<int, int, int, bool, int>, double> chunk_step_ns_;
+  // StepTailNs by (D, P, T, V, ZeRO, bucketed, with collectives, with link loads).
+  mutable std::map<std::tuple<int, int, int, int, int, bool, bool, bool>, double> step_tail_ns_;
+  // Estimate's unit compute and unit time by (P, T, boundary, micro-batch size).
+  mutable std::map<std::tuple<int, int, Boundary, int>, std::pair<double, double>> unit_ns_;
+  // ChunkStepsNs' compute of a pass over a chunk by (pass, micro-batch size, T, selective
+  // recomputation, layers).
+  mutable std::map<std::tuple<Pass, int, int, bool, int>, double> pass_compute_ns_;
 
   const ModelCard& model_;
   const Cluster& cluster_;

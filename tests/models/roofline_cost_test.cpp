@@ -29,6 +29,15 @@ RooflineCostModel V100Gpt1b() {
   return RooflineCostModel(LoadModelCard("gpt3-1b"), LoadDeviceSpec("v100-sxm2-16gb"));
 }
 
+// The V100 spec with negligible compute (efficiency 1, saturation 1 FLOP), so that every pass
+// is memory-bound: time = overhead + bytes / (bandwidth x memory efficiency).
+DeviceSpec MemoryBoundV100() {
+  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
+  device.compute.efficiency_max = 1.0;
+  device.compute.saturation_flops = 1.0;
+  return device;
+}
+
 }  // namespace
 
 TEST_CASE("roofline reproduces the V100 gpt3-1b calibration points", "[models][roofline]") {
@@ -126,10 +135,7 @@ TEST_CASE("faster devices are faster on large slices", "[models][roofline]") {
 TEST_CASE("weight-gradient accumulation adds weight-sized traffic to the backward-weight pass",
           "[models][roofline]") {
   ModelCard m = LoadModelCard("gpt3-175b");
-  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
-  // A device whose compute is negligible, so that every pass is memory-bound.
-  device.compute.efficiency_max = 1.0;
-  device.compute.saturation_flops = 1.0;
+  DeviceSpec device = MemoryBoundV100();
   device.compute.weight_gradient_passes = 1;
   RooflineCostModel once(m, device);
   device.compute.weight_gradient_passes = 4;
@@ -189,11 +195,7 @@ TEST_CASE("host overlap: a pass costs the smooth maximum of host and GPU time",
 
 TEST_CASE("score bytes per element add traffic growing with the context", "[models][roofline]") {
   ModelCard m = LoadModelCard("gpt3-175b");
-  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
-  // Compute and overhead negligible: every pass is memory-bound.
-  device.compute.efficiency_max = 1.0;
-  device.compute.saturation_flops = 1.0;
-  device.compute.kernel_overhead_ns_per_layer = 0;
+  DeviceSpec device = MemoryBoundV100();
   RooflineCostModel plain(m, device);
   device.compute.score_bytes_per_element = 16;
   RooflineCostModel eager(m, device);

@@ -39,7 +39,7 @@ Precision ParsePrecision(const JsonReader& r, const std::string& key) {
 ComputeModelParams ParseComputeModel(const JsonReader& r) {
   r.RejectUnknown({"precision", "efficiency_max", "saturation_flops", "sharpness",
                    "kernel_overhead_ns_per_layer", "memory_efficiency", "weight_gradient_passes",
-                   "note"});
+                   "host_overlap_sharpness", "score_bytes_per_element", "note"});
   ComputeModelParams p;
   p.precision = ParsePrecision(r, "precision");
   p.efficiency_max = r.RequirePositive("efficiency_max");
@@ -58,6 +58,12 @@ ComputeModelParams ParseComputeModel(const JsonReader& r) {
   if (p.weight_gradient_passes > 16) {
     ThrowInput("{}: weight_gradient_passes: must be <= 16 (got {})", r.where(),
                p.weight_gradient_passes);
+  }
+  if (r.Has("host_overlap_sharpness")) {
+    p.host_overlap_sharpness = RequireInRange(r, "host_overlap_sharpness", 1, 64);
+  }
+  if (r.Has("score_bytes_per_element")) {
+    p.score_bytes_per_element = RequireInRange(r, "score_bytes_per_element", 0, 1024);
   }
   p.note = r.RequireString("note");
   return p;

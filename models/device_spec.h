@@ -39,6 +39,16 @@ struct ComputeModelParams {
   // slices (the GEMM writes a new dW; AccumulateGrad reads it and the running .grad and writes
   // the sum). It is what makes small slices of very large layers memory-bound.
   int weight_gradient_passes = 1;
+  // Host / GPU overlap (optional, 0 = off). Off: a pass costs overhead + max(compute, memory).
+  // On (a sharpness q >= 1): the host issues the kernels while the GPU runs the earlier ones
+  // (eager PyTorch queues them asynchronously), so a pass costs the smooth maximum
+  // (H^q + G^q)^(1/q) of the host time H (the overhead above) and the GPU time
+  // G = compute + memory. q = 1 is their sum; a large q their maximum.
+  double host_overlap_sharpness = 0;
+  // Bytes moved per element of a score-sized tensor (b (a / t) l (c + l)) by a forward or
+  // backward-input pass beyond the saved activations (eager scale / mask / softmax / dropout
+  // kernels reading and writing the scores); 0 unless a fit sets it.
+  double score_bytes_per_element = 0;
   std::string note;  // the fit rationale
 };
 

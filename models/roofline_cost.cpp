@@ -5,15 +5,40 @@
 
 #include "models/errors.h"
 #include "models/layer_flops.h"
+#include "models/layer_operators.h"
 #include "models/memory_model.h"
 
 namespace terasim {
 
+namespace {
+
+// log2(k) when k is 2, 4, ..., 64; else 0.
+int PowerOfTwoLog2(double k) {
+  for (int i = 1; i <= 6; ++i) {
+    if (k == static_cast<double>(1 << i)) return i;
+  }
+  return 0;
+}
+
+// (1 + x^k)^(1/k), x >= 0. For k = 2^k_log2 (k_log2 > 0) it is squarings and square roots
+// instead of two pow calls: the slicing planner evaluates this millions of times.
+double SmoothKnee(double x, double k, int k_log2) {
+  if (k_log2 > 0) {
+    double xk = x;
+    for (int i = 0; i < k_log2; ++i) xk *= xk;
+    double knee = 1.0 + xk;
+    for (int i = 0; i < k_log2; ++i) knee = std::sqrt(knee);
+    return knee;
+  }
+  return std::pow(1.0 + std::pow(x, k), 1.0 / k);
+}
+
+}  // namespace
+
 RooflineCostModel::RooflineCostModel(ModelCard model, DeviceSpec device)
     : model_(std::move(model)), device_(std::move(device)) {
-  for (int i = 1; i <= 6; ++i) {
-    if (device_.compute.sharpness == static_cast<double>(1 << i)) sharpness_log2_ = i;
-  }
+  sharpness_log2_ = PowerOfTwoLog2(device_.compute.sharpness);
+  overlap_log2_ = PowerOfTwoLog2(device_.compute.host_overlap_sharpness);
   if (device_.operator_model && device_.operator_model->is_default) {
     operator_.emplace(model_, device_);
   }
@@ -44,27 +69,29 @@ double RooflineCostModel::LayerSeconds(const SliceWork& work) const {
   const double saturation = p.saturation_flops * share;
   const double flops = LayerPassFlops(model_, work);
   const double rate = device_.PeakFlops() * p.efficiency_max;
-  // (1 + x^k)^(1/k). For k a power of two (the fitted values) it is squarings and square roots
-  // instead of two pow calls: the slicing planner evaluates this millions of times.
-  const double x = flops / saturation;
-  double knee;
-  if (sharpness_log2_ > 0) {
-    double xk = x;
-    for (int i = 0; i < sharpness_log2_; ++i) xk *= xk;
-    knee = 1.0 + xk;
-    for (int i = 0; i < sharpness_log2_; ++i) knee = std::sqrt(knee);
-  } else {
-    knee = std::pow(1.0 + std::pow(x, p.sharpness), 1.0 / p.sharpness);
-  }
-  const double compute_s = saturation * knee / rate;
+  const double compute_s =
+      saturation * SmoothKnee(flops / saturation, p.sharpness, sharpness_log2_) / rate;
   double bytes = static_cast<double>(LayerBytes(model_, work));
   if (work.pass == Pass::kBackwardWeight && p.weight_gradient_passes > 1) {
     // LayerBytes counts the gradient written once; accumulation moves it again.
     bytes += (p.weight_gradient_passes - 1) * 2.0 *
              static_cast<double>(LayerShardParams(model_, work.tp, work.block));
   }
+  if (p.score_bytes_per_element > 0 && work.block != Block::kMlp &&
+      (work.pass == Pass::kForward || work.pass == Pass::kBackwardInput)) {
+    bytes += p.score_bytes_per_element * static_cast<double>(ScoreElements(model_, work));
+  }
   const double memory_s = bytes / (device_.memory_bw_bytes_per_s * p.memory_efficiency);
   const double overhead_s = NsToSeconds(p.kernel_overhead_ns_per_layer) * share;
+  if (p.host_overlap_sharpness > 0) {
+    // The host's issue time and the GPU's work overlap: their smooth maximum, as the larger
+    // times the knee of the ratio (<= 1, so the power cannot overflow).
+    const double gpu_s = compute_s + memory_s;
+    const double high = std::max(gpu_s, overhead_s);
+    if (high <= 0) return 0;
+    return high *
+           SmoothKnee(std::min(gpu_s, overhead_s) / high, p.host_overlap_sharpness, overlap_log2_);
+  }
   return overhead_s + std::max(compute_s, memory_s);
 }
 

@@ -18,6 +18,13 @@
 // Work of several layers costs layers x one layer. The optimizer is memory traffic only:
 // 28 bytes per parameter of the shard over the memory bandwidth.
 //
+// Two optional fields of the compute model change this (both off unless the data file sets them):
+// host_overlap_sharpness q makes a pass cost (overhead^q + (compute + memory)^q)^(1/q), the
+// host's issue time overlapping the GPU's work as eager PyTorch's asynchronous queue lets it;
+// score_bytes_per_element adds that many bytes per score-sized element (b (a / t) l (c + l),
+// models/layer_operators.h) to the memory of a forward and a backward-input pass (the eager
+// scale / mask / softmax / dropout kernels), so a slice's cost grows with its context.
+//
 // When the device spec's "operator_model" says "default": true, Time() and Name() answer with
 // the operator-level model instead (models/operator_cost.h), so every caller of the roofline
 // picks it up from the data file.
@@ -58,6 +65,7 @@ class RooflineCostModel : public ComputeCostModel {
   DeviceSpec device_;
   std::optional<OperatorCostModel> operator_;  // set when the spec makes it the default
   int sharpness_log2_ = 0;  // log2(k) when the sharpness k is 2, 4, ..., 64; else 0 (pow)
+  int overlap_log2_ = 0;    // the same for host_overlap_sharpness
 };
 
 }  // namespace terasim

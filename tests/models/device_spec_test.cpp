@@ -104,3 +104,22 @@ TEST_CASE("malformed device specs name the file and the field", "[models][device
   CHECK_THROWS_WITH(LoadDeviceSpec("no-such-gpu"),
                     Catch::StartsWith("--device no-such-gpu: no such device spec (known: "));
 }
+
+TEST_CASE("the layer model's optional overlap fields are checked and default to off",
+          "[models][device]") {
+  const ComputeModelParams defaults = ParseDeviceSpec(kGoodSpec, "good.json").compute;
+  CHECK(defaults.host_overlap_sharpness == 0);
+  CHECK(defaults.score_bytes_per_element == 0);
+  const std::string with = Replace(kGoodSpec, "\"memory_efficiency\": 0.8",
+                                   "\"memory_efficiency\": 0.8, \"host_overlap_sharpness\": 4, "
+                                   "\"score_bytes_per_element\": 16");
+  const ComputeModelParams set = ParseDeviceSpec(with, "good.json").compute;
+  CHECK(set.host_overlap_sharpness == 4);
+  CHECK(set.score_bytes_per_element == 16);
+  CHECK(ErrorOf(Replace(kGoodSpec, "\"memory_efficiency\": 0.8",
+                        "\"memory_efficiency\": 0.8, \"host_overlap_sharpness\": 0.5")) ==
+        "bad.json: compute_model: host_overlap_sharpness: must be in [1, 64] (got 0.5)");
+  CHECK(ErrorOf(Replace(kGoodSpec, "\"memory_efficiency\": 0.8",
+                        "\"memory_efficiency\": 0.8, \"score_bytes_per_element\": -1")) ==
+        "bad.json: compute_model: score_bytes_per_element: must be in [0, 1024] (got -1)");
+}

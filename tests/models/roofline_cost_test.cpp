@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "models/device_spec.h"
 #include "models/layer_flops.h"
 #include "models/memory_model.h"
@@ -25,6 +27,15 @@ double Ms(TimeNs t) { return static_cast<double>(t) / 1e6; }
 
 RooflineCostModel V100Gpt1b() {
   return RooflineCostModel(LoadModelCard("gpt3-1b"), LoadDeviceSpec("v100-sxm2-16gb"));
+}
+
+// The V100 spec with negligible compute (efficiency 1, saturation 1 FLOP), so that every pass
+// is memory-bound: time = overhead + bytes / (bandwidth x memory efficiency).
+DeviceSpec MemoryBoundV100() {
+  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
+  device.compute.efficiency_max = 1.0;
+  device.compute.saturation_flops = 1.0;
+  return device;
 }
 
 }  // namespace
@@ -124,10 +135,7 @@ TEST_CASE("faster devices are faster on large slices", "[models][roofline]") {
 TEST_CASE("weight-gradient accumulation adds weight-sized traffic to the backward-weight pass",
           "[models][roofline]") {
   ModelCard m = LoadModelCard("gpt3-175b");
-  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
-  // A device whose compute is negligible, so that every pass is memory-bound.
-  device.compute.efficiency_max = 1.0;
-  device.compute.saturation_flops = 1.0;
+  DeviceSpec device = MemoryBoundV100();
   device.compute.weight_gradient_passes = 1;
   RooflineCostModel once(m, device);
   device.compute.weight_gradient_passes = 4;
@@ -143,5 +151,69 @@ TEST_CASE("weight-gradient accumulation adds weight-sized traffic to the backwar
   for (Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
     const SliceWork w = Work(pass, 16, 0, 4, Block::kMlp);
     CHECK(accumulated.Time(w) == once.Time(w));
+  }
+}
+
+TEST_CASE("host overlap: a pass costs the smooth maximum of host and GPU time",
+          "[models][roofline]") {
+  ModelCard m = LoadModelCard("gpt3-1b");
+  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
+  // The data file's form is the additive one unless it opts in.
+  REQUIRE(device.compute.host_overlap_sharpness == 0);
+  // Memory so fast that the GPU time is the compute alone: G = C.
+  device.memory_bw_bytes_per_s = 1e30;
+  device.compute.kernel_overhead_ns_per_layer = 0;
+  const double gpu_ns =
+      static_cast<double>(RooflineCostModel(m, device).Time(Work(Pass::kForward, 1024)));
+  for (TimeNs host_ns : {TimeNs{500'000}, TimeNs{1'450'000}, TimeNs{5'000'000}}) {
+    INFO("host " << host_ns << " ns, gpu " << gpu_ns << " ns");
+    const double h = static_cast<double>(host_ns);
+    device.compute.kernel_overhead_ns_per_layer = host_ns;
+    device.compute.host_overlap_sharpness = 0;
+    // Off: overhead + max(compute, memory) = H + G.
+    CHECK(static_cast<double>(RooflineCostModel(m, device).Time(Work(Pass::kForward, 1024))) ==
+          Approx(h + gpu_ns).margin(2));
+    // q = 1: the sum again, H + G.
+    device.compute.host_overlap_sharpness = 1;
+    CHECK(static_cast<double>(RooflineCostModel(m, device).Time(Work(Pass::kForward, 1024))) ==
+          Approx(h + gpu_ns).margin(2));
+    // q = 4 (power of two, the fast path) and q = 3 (pow): (H^q + G^q)^(1/q).
+    for (double q : {3.0, 4.0}) {
+      device.compute.host_overlap_sharpness = q;
+      const double expected = std::pow(std::pow(h, q) + std::pow(gpu_ns, q), 1.0 / q);
+      CHECK(static_cast<double>(RooflineCostModel(m, device).Time(Work(Pass::kForward, 1024))) ==
+            Approx(expected).margin(2));
+    }
+    // q = 64: within 2^(1/64) - 1 = 1.1% of max(H, G), never below it.
+    device.compute.host_overlap_sharpness = 64;
+    const double t =
+        static_cast<double>(RooflineCostModel(m, device).Time(Work(Pass::kForward, 1024)));
+    CHECK(t >= std::max(h, gpu_ns) - 1);
+    CHECK(t <= std::max(h, gpu_ns) * 1.011);
+  }
+}
+
+TEST_CASE("score bytes per element add traffic growing with the context", "[models][roofline]") {
+  ModelCard m = LoadModelCard("gpt3-175b");
+  DeviceSpec device = MemoryBoundV100();
+  // The V100 file sets its own fitted figure; "plain" is the model without score traffic.
+  device.compute.score_bytes_per_element = 0;
+  RooflineCostModel plain(m, device);
+  device.compute.score_bytes_per_element = 16;
+  RooflineCostModel eager(m, device);
+  const double bw = device.memory_bw_bytes_per_s * device.compute.memory_efficiency;
+  for (int64_t context : {0, 512, 1928}) {
+    INFO("context " << context);
+    const SliceWork fwd = Work(Pass::kForward, 120, context, 4);
+    // 16 bytes x b (a / t) l (c + l) = 16 x 1 x 24 x 120 x (c + 120) over the bandwidth.
+    const double extra_ns = 16.0 * 24 * 120 * static_cast<double>(context + 120) / bw * 1e9;
+    CHECK(static_cast<double>(eager.Time(fwd) - plain.Time(fwd)) == Approx(extra_ns).margin(2));
+    const SliceWork input = Work(Pass::kBackwardInput, 120, context, 4);
+    CHECK(static_cast<double>(eager.Time(input) - plain.Time(input)) == Approx(extra_ns).margin(2));
+    // The weight-gradient pass and the MLP half touch no scores.
+    const SliceWork weight = Work(Pass::kBackwardWeight, 120, context, 4);
+    CHECK(eager.Time(weight) == plain.Time(weight));
+    const SliceWork mlp = Work(Pass::kForward, 120, context, 4, Block::kMlp);
+    CHECK(eager.Time(mlp) == plain.Time(mlp));
   }
 }

@@ -22,6 +22,7 @@ minimises it over bounded, transformed parameters.
 
 Usage: tools/fit/fit_p3.py [--terasim build/release/tools/terasim] [--evaluations 150] [--jobs 2]
                            [--network analytic|flow] [--weight-gradient-passes 2]
+                           [--layer-form additive|scores|overlap]
                            [--start NAME=VALUE ...] [--fix NAME=VALUE ...] [--layer-weight 1]
                            [--only-report]
 """
@@ -47,11 +48,19 @@ PARAMETERS = [
     ("efficiency_max", 0.2, 0.95, "compute"),
     ("saturation_flops", 1e9, 1e12, "compute"),
     ("sharpness", 1.0, 8.0, "compute"),
-    ("kernel_overhead_ns_per_layer", 0.0, 1.6e6, "compute"),
+    ("kernel_overhead_ns_per_layer", 0.0, 3e6, "compute"),
     ("efficiency", 0.3, 1.0, "network"),
     ("latency_us", 5.0, 2000.0, "network"),
 ]
-LOG_SCALE = {"saturation_flops", "latency_us"}
+# --layer-form overlap (models/roofline_cost.h): a pass costs the smooth maximum
+# (H^q + G^q)^(1/q) of the host time H = kernel_overhead_ns_per_layer and the GPU time
+# G = compute + memory, the memory including score_bytes_per_element per score element.
+OVERLAP_PARAMETERS = [
+    ("host_overlap_sharpness", 1.0, 64.0, "compute"),
+    ("score_bytes_per_element", 0.0, 128.0, "compute"),
+]
+OVERLAP_START = {"host_overlap_sharpness": 8.0, "score_bytes_per_element": 16.0}
+LOG_SCALE = {"saturation_flops", "latency_us", "host_overlap_sharpness"}
 
 
 def layer_point(tokens, measured_s):
@@ -100,11 +109,12 @@ def from_unit(name, x, lo, hi):
 
 
 class Evaluator:
-    def __init__(self, terasim, jobs, network, passes):
+    def __init__(self, terasim, jobs, network, passes, layer_form):
         self.terasim = terasim
         self.jobs = jobs
         self.network = network
         self.passes = passes
+        self.layer_form = layer_form
         self.dir = tempfile.mkdtemp(prefix="terasim-fit-")
         for folder in DATA_FOLDERS:
             if os.path.isdir(os.path.join(ROOT, folder)):
@@ -125,6 +135,10 @@ class Evaluator:
             else:
                 instance["network"][name] = v
         device["compute_model"]["weight_gradient_passes"] = self.passes
+        fitted = {name for name, *_ in PARAMETERS}
+        for name, *_ in OVERLAP_PARAMETERS:
+            if name not in fitted:
+                device["compute_model"].pop(name, None)
         with open(os.path.join(self.dir, DEVICE), "w") as f:
             json.dump(device, f)
         with open(os.path.join(self.dir, INSTANCE), "w") as f:
@@ -219,15 +233,29 @@ def main():
                         help="hold these parameters at these values (e.g. sharpness=8)")
     parser.add_argument("--layer-weight", type=float, default=1.0,
                         help="weight of the gpt3-1b layer points (the simulated points weigh 2)")
+    parser.add_argument("--layer-form", choices=["additive", "scores", "overlap"],
+                        help="additive: overhead + max(compute, memory) per layer pass; scores: "
+                        "the same, fitting score_bytes_per_element too; overlap: the smooth maximum of host and GPU time, fitting "
+                        "host_overlap_sharpness and score_bytes_per_element too (default: the data file's form)")
     parser.add_argument("--only-report", action="store_true",
                         help="evaluate the starting point and print it; no fitting")
     args = parser.parse_args()
+    if args.layer_form is None:
+        device = json.load(open(os.path.join(ROOT, DEVICE)))
+        overlap = "host_overlap_sharpness" in device["compute_model"]
+        scores = "score_bytes_per_element" in device["compute_model"]
+        args.layer_form = "overlap" if overlap else "scores" if scores else "additive"
+    if args.layer_form == "overlap":
+        PARAMETERS.extend(OVERLAP_PARAMETERS)
+    elif args.layer_form == "scores":
+        PARAMETERS.extend(OVERLAP_PARAMETERS[1:])
 
-    ev = Evaluator(args.terasim, args.jobs, args.network, args.weight_gradient_passes)
+    ev = Evaluator(args.terasim, args.jobs, args.network, args.weight_gradient_passes,
+                   args.layer_form)
     start = {}
     for name, lo, hi, where in PARAMETERS:
         source = ev.device["compute_model"] if where == "compute" else ev.instance["network"]
-        start[name] = float(source[name])
+        start[name] = float(source.get(name, OVERLAP_START.get(name, 0.0)))
     for item in args.start:
         name, _, value = item.partition("=")
         if name not in start:
@@ -267,6 +295,7 @@ def main():
     else:
         nelder_mead(objective, x0, 0.5, args.evaluations)
     print(f"weight_gradient_passes {args.weight_gradient_passes}, network {args.network}, "
+          f"layer form {args.layer_form}, "
           f"{ev.count} evaluations")
     report(best["values"], best["loss"], best["predicted"], sys.stdout)
     shutil.rmtree(ev.dir)

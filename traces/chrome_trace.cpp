@@ -47,7 +47,11 @@ class JsonOut {
   // A JSON string literal (quotes included). UTF-8 passes through unchanged.
   void Quote(std::string_view text) {
     buf_.push_back('"');
-    for (char c : text) {
+    // Runs of characters that need no escape go in whole.
+    size_t plain = 0;
+    while (plain < text.size() && NeedsNoEscape(text[plain])) ++plain;
+    *this << text.substr(0, plain);
+    for (char c : text.substr(plain)) {
       switch (c) {
         case '"':
           *this << "\\\"";
@@ -73,6 +77,9 @@ class JsonOut {
       }
     }
     buf_.push_back('"');
+  }
+  static bool NeedsNoEscape(char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\';
   }
   // Nanoseconds as microseconds, in the shortest digits that read back to the same double
   // (exact for any time below 2^53 ns, about 104 days).
@@ -105,17 +112,12 @@ class JsonOut {
 void WriteLinked(const Trace& trace, const std::vector<CounterSeries>& counters,
                  std::ostream& stream, const TraceLinks* links) {
   // One tid per stream name, the same on every device, in name order (tid 0 is left free).
-  std::unordered_map<std::string_view, int> tid_of;
-  for (const TraceRow& row : trace.rows) tid_of.emplace(row.stream, 0);
   std::vector<std::string_view> streams;
-  for (const auto& [name, unused] : tid_of) streams.push_back(name);
-  std::sort(streams.begin(), streams.end());
-  for (size_t i = 0; i < streams.size(); ++i) tid_of[streams[i]] = static_cast<int>(i) + 1;
-  std::vector<int> tid(trace.rows.size());  // of each row
+  std::vector<int> tid = StreamRanks(trace.rows, &streams);  // of each row
+  for (int& t : tid) ++t;
   std::set<int> devices;
   std::set<std::pair<int, int>> tracks;  // (device, tid): in (device, stream name) order
   for (size_t i = 0; i < trace.rows.size(); ++i) {
-    tid[i] = tid_of.at(trace.rows[i].stream);
     devices.insert(trace.rows[i].device);
     tracks.emplace(trace.rows[i].device, tid[i]);
   }

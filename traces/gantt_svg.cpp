@@ -186,14 +186,7 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   const TimeNs span = std::max(own_span, options.axis_span_ns);
 
   // Each row's stream as a number (equal names, equal numbers).
-  std::vector<int> stream_id(trace.rows.size(), -1);
-  {
-    std::unordered_map<std::string_view, int> ids;
-    for (size_t i : order) {
-      stream_id[i] =
-          ids.try_emplace(trace.rows[i].stream, static_cast<int>(ids.size())).first->second;
-    }
-  }
+  const std::vector<int> stream_id = StreamRanks(trace.rows);
 
   // Rows and lanes.
   std::vector<Row> rows;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 #include <vector>
 
 #include "traces/trace.h"
@@ -15,5 +16,10 @@ bool TraceRowBefore(const TraceRow& a, const TraceRow& b);
 
 // Indexes into `rows` in canonical order (stable for rows equal in every field).
 std::vector<size_t> CanonicalRowOrder(const std::vector<TraceRow>& rows);
+
+// Each row's stream as its rank among the distinct stream names in name order (equal names,
+// equal ranks). `names`, when given, receives those names sorted (views into `rows`).
+std::vector<int> StreamRanks(const std::vector<TraceRow>& rows,
+                             std::vector<std::string_view>* names = nullptr);
 
 }  // namespace terasim

@@ -1,11 +1,13 @@
 // Chrome / Perfetto trace JSON: the writer's layout, its determinism and the reader.
 #include "traces/chrome_trace.h"
+#include "traces/trace_order.h"
 
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -354,6 +356,26 @@ TEST_CASE("Chrome trace draws a RECV as its wait until the SEND is posted, then 
   const nlohmann::json plain = nlohmann::json::parse(ChromeTraceJson(t.trace));
   CHECK(EventsWithPhase(plain, "X").size() == t.trace.rows.size());
   CHECK(EventsWithPhase(plain, "s").empty());
+}
+
+TEST_CASE("StreamRanks numbers each row's stream by its name order, past the linear-search size") {
+  // 20 names (more than the 16 searched in turn), each used twice, appended in reverse order:
+  // name "s00".."s19" must get rank 0..19 whatever order they first appear in.
+  std::vector<TraceRow> rows;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int k = 19; k >= 0; --k) {
+      TraceRow row;
+      row.stream = fmt::format("s{:02}", k);
+      rows.push_back(row);
+    }
+  }
+  std::vector<std::string_view> names;
+  const std::vector<int> rank = StreamRanks(rows, &names);
+  REQUIRE(names.size() == 20);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    CHECK(rank[i] == 19 - static_cast<int>(i % 20));  // row i holds "s{19 - i % 20}"
+    CHECK(names[rank[i]] == rows[i].stream);
+  }
 }
 
 }  // namespace

@@ -322,7 +322,7 @@ std::vector<Diagnostic> CheckSchedule(const CompactSchedule& schedule) {
     // the search the finish order grows, strictly but from a SEND to its RECV), so it is
     // skipped; else both report, in the order they always did.
     std::vector<Diagnostic> deadlock;
-    const DryRunResult unit_run = CheckDryRun(schedule, index, deadlock);
+    const UnitRunResult unit_run = CheckDryRun(schedule, index, deadlock);
     if (deadlock.empty() || CheckDependencyCycles(schedule, index, out) != 1) {
       for (Diagnostic& d : deadlock) out.push_back(std::move(d));
       // The data flow only once everything else holds: it asks what a working order puts

@@ -269,11 +269,10 @@ bool IsStageGradients(const CompactOp& op, const Tensor& t) {
 
 class DataFlow {
  public:
-  DataFlow(const CompactSchedule& s, const ScheduleIndex& ix, const DryRunResult& unit_run)
+  DataFlow(const CompactSchedule& s, const ScheduleIndex& ix, const UnitRunResult& unit_run)
       : s_(s),
         ix_(ix),
-        start_(unit_run.start_tick),
-        finish_(unit_run.finish_tick),
+        unit_(unit_run),
         tensor_slot_(s.names.Size(), -1),
         stream_stamp_(ix.streams.size(), 0),
         stream_slot_(ix.streams.size(), 0) {
@@ -803,7 +802,8 @@ class DataFlow {
     for (int d : ix_.After(c)) {
       if (d == p) return true;
     }
-    if (finish_[p] < 0 || start_[c] < 0 || finish_[p] > start_[c]) return false;
+    const int32_t p_finish = unit_.Finish(p);
+    if (p_finish < 0 || unit_.Start(c) < 0 || p_finish > unit_.Start(c)) return false;
     if (seen_.empty()) seen_.assign(s_.ops.size(), 0);  // at the first search: often none
     ++stamp_;
     std::vector<int>& stack = stack_;
@@ -823,7 +823,7 @@ class DataFlow {
       if (seen_[y] == stamp_) continue;
       seen_[y] = stamp_;
       if (y == p) return true;
-      if (start_[y] < finish_[p]) continue;
+      if (unit_.Start(y) < p_finish) continue;
       push_preds(y);
     }
     return false;
@@ -849,7 +849,7 @@ class DataFlow {
       for (int m : JoinedAfter(x)) {
         auto visit = [&](int y, bool after) {
           if (step[y].from != -2 || hit >= 0) return;
-          if (start_[y] >= 0 && start_[p] >= 0 && start_[y] > start_[p]) return;
+          if (unit_.Start(y) >= 0 && unit_.Start(p) >= 0 && unit_.Start(y) > unit_.Start(p)) return;
           step[y] = Step{x, m, after};
           if (std::find(target.begin(), target.end(), y) != target.end()) hit = y;
           queue.push_back(y);
@@ -939,8 +939,7 @@ class DataFlow {
   const ScheduleIndex& ix_;
   bool zero3_ = false;  // some op is ZeRO-3 (set by Run's first walk)
   Tensors tensors_;
-  const std::vector<int64_t>& start_;  // the unit-duration dry run
-  const std::vector<int64_t>& finish_;
+  const UnitRunResult& unit_;  // the unit-duration dry run
   std::vector<uint32_t> seen_;
   uint32_t stamp_ = 0;
   std::vector<int> tensor_slot_;  // tensor name id -> its place in parsed_, -1 not parsed yet
@@ -960,7 +959,7 @@ class DataFlow {
 }  // namespace
 
 void CheckDataFlow(const CompactSchedule& schedule, const ScheduleIndex& index,
-                   const DryRunResult& unit_run, std::vector<Diagnostic>& diagnostics) {
+                   const UnitRunResult& unit_run, std::vector<Diagnostic>& diagnostics) {
   DataFlow(schedule, index, unit_run).Run(diagnostics);
 }
 

@@ -34,6 +34,6 @@ namespace terasim {
 // and `unit_run`, the schedule's dry run with one tick per op (what CheckDryRun returns,
 // schedule/dry_run.h), completed.
 void CheckDataFlow(const CompactSchedule& schedule, const ScheduleIndex& index,
-                   const DryRunResult& unit_run, std::vector<Diagnostic>& diagnostics);
+                   const UnitRunResult& unit_run, std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

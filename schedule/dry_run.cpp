@@ -9,16 +9,19 @@ namespace terasim {
 namespace {
 
 // Runs the schedule event by event. Time needs no event queue: streams already serialize
-// their ops, so each op's start is simply the latest finish of what it waits for.
+// their ops, so each op's start is simply the latest finish of what it waits for. Ticks are
+// `Tick`s (int32_t for the unit run, whose ticks are at most the op count); the start ticks are
+// recorded only when `record_start`.
+template <typename Tick>
 class DryRunner {
  public:
   // Op `op` takes duration[op] ticks, or `uniform` ticks when `duration` is empty.
   DryRunner(const CompactSchedule& s, const ScheduleIndex& ix, std::span<const int64_t> duration,
-            int64_t uniform = 0)
+            Tick uniform, bool record_start)
       : s_(s), ix_(ix), duration_(duration), uniform_(uniform) {
     const size_t n = s.ops.size();
-    result_.start_tick.assign(n, -1);
-    result_.finish_tick.assign(n, -1);
+    if (record_start) start_tick_.assign(n, -1);
+    finish_tick_.assign(n, -1);
     ready_tick_.assign(n, 0);
     arrived_.assign(n, false);
     pending_.resize(n);
@@ -29,7 +32,8 @@ class DryRunner {
     instance_arrived_.assign(ix.instance_ops.size(), 0);
   }
 
-  DryRunResult Run() {
+  // Runs; returns the ops that finished.
+  int64_t Run() {
     for (const StreamInfo& stream : ix_.streams) {
       if (!stream.ops.empty()) work_.push_back(stream.ops.front());
     }
@@ -38,15 +42,20 @@ class DryRunner {
       work_.pop_back();
       TryArrive(op);
     }
-    return std::move(result_);
+    return finished_;
   }
+  // After Run: op -> when it started (empty unless record_start) and finished, -1 when it
+  // never did.
+  std::vector<Tick>& StartTicks() { return start_tick_; }
+  std::vector<Tick>& FinishTicks() { return finish_tick_; }
 
-  // After Run: why the blocked op `op` at the head of its stream waits.
-  std::string WhyBlocked(const DryRunResult& r, int op) const {
+  // After Run: why the blocked op `op` at the head of its stream waits; `finish_tick`: the
+  // run's FinishTicks (which the caller may have moved out).
+  std::string WhyBlocked(const std::vector<Tick>& finish_tick, int op) const {
     const CompactOp& o = s_.ops[op];
     if (!arrived_[op]) {
       for (int dep : ix_.After(op)) {
-        if (r.finish_tick[dep] < 0)
+        if (finish_tick[dep] < 0)
           return fmt::format("after {}, which has not run", s_.Key(s_.ops[dep]));
       }
       return "?";
@@ -79,14 +88,14 @@ class DryRunner {
     // reading the op record here was a cache miss per op.
     if (const int partner = ix_.partner[op]; partner >= 0) {
       if (!arrived_[partner]) return;
-      const int64_t start = std::max(ready_tick_[op], ready_tick_[partner]);
-      const int64_t finish = start + std::max(Duration(op), Duration(partner));
+      const Tick start = std::max(ready_tick_[op], ready_tick_[partner]);
+      const Tick finish = start + std::max(Duration(op), Duration(partner));
       Finish(op, start, finish);
       Finish(partner, start, finish);
     } else if (const int instance = ix_.instance[op]; instance >= 0) {
       const std::vector<int>& members = ix_.instance_ops[instance];
       if (++instance_arrived_[instance] < static_cast<int>(members.size())) return;
-      int64_t start = 0, longest = 0;
+      Tick start = 0, longest = 0;
       for (int m : members) {
         start = std::max(start, ready_tick_[m]);
         longest = std::max(longest, Duration(m));
@@ -97,12 +106,14 @@ class DryRunner {
     }
   }
 
-  int64_t Duration(int op) const { return duration_.empty() ? uniform_ : duration_[op]; }
+  Tick Duration(int op) const {
+    return duration_.empty() ? uniform_ : static_cast<Tick>(duration_[op]);
+  }
 
-  void Finish(int op, int64_t start, int64_t finish) {
-    result_.start_tick[op] = start;
-    result_.finish_tick[op] = finish;
-    ++result_.finished;
+  void Finish(int op, Tick start, Tick finish) {
+    if (!start_tick_.empty()) start_tick_[op] = start;
+    finish_tick_[op] = finish;
+    ++finished_;
     const int stream = ix_.stream_of[op];
     const std::vector<int>& ops = ix_.streams[stream].ops;
     if (++head_[stream] < ops.size()) {
@@ -119,12 +130,14 @@ class DryRunner {
   const CompactSchedule& s_;
   const ScheduleIndex& ix_;
   std::span<const int64_t> duration_;
-  int64_t uniform_;
-  DryRunResult result_;
-  std::vector<int64_t> ready_tick_;  // latest finish among stream predecessor and deps so far
-  std::vector<char> arrived_;        // heads its stream with its deps done
-  std::vector<int> pending_;         // deps not finished yet
-  std::vector<size_t> head_;         // stream -> index of its first unfinished op
+  Tick uniform_;
+  std::vector<Tick> start_tick_;
+  std::vector<Tick> finish_tick_;
+  int64_t finished_ = 0;
+  std::vector<Tick> ready_tick_;  // latest finish among stream predecessor and deps so far
+  std::vector<char> arrived_;     // heads its stream with its deps done
+  std::vector<int> pending_;      // deps not finished yet
+  std::vector<size_t> head_;      // stream -> index of its first unfinished op
   std::vector<int> instance_arrived_;
   std::vector<int> work_;  // ops that may have become able to arrive
 };
@@ -133,13 +146,20 @@ class DryRunner {
 
 DryRunResult DryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
                     std::span<const int64_t> duration_ticks) {
-  return DryRunner(schedule, index, duration_ticks).Run();
+  DryRunner<int64_t> runner(schedule, index, duration_ticks, 0, /*record_start=*/true);
+  DryRunResult r;
+  r.finished = runner.Run();
+  r.start_tick = std::move(runner.StartTicks());
+  r.finish_tick = std::move(runner.FinishTicks());
+  return r;
 }
 
-DryRunResult CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix,
-                         std::vector<Diagnostic>& out) {
-  DryRunner runner(s, ix, {}, /*uniform=*/1);
-  DryRunResult r = runner.Run();
+UnitRunResult CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix,
+                          std::vector<Diagnostic>& out) {
+  DryRunner<int32_t> runner(s, ix, {}, /*uniform=*/1, /*record_start=*/false);
+  UnitRunResult r;
+  r.finished = runner.Run();
+  r.finish_tick = std::move(runner.FinishTicks());
   if (r.finished == static_cast<int64_t>(s.ops.size())) return r;
 
   // Per device, the blocked stream head it waits at: preferably one that waits for another
@@ -161,7 +181,7 @@ DryRunResult CheckDryRun(const CompactSchedule& s, const ScheduleIndex& ix,
   for (auto it = waits_at.begin(); it != waits_at.end(); ++it) {
     if (it != waits_at.begin()) message += "; ";
     message += fmt::format("dev {} waits at {} ({})", it->first, s.Key(s.ops[it->second]),
-                           runner.WhyBlocked(r, it->second));
+                           runner.WhyBlocked(r.finish_tick, it->second));
   }
   message += fmt::format(" [{} of {} ops ran]", r.finished, s.ops.size());
   out.push_back(OpDiagnostic(s, waits_at.begin()->second, std::move(message)));

@@ -24,6 +24,17 @@ struct DryRunResult {
   int64_t finished = 0;              // ops that finished; all of them unless it deadlocked
 };
 
+// The run of CheckDryRun, one tick per op: an op that ran started one tick before it finished
+// (a SEND/RECV pair or a collective also takes one tick), so only the finish ticks are held, in
+// 32 bits (a tick is at most the op count, kMaxOps, models/limits.h): 4 bytes per op rather
+// than DryRunResult's 16.
+struct UnitRunResult {
+  std::vector<int32_t> finish_tick;  // op -> when it finished, -1 when it never did
+  int64_t finished = 0;              // ops that finished; all of them unless it deadlocked
+  int32_t Start(int op) const { return finish_tick[op] < 0 ? -1 : finish_tick[op] - 1; }
+  int32_t Finish(int op) const { return finish_tick[op]; }
+};
+
 // Runs `schedule` with `duration_ticks[op]` per op (size == ops). Never throws on a deadlock:
 // the ops that could not run keep -1. Precondition: index filled by MatchPointToPoint and
 // MatchCollectives without diagnostics.
@@ -35,7 +46,7 @@ DryRunResult DryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
 // RB.s0... (peer 1 has not reached SB.s1...); dev 1 waits at ..." listing every device that
 // has blocked ops and the op it waits at. Returns the run, which the data flow
 // (schedule/data_flow.h) reuses.
-DryRunResult CheckDryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
-                         std::vector<Diagnostic>& diagnostics);
+UnitRunResult CheckDryRun(const CompactSchedule& schedule, const ScheduleIndex& index,
+                          std::vector<Diagnostic>& diagnostics);
 
 }  // namespace terasim

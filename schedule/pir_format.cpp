@@ -174,6 +174,9 @@ enum Bit : uint32_t {
   kZero = 1u << 14,
   kAfter = 1u << 15,
 };
+// The bit's position, 0-15: what ParseOpFields switches on (a jump table; a switch on the bits
+// themselves compiled to a search).
+constexpr int Index(Bit bit) { return std::countr_zero(static_cast<uint32_t>(bit)); }
 }  // namespace field
 
 uint32_t FieldBit(std::string_view name) {
@@ -209,7 +212,10 @@ uint32_t FieldBit(std::string_view name) {
   return 0;
 }
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+// One comparison for the characters of names and numbers (all above ' ').
+bool IsSpace(char c) {
+  return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r');
+}
 
 // `name` (at most 8 characters) as a little-endian number, for FieldBitOfWord.
 constexpr uint64_t NameWord(std::string_view name) {
@@ -220,41 +226,51 @@ constexpr uint64_t NameWord(std::string_view name) {
   return word;
 }
 
+// The field names of at most 7 characters ("recompute" is longer: FieldBit), as NameWord.
+struct FieldName {
+  uint64_t word = 0;
+  uint32_t bit = 0;
+};
+constexpr std::array<FieldName, 15> kShortFields = {{
+    {NameWord("dev"), field::kDev},
+    {NameWord("stream"), field::kStream},
+    {NameWord("stage"), field::kStage},
+    {NameWord("layers"), field::kLayers},
+    {NameWord("part"), field::kPart},
+    {NameWord("mb"), field::kMb},
+    {NameWord("rows"), field::kRows},
+    {NameWord("tokens"), field::kTokens},
+    {NameWord("group"), field::kGroup},
+    {NameWord("peer"), field::kPeer},
+    {NameWord("tensor"), field::kTensor},
+    {NameWord("bytes"), field::kBytes},
+    {NameWord("sp"), field::kSp},
+    {NameWord("zero"), field::kZero},
+    {NameWord("after"), field::kAfter},
+}};
+
+// A perfect hash of kShortFields into 32 slots (a multiplier found by trying; the
+// static_assert below proves it collision free): one multiply and one compare per field
+// rather than a search of fifteen.
+constexpr uint64_t kFieldHashMultiplier = 0x8c5fe8f8dc3bf365ULL;
+constexpr size_t FieldSlot(uint64_t word) { return (word * kFieldHashMultiplier) >> 59; }
+constexpr std::array<FieldName, 32> kFieldTable = [] {
+  std::array<FieldName, 32> table{};
+  for (const FieldName& f : kShortFields) table[FieldSlot(f.word)] = f;
+  return table;
+}();
+constexpr bool FieldTableHoldsAll() {
+  for (const FieldName& f : kShortFields) {
+    if (kFieldTable[FieldSlot(f.word)].word != f.word) return false;
+  }
+  return true;
+}
+static_assert(FieldTableHoldsAll(), "two field names share a slot: pick another multiplier");
+
 // FieldBit of a name of at most 7 characters given as NameWord (zero above the name).
 uint32_t FieldBitOfWord(uint64_t word) {
-  switch (word) {
-    case NameWord("dev"):
-      return field::kDev;
-    case NameWord("stream"):
-      return field::kStream;
-    case NameWord("stage"):
-      return field::kStage;
-    case NameWord("layers"):
-      return field::kLayers;
-    case NameWord("part"):
-      return field::kPart;
-    case NameWord("mb"):
-      return field::kMb;
-    case NameWord("rows"):
-      return field::kRows;
-    case NameWord("tokens"):
-      return field::kTokens;
-    case NameWord("group"):
-      return field::kGroup;
-    case NameWord("peer"):
-      return field::kPeer;
-    case NameWord("tensor"):
-      return field::kTensor;
-    case NameWord("bytes"):
-      return field::kBytes;
-    case NameWord("sp"):
-      return field::kSp;
-    case NameWord("zero"):
-      return field::kZero;
-    case NameWord("after"):
-      return field::kAfter;
-  }
-  return 0;  // "recompute" is longer: FieldBit
+  const FieldName& f = kFieldTable[FieldSlot(word)];
+  return f.word == word ? f.bit : 0;  // an empty slot holds word 0: the empty name, bit 0
 }
 
 constexpr uint64_t kOnes = 0x0101010101010101ULL;
@@ -382,8 +398,19 @@ class FieldReader {
   }
 
  private:
-  // 1 to `most` (at most 18) digits at q_, which moves past them: their value, else -1.
+  // 1 to `most` (8 to 18) digits at q_, which moves past them: their value, else -1.
   [[gnu::always_inline]] int64_t Digits(ptrdiff_t most) {
+    if (end_ - q_ >= 8) {
+      // Eight bytes at once: up to seven digits and the byte after them (the common case).
+      uint64_t word;
+      std::memcpy(&word, q_, 8);
+      const int n = LeadingDigits(word);
+      if (n < 8) {
+        if (n == 0) return -1;
+        q_ += n;
+        return DigitsValue(word << (8 * (8 - n)));
+      }
+    }
     const char* start = q_;
     int64_t value = 0;
     while (q_ < end_ && q_ - start < most) {
@@ -393,6 +420,23 @@ class FieldReader {
       ++q_;
     }
     return q_ > start ? value : -1;
+  }
+  // How many of the bytes of `word` (in text order) are digits before the first that is not
+  // (8: all). A byte is a digit when its high nibble is 3 and stays 3 with 6 added (no carry
+  // reaches the first non-digit: the bytes below it are digits, 0x36-0x3f with 6 added).
+  static int LeadingDigits(uint64_t word) {
+    constexpr uint64_t kHighNibbles = kOnes * 0xf0;
+    const uint64_t not_digit = ((word & kHighNibbles) ^ (kOnes * 0x30)) |
+                               (((word + kOnes * 6) & kHighNibbles) ^ (kOnes * 0x30));
+    return not_digit == 0 ? 8 : std::countr_zero(not_digit) / 8;
+  }
+  // The number whose digits are the high bytes of `word` in text order, with zero bytes (as
+  // leading zeros) below them: pairs, then fours, then all eight combined by multiplies.
+  static int64_t DigitsValue(uint64_t word) {
+    word = ((word & (kOnes * 0x0f)) * (10 * 256 + 1)) >> 8;
+    word = ((word & 0x00ff00ff00ff00ffULL) * (100 * 65536 + 1)) >> 16;
+    word = ((word & 0x0000ffff0000ffffULL) * (10000 * (uint64_t{1} << 32) + 1)) >> 32;
+    return static_cast<int64_t>(word);
   }
   [[gnu::always_inline]] bool AtWordEnd() const { return q_ == end_ || IsSpace(*q_); }
   // The word from `start` on; q_ moves to its end.
@@ -447,6 +491,7 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
   FieldReader read(p, words.Position(), end);
   const char*& q = read.Position();
   while (true) {
+    if (q < end && *q == ' ') ++q;  // the one space between fields
     while (q < end && IsSpace(*q)) ++q;
     if (q == end) break;
     const char* const start = q;
@@ -478,20 +523,20 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
     if (bit == 0) p.Fail("unknown field '{}'", name);
     if (seen & bit) p.Fail("field '{}' given twice", name);
     seen |= bit;
-    switch (static_cast<field::Bit>(bit)) {
-      case field::kDev:
+    switch (std::countr_zero(bit)) {
+      case field::Index(field::kDev):
         op.device = read.Int32(name, 0, kDeviceIndex);
         break;
-      case field::kStream:
+      case field::Index(field::kStream):
         op.stream = recent.Intern(s.names, read.Name(name), recent.stream);
         break;
-      case field::kStage:
+      case field::Index(field::kStage):
         op.stage = read.Int32(name, 0, kDeviceIndex);
         break;
-      case field::kLayers:
+      case field::Index(field::kLayers):
         op.layers = read.ParseRange(name, kLayers);
         break;
-      case field::kPart: {
+      case field::Index(field::kPart): {
         const std::string_view value = read.Word();
         if (value == "attn") {
           op.part = LayerPart::kAttention;
@@ -502,30 +547,30 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
         }
         break;
       }
-      case field::kMb:
+      case field::Index(field::kMb):
         op.microbatch = read.Int32(name, 0, kMicrobatchIndex);
         break;
-      case field::kRows:
+      case field::Index(field::kRows):
         op.rows = read.Int32(name, 1, kBatch);
         break;
-      case field::kTokens:
+      case field::Index(field::kTokens):
         op.tokens = read.ParseRange(name, kSequence);
         break;
-      case field::kGroup:
+      case field::Index(field::kGroup):
         op.group = recent.Intern(s.names, read.Name(name), recent.group);
         break;
-      case field::kPeer:
+      case field::Index(field::kPeer):
         op.peer = read.Int32(name, 0, kDeviceIndex);
         break;
-      case field::kTensor:
+      case field::Index(field::kTensor):
         tensor = read.Name(name);  // interned by the caller, once its table slot is loaded
         tensor_hash = NamePool::Hash(tensor);
         s.names.Prefetch(tensor_hash);
         break;
-      case field::kBytes:
+      case field::Index(field::kBytes):
         op.bytes = read.Int(name, 0, kBytes);
         break;
-      case field::kRecompute: {
+      case field::Index(field::kRecompute): {
         const std::string_view value = read.Word();
         std::optional<Recompute> r = ParseRecompute(value);
         if (!r || *r == Recompute::kNone) {
@@ -534,19 +579,19 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
         op.recompute = *r;
         break;
       }
-      case field::kSp: {
+      case field::Index(field::kSp): {
         const std::string_view value = read.Word();
         if (value != "1") p.Fail("sp: '{}' must be 1", value);
         op.sequence_parallel = true;
         break;
       }
-      case field::kZero: {
+      case field::Index(field::kZero): {
         const int64_t zero = read.Int(name, 1, kZeroStage);
         if (zero > 3) p.Fail("zero: {} must be 1, 2 or 3", zero);
         op.zero = static_cast<int8_t>(zero);
         break;
       }
-      case field::kAfter: {
+      case field::Index(field::kAfter): {
         const std::string_view value = read.Word();
         ForEachPart(value, ',', [&](std::string_view dep) {
           if (dep.empty()) p.Fail("after: empty key in '{}'", value);
@@ -563,7 +608,12 @@ void ParseOpFields(WordCursor& words, LineParser& p, CompactSchedule& s, RecentN
 // Reads .pir text line by line into a CompactSchedule; holds no line after it is parsed.
 class PirReader {
  public:
-  explicit PirReader(const std::string& origin) : origin_(origin) { s_.source = origin; }
+  explicit PirReader(const std::string& origin) : origin_(origin) {
+    s_.source = origin;
+    for (size_t k = 0; k < kind_names_.size(); ++k) {
+      kind_names_[k] = OpKindName(static_cast<OpKind>(k));
+    }
+  }
 
   void Line(std::string_view line) {
     ++line_no_;
@@ -690,10 +740,8 @@ class PirReader {
   }
 
  private:
-  // The kind named `word`: the previous op's kind when the name is the same (kinds come in
-  // runs), else by ParseOpKind.
+  // The kind named `word`.
   OpKind Kind(const LineParser& p, std::string_view word) {
-    if (word == OpKindName(last_kind_)) return last_kind_;
     // A guess by length and a letter, confirmed by its name (else ParseOpKind decides).
     OpKind guess = OpKind::kFwd;
     switch (word.size()) {
@@ -717,13 +765,9 @@ class PirReader {
         guess = OpKind::kReduceScatter;
         break;
     }
-    if (word == OpKindName(guess)) {
-      last_kind_ = guess;
-      return guess;
-    }
+    if (NamePool::Same(word, kind_names_[static_cast<size_t>(guess)])) return guess;
     std::optional<OpKind> kind = ParseOpKind(word);
     if (!kind) p.Fail("unknown op kind '{}'", word);
-    last_kind_ = *kind;
     return *kind;
   }
 
@@ -774,7 +818,8 @@ class PirReader {
   RecentNames recent_;
   std::string_view tensor_;  // the last op's tensor, not interned yet (see InternTensor)
   uint64_t tensor_hash_ = 0;
-  OpKind last_kind_ = OpKind::kFwd;
+  // OpKindName of each kind, at hand (kinds alternate from op to op: FWD, ALLREDUCE, ...).
+  std::array<std::string_view, static_cast<size_t>(OpKind::kRecompute) + 1> kind_names_;
   int line_no_ = 0;
   size_t next_header_ = 0;
   bool saw_magic_ = false;

@@ -93,8 +93,10 @@ ScheduleIndex IndexSchedule(const CompactSchedule& s, std::vector<Diagnostic>& d
   // `after`, resolved in a second pass so that deps may name later ops (a cycle, found later).
   AssignHuge(ix.after_offset, n + 1, 0);
   ReserveHuge(ix.after_op, s.after_name.size());
-  std::vector<int> dependents_count;
-  AssignHuge(dependents_count, n, 0);
+  // The reverse (CSR) built in dependent_offset itself: op d's dependents counted at [d + 1],
+  // summed into offsets, used as fill positions and shifted back (no count or fill array: two
+  // fewer ints per op).
+  AssignHuge(ix.dependent_offset, n + 1, 0);
   for (int i = 0; i < n; ++i) {
     const CompactOp& op = s.ops[i];
     ix.after_offset[i] = static_cast<int>(ix.after_op.size());
@@ -119,19 +121,20 @@ ScheduleIndex IndexSchedule(const CompactSchedule& s, std::vector<Diagnostic>& d
         continue;
       }
       ix.after_op.push_back(d);
-      ++dependents_count[d];
+      ++ix.dependent_offset[d + 1];
     }
   }
   ix.after_offset[n] = static_cast<int>(ix.after_op.size());
 
-  AssignHuge(ix.dependent_offset, n + 1, 0);
-  for (int i = 0; i < n; ++i)
-    ix.dependent_offset[i + 1] = ix.dependent_offset[i] + dependents_count[i];
+  std::vector<int>& offset = ix.dependent_offset;
+  for (int i = 0; i < n; ++i) offset[i + 1] += offset[i];
   ix.dependent_op.resize(ix.after_op.size());
-  std::vector<int> fill(ix.dependent_offset.begin(), ix.dependent_offset.end() - 1);
   for (int i = 0; i < n; ++i) {
-    for (int d : ix.After(i)) ix.dependent_op[fill[d]++] = i;
+    for (int d : ix.After(i)) ix.dependent_op[offset[d]++] = i;
   }
+  // offset[d] is now where d's dependents end: the start of d + 1's.
+  for (int i = n; i > 0; --i) offset[i] = offset[i - 1];
+  offset[0] = 0;
   return ix;
 }
 

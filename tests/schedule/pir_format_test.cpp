@@ -214,3 +214,66 @@ TEST_CASE("ReadPir reads digits, ranges and names of an op", "[schedule][pir]") 
   CHECK(s.ops[1].bytes == (int64_t{1} << 50));  // kMaxBytes itself is allowed
   CHECK(s.ops[1].tensor == "t.x");              // the '\r' before the newline is a space
 }
+
+// Numbers of up to seven digits are read eight bytes at a time where the line has eight bytes
+// left, longer ones and those near the line's end a digit at a time: every length, at the end
+// of a line and before another field, reads the same value.
+TEST_CASE("ReadPir reads numbers of every length wherever they stand", "[schedule][pir]") {
+  const std::string head =
+      "terasim-pir 1\nmodel tiny\nlayers 4\nsequence 32\ndevices 2\nbatch 1\n"
+      "shape strategy=- dp=1 pp=1 tp=1 v=1\n";
+  int64_t value = 0;
+  // Up to 15 digits: kMaxBytes is 2^50, about 1.1e15.
+  for (int digits = 1; digits <= 15; ++digits) {
+    value = value * 10 + digits % 10;  // 1, 12, 123, ..., 123456789012345
+    const std::string number = std::to_string(value);
+    for (const std::string tail : {"", " sp=1", "\tsp=1 tensor=abcdefgh", "\r"}) {
+      const Schedule s =
+          ReadPir(head + "op A FWD dev=0 stream=c bytes=" + number + tail + "\n", "t.pir");
+      REQUIRE(s.ops.size() == 1);
+      CHECK(s.ops[0].bytes == value);
+      CHECK(s.ops[0].sequence_parallel == (tail.find("sp") != std::string::npos));
+    }
+    // Leading zeros count as digits: the same value.
+    CHECK(ReadPir(head + "op A FWD dev=0 stream=c bytes=000" + number + " sp=1 tensor=t\n", "t.pir")
+              .ops[0]
+              .bytes == value);
+    // A digit run that does not end the value: the checked path's message.
+    CHECK(ErrorOf(head + "op A FWD dev=0 stream=c bytes=" + number + "x sp=1\n") ==
+          "t.pir:8: A: bytes: '" + number + "x' is not an integer");
+  }
+}
+
+// Field names of up to seven characters are found by a perfect hash, op kinds by a guess
+// confirmed against a table: each name is recognised and a near miss is not.
+TEST_CASE("ReadPir knows every field name and op kind, and no near miss", "[schedule][pir]") {
+  const std::string head =
+      "terasim-pir 1\nmodel tiny\nlayers 4\nsequence 32\ndevices 2\nbatch 1\n"
+      "shape strategy=- dp=1 pp=1 tp=1 v=1\n";
+  // Each field with a value it takes.
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"dev", "1"},          {"stream", "s"}, {"stage", "1"},  {"layers", "0-1"},
+      {"part", "attn"},      {"mb", "1"},     {"rows", "1"},   {"tokens", "0-1"},
+      {"group", "g"},        {"peer", "1"},   {"tensor", "t"}, {"bytes", "1"},
+      {"recompute", "full"}, {"sp", "1"},     {"zero", "1"},   {"after", "B"}};
+  for (const auto& [name, value] : fields) {
+    // Given twice: only a known field, read with its value, gets that far.
+    const std::string field = " " + name + "=" + value;
+    CHECK(ErrorOf(head + "op A FWD dev=0 stream=c" + field + field + "\n") ==
+          "t.pir:8: A: field '" + name + "' given twice");
+    for (const std::string miss : {name + "s", name.substr(1), name.substr(0, name.size() - 1)}) {
+      CHECK(ErrorOf(head + "op A FWD dev=0 stream=c " + miss + "=1\n") ==
+            "t.pir:8: A: unknown field '" + miss + "'");
+    }
+  }
+  for (const std::string kind :
+       {"FWD", "BWD", "BWD_INPUT", "BWD_WEIGHT", "SEND", "RECV", "ALLREDUCE", "ALLGATHER",
+        "REDUCE_SCATTER", "BROADCAST", "OPTIMIZER", "RECOMPUTE"}) {
+    const Schedule s = ReadPir(head + "op A " + kind + " dev=0 stream=c\n", "t.pir");
+    REQUIRE(s.ops.size() == 1);
+    CHECK(OpKindName(s.ops[0].kind) == kind);
+    const std::string miss = kind.substr(0, kind.size() - 1) + "X";
+    CHECK(ErrorOf(head + "op A " + miss + " dev=0 stream=c\n") ==
+          "t.pir:8: A: unknown op kind '" + miss + "'");
+  }
+}

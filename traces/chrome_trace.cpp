@@ -7,7 +7,6 @@
 #include <iterator>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
@@ -40,7 +39,8 @@ class JsonOut {
     return *this;
   }
   JsonOut& operator<<(int64_t value) {
-    fmt::format_to(std::back_inserter(buf_), "{}", value);
+    const fmt::format_int digits(value);
+    buf_.append(digits.data(), digits.data() + digits.size());
     return *this;
   }
   JsonOut& operator<<(int value) { return *this << static_cast<int64_t>(value); }
@@ -84,10 +84,35 @@ class JsonOut {
   // Nanoseconds as microseconds, in the shortest digits that read back to the same double
   // (exact for any time below 2^53 ns, about 104 days).
   void Micros(TimeNs ns) {
-    fmt::format_to(std::back_inserter(buf_), "{}", static_cast<double>(ns) / 1e3);
+    // Below 2^41 us the double nearest ns / 1000 is at most 2^-12 us from its neighbours'
+    // midpoints, closer than any other decimal of at most 3 fraction digits (those differ by
+    // 0.001 or more): the exact quotient, its trailing zeros cut, is the shortest round trip,
+    // which fmt writes in fixed notation (it uses an exponent from 1e16 or under 1e-4 only).
+    constexpr TimeNs kExactNs = (TimeNs{1} << 41) * 1000;
+    if (ns <= -kExactNs || ns >= kExactNs) {
+      fmt::format_to(std::back_inserter(buf_), "{}", static_cast<double>(ns) / 1e3);
+      return;
+    }
+    if (ns < 0) buf_.push_back('-');
+    const uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+    *this << static_cast<int64_t>(magnitude / 1000);
+    unsigned fraction = static_cast<unsigned>(magnitude % 1000);
+    if (fraction == 0) return;
+    char digits[4] = {'.', static_cast<char>('0' + fraction / 100),
+                      static_cast<char>('0' + fraction / 10 % 10),
+                      static_cast<char>('0' + fraction % 10)};
+    size_t size = 4;
+    while (digits[size - 1] == '0') --size;
+    buf_.append(digits, digits + size);
   }
   void Number(double value) {
     TERASIM_CHECK(std::isfinite(value), "trace value {} is not finite", value);
+    // A whole number below 2^53 (FLOPs, bytes) is its own shortest round trip, written by fmt
+    // without a fraction or exponent; -0 keeps fmt's sign.
+    if (value >= 0 && value < 0x1p53 && value == std::floor(value) && !std::signbit(value)) {
+      *this << static_cast<int64_t>(value);
+      return;
+    }
     fmt::format_to(std::back_inserter(buf_), "{}", value);
   }
   // Events are separated by ",\n"; the first has no separator.
@@ -115,11 +140,17 @@ void WriteLinked(const Trace& trace, const std::vector<CounterSeries>& counters,
   std::vector<std::string_view> streams;
   std::vector<int> tid = StreamRanks(trace.rows, &streams);  // of each row
   for (int& t : tid) ++t;
-  std::set<int> devices;
-  std::set<std::pair<int, int>> tracks;  // (device, tid): in (device, stream name) order
+  // (device, tid), distinct, in (device, stream name) order; rows come in long runs of one.
+  std::vector<std::pair<int, int>> tracks;
   for (size_t i = 0; i < trace.rows.size(); ++i) {
-    devices.insert(trace.rows[i].device);
-    tracks.emplace(trace.rows[i].device, tid[i]);
+    const std::pair<int, int> track(trace.rows[i].device, tid[i]);
+    if (tracks.empty() || tracks.back() != track) tracks.push_back(track);
+  }
+  std::sort(tracks.begin(), tracks.end());
+  tracks.erase(std::unique(tracks.begin(), tracks.end()), tracks.end());
+  std::vector<int> devices;  // distinct, ascending
+  for (const auto& [d, t] : tracks) {
+    if (devices.empty() || devices.back() != d) devices.push_back(d);
   }
 
   JsonOut out(stream);

@@ -186,7 +186,8 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   const TimeNs span = std::max(own_span, options.axis_span_ns);
 
   // Each row's stream as a number (equal names, equal numbers).
-  const std::vector<int> stream_id = StreamRanks(trace.rows);
+  std::vector<std::string_view> stream_names;
+  const std::vector<int> stream_id = StreamRanks(trace.rows, &stream_names);
 
   // Rows and lanes.
   std::vector<Row> rows;
@@ -195,12 +196,16 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     std::map<int, std::vector<std::pair<std::string, size_t>>> row_of;
     std::map<int, std::set<std::string>> streams;
     {
-      std::set<std::pair<int, int>> seen;  // (device, stream id)
-      for (size_t i : order) {
-        if (seen.emplace(trace.rows[i].device, stream_id[i]).second) {
-          streams[trace.rows[i].device].insert(trace.rows[i].stream);
-        }
+      // (device, stream id) of the iteration's rows, distinct (rows come in runs of one).
+      std::vector<std::pair<int, int>> seen;
+      for (size_t i = 0; i < trace.rows.size(); ++i) {
+        if (trace.rows[i].iteration != options.iteration) continue;
+        const std::pair<int, int> track(trace.rows[i].device, stream_id[i]);
+        if (seen.empty() || seen.back() != track) seen.push_back(track);
       }
+      std::sort(seen.begin(), seen.end());
+      seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+      for (const auto& [device, id] : seen) streams[device].emplace(stream_names[id]);
     }
     for (const auto& [device, names] : streams) {
       // The compute stream gets the tall lane; the others follow by name.
@@ -264,16 +269,24 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   drawn.resize(drawn.size() - hidden);
 
   // Micro-batch slice index: token ranges of each micro-batch, ascending.
+  // Sets: the rows are read in their own order, where one unit's ops come in runs.
   std::map<int, std::set<std::pair<int, int>>> slices;
-  for (size_t i : order) {
-    const std::string& key = trace.rows[i].key;
-    auto mb = KeyNumber(key, ".m");
-    auto t_begin = KeyNumber(key, ".t");
-    if (!mb || !t_begin) continue;
-    size_t dash = key.find('-', key.find(".t"));
-    auto t_end = dash == std::string::npos ? std::nullopt
-                                           : KeyNumber(std::string_view(key).substr(dash), "-");
-    slices[*mb].emplace(*t_begin, t_end.value_or(*t_begin));
+  {
+    std::optional<std::tuple<int, int, int>> last;  // the (mb, t0, t1) added last
+    for (const TraceRow& row : trace.rows) {
+      if (row.iteration != options.iteration) continue;
+      const std::string& key = row.key;
+      auto mb = KeyNumber(key, ".m");
+      auto t_begin = KeyNumber(key, ".t");
+      if (!mb || !t_begin) continue;
+      size_t dash = key.find('-', key.find(".t"));
+      auto t_end = dash == std::string::npos ? std::nullopt
+                                             : KeyNumber(std::string_view(key).substr(dash), "-");
+      const std::tuple<int, int, int> unit(*mb, *t_begin, t_end.value_or(*t_begin));
+      if (last == unit) continue;
+      last = unit;
+      slices[*mb].emplace(*t_begin, t_end.value_or(*t_begin));
+    }
   }
   auto label_of = [&](const TraceRow& r) -> std::string {
     if (r.kind == OpKind::kOptimizer) return "opt";

@@ -169,17 +169,23 @@ std::vector<size_t> CriticalPathFromChains(const Trace& trace, int iteration) {
 
 std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   // The iteration's rows, in canonical order (deterministic drawing order).
-  std::vector<size_t> all = CanonicalRowOrder(trace.rows);
-  std::vector<size_t> order;
-  for (size_t i : all) {
-    if (trace.rows[i].iteration == options.iteration) order.push_back(i);
+  // The rows are read in their own order wherever the drawing order does not matter: a large
+  // trace read in canonical order is a cache miss per row.
+  std::vector<size_t> order = CanonicalRowOrder(trace.rows);
+  TimeNs t0 = INT64_MAX, t1 = INT64_MIN;
+  size_t in_iteration = 0;
+  std::vector<char> kind_present(static_cast<size_t>(OpKind::kRecompute) + 1, 0);
+  for (const TraceRow& row : trace.rows) {
+    if (row.iteration != options.iteration) continue;
+    ++in_iteration;
+    t0 = std::min(t0, row.start_ns);
+    t1 = std::max(t1, row.end_ns);
+    kind_present[static_cast<size_t>(row.kind)] = 1;
+  }
+  if (in_iteration < order.size()) {
+    std::erase_if(order, [&](size_t i) { return trace.rows[i].iteration != options.iteration; });
   }
   if (order.empty()) ThrowInput("gantt: the trace has no rows for iteration {}", options.iteration);
-  TimeNs t0 = INT64_MAX, t1 = INT64_MIN;
-  for (size_t i : order) {
-    t0 = std::min(t0, trace.rows[i].start_ns);
-    t1 = std::max(t1, trace.rows[i].end_ns);
-  }
   // The axis: the iteration's own span, or a common one (options.axis_span_ns) so that several
   // timelines (validate's measured and simulated) share one scale. Idle is over the own span.
   const TimeNs own_span = std::max<TimeNs>(t1 - t0, 1);
@@ -224,11 +230,14 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
         rows.push_back({device, "", lanes, {}, 0});
       }
     }
-    // Each device's rows looked up once per run of its ops.
+    // Each trace row's drawn row, in row order (each device's rows looked up once per run of
+    // its ops); then the ops of each drawn row in drawing order.
+    std::vector<size_t> row_at(trace.rows.size(), 0);
     const std::vector<std::pair<std::string, size_t>>* device_rows = nullptr;
     int device = 0;
-    for (size_t i : order) {
+    for (size_t i = 0; i < trace.rows.size(); ++i) {
       const TraceRow& r = trace.rows[i];
+      if (r.iteration != options.iteration) continue;
       if (device_rows == nullptr || r.device != device) {
         device = r.device;
         device_rows = &row_of.at(device);
@@ -239,8 +248,9 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
           if (stream == r.stream) row = index;
         }
       }
-      rows[row].ops.push_back(i);
+      row_at[i] = row;
     }
+    for (size_t i : order) rows[row_at[i]].ops.push_back(i);
   }
   // Merge rows identical up to the device number (data-parallel replicas).
   std::vector<Row> drawn;
@@ -355,8 +365,8 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     std::vector<const KindStyle*> styles;
     for (const KindStyle* s :
          {&kForward, &kBackward, &kBackwardWeight, &kP2p, &kCollective, &kOptimizer}) {
-      for (size_t i : order) {
-        if (&StyleOf(trace.rows[i].kind) == s) {
+      for (size_t k = 0; k < kind_present.size(); ++k) {
+        if (kind_present[k] && &StyleOf(static_cast<OpKind>(k)) == s) {
           styles.push_back(s);
           break;
         }

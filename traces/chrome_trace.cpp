@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -26,27 +29,27 @@ namespace {
 // The JSON text of a trace, built in memory and handed to the stream in large pieces.
 class JsonOut {
  public:
-  explicit JsonOut(std::ostream& out) : out_(out) {}
+  explicit JsonOut(std::ostream& out) : out_(out), buf_(new char[kCapacity]) {}
   JsonOut(const JsonOut&) = delete;
   JsonOut& operator=(const JsonOut&) = delete;
 
   JsonOut& operator<<(std::string_view text) {
-    buf_.append(text.data(), text.data() + text.size());
+    Put(text.data(), text.size());
     return *this;
   }
   JsonOut& operator<<(char c) {
-    buf_.push_back(c);
+    Put(&c, 1);
     return *this;
   }
   JsonOut& operator<<(int64_t value) {
     const fmt::format_int digits(value);
-    buf_.append(digits.data(), digits.data() + digits.size());
+    Put(digits.data(), digits.size());
     return *this;
   }
   JsonOut& operator<<(int value) { return *this << static_cast<int64_t>(value); }
   // A JSON string literal (quotes included). UTF-8 passes through unchanged.
   void Quote(std::string_view text) {
-    buf_.push_back('"');
+    *this << '"';
     // Runs of characters that need no escape go in whole.
     size_t plain = 0;
     while (plain < text.size() && NeedsNoEscape(text[plain])) ++plain;
@@ -70,13 +73,13 @@ class JsonOut {
           break;
         default:
           if (static_cast<unsigned char>(c) < 0x20) {
-            fmt::format_to(std::back_inserter(buf_), "\\u{:04x}", static_cast<unsigned>(c));
+            Format("\\u{:04x}", static_cast<unsigned>(c));
           } else {
-            buf_.push_back(c);
+            *this << c;
           }
       }
     }
-    buf_.push_back('"');
+    *this << '"';
   }
   static bool NeedsNoEscape(char c) {
     return static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\';
@@ -90,10 +93,10 @@ class JsonOut {
     // which fmt writes in fixed notation (it uses an exponent from 1e16 or under 1e-4 only).
     constexpr TimeNs kExactNs = (TimeNs{1} << 41) * 1000;
     if (ns <= -kExactNs || ns >= kExactNs) {
-      fmt::format_to(std::back_inserter(buf_), "{}", static_cast<double>(ns) / 1e3);
+      Format("{}", static_cast<double>(ns) / 1e3);
       return;
     }
-    if (ns < 0) buf_.push_back('-');
+    if (ns < 0) *this << '-';
     const uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
     *this << static_cast<int64_t>(magnitude / 1000);
     unsigned fraction = static_cast<unsigned>(magnitude % 1000);
@@ -103,7 +106,7 @@ class JsonOut {
                       static_cast<char>('0' + fraction % 10)};
     size_t size = 4;
     while (digits[size - 1] == '0') --size;
-    buf_.append(digits, digits + size);
+    Put(digits, size);
   }
   void Number(double value) {
     TERASIM_CHECK(std::isfinite(value), "trace value {} is not finite", value);
@@ -113,23 +116,44 @@ class JsonOut {
       *this << static_cast<int64_t>(value);
       return;
     }
-    fmt::format_to(std::back_inserter(buf_), "{}", value);
+    Format("{}", value);
   }
   // Events are separated by ",\n"; the first has no separator.
   void BeginEvent() {
     if (!first_event_) *this << ",\n";
     first_event_ = false;
-    if (buf_.size() >= kFlushBytes) Flush();
+    if (size_ >= kFlushBytes) Flush();
   }
   void Flush() {
-    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
+    out_.write(buf_.get(), static_cast<std::streamsize>(size_));
+    size_ = 0;
   }
 
  private:
+  // Copied inline: an event is a few dozen short pieces.
+  void Put(const char* data, size_t size) {
+    if (size > kCapacity - size_) {
+      Flush();
+      if (size > kCapacity) {
+        out_.write(data, static_cast<std::streamsize>(size));
+        return;
+      }
+    }
+    std::memcpy(buf_.get() + size_, data, size);
+    size_ += size;
+  }
+  template <typename... Args>
+  void Format(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::memory_buffer text;
+    fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
+    Put(text.data(), text.size());
+  }
+
   static constexpr size_t kFlushBytes = 1 << 20;
+  static constexpr size_t kCapacity = 2 * kFlushBytes;
   std::ostream& out_;
-  fmt::memory_buffer buf_;
+  std::unique_ptr<char[]> buf_;
+  size_t size_ = 0;
   bool first_event_ = true;
 };
 

@@ -52,8 +52,17 @@ const KindStyle& StyleOf(OpKind kind) {
 
 // The number after `tag` in a key such as "F.s3.m5.t256-512" (tag ".m" -> 5), if any.
 std::optional<int> KeyNumber(std::string_view key, std::string_view tag) {
+  // Tags and keys are short: compared in place (find's calls cost more than the scan).
+  auto tag_at = [&](size_t at) {
+    for (size_t k = 0; k < tag.size(); ++k) {
+      if (key[at + k] != tag[k]) return false;
+    }
+    return true;
+  };
   size_t at = 0;
-  while ((at = key.find(tag, at)) != std::string_view::npos) {
+  while (true) {
+    while (at + tag.size() <= key.size() && !tag_at(at)) ++at;
+    if (at + tag.size() > key.size()) break;
     size_t digits = at + tag.size();
     size_t end = digits;
     while (end < key.size() && std::isdigit(static_cast<unsigned char>(key[end]))) ++end;
@@ -453,9 +462,16 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     // Path key -> the first row of it in drawing order (rows.size(): none).
     std::unordered_map<std::string_view, size_t> by_key;
     for (const std::string& key : options.critical_path) by_key.emplace(key, trace.rows.size());
-    for (size_t i : order) {
+    // The rows read in their own order, each compared by its drawing position.
+    std::vector<size_t> position(trace.rows.size(), trace.rows.size());  // not drawn: last
+    for (size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+    for (size_t i = 0; i < trace.rows.size(); ++i) {
+      if (position[i] == trace.rows.size()) continue;
       auto it = by_key.find(trace.rows[i].key);
-      if (it != by_key.end() && it->second == trace.rows.size()) it->second = i;
+      if (it != by_key.end() &&
+          (it->second == trace.rows.size() || position[i] < position[it->second])) {
+        it->second = i;
+      }
     }
     for (const std::string& key : options.critical_path) {
       auto it = by_key.find(key);

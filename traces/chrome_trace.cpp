@@ -52,6 +52,8 @@ class JsonOut {
     *this << '"';
     // Runs of characters that need no escape go in whole.
     size_t plain = 0;
+    // Eight characters at a time while none of them is a control character, '"' or '\\'.
+    while (plain + 8 <= text.size() && !NeedsEscapeIn8(text.data() + plain)) plain += 8;
     while (plain < text.size() && NeedsNoEscape(text[plain])) ++plain;
     *this << text.substr(0, plain);
     for (char c : text.substr(plain)) {
@@ -80,6 +82,17 @@ class JsonOut {
       }
     }
     *this << '"';
+  }
+  // Whether any of the 8 bytes at `p` is below 0x20, '"' or '\\' (a byte with its high bit set,
+  // part of a UTF-8 sequence, is none of these). Exact: a borrow can only run from a byte that
+  // is itself a match.
+  static bool NeedsEscapeIn8(const char* p) {
+    uint64_t x = 0;
+    std::memcpy(&x, p, 8);
+    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+    auto has_zero = [&](uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
+    const bool below_space = ((x - kOnes * 0x20) & ~x & kHigh) != 0;
+    return below_space || has_zero(x ^ (kOnes * '"')) || has_zero(x ^ (kOnes * '\\'));
   }
   static bool NeedsNoEscape(char c) {
     return static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\';

@@ -284,7 +284,11 @@ KeyPattern SplitKeyPattern(std::string_view key) {
   size_t i = 0;
   while (i < key.size()) {
     if (!std::isdigit(static_cast<unsigned char>(key[i]))) {
-      out.pattern += key[i++];
+      // A run of other characters goes in whole.
+      size_t end = i + 1;
+      while (end < key.size() && !std::isdigit(static_cast<unsigned char>(key[end]))) ++end;
+      out.pattern.append(key.data() + i, end - i);
+      i = end;
       continue;
     }
     size_t end = i;

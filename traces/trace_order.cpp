@@ -28,17 +28,11 @@ std::vector<size_t> CanonicalRowOrder(const std::vector<TraceRow>& rows) {
     const TraceRow& r = rows[i];
     entries[i] = {r.start_ns, r.end_ns, r.device, rank[i], r.iteration, i};
   }
-  // Rows equal in every field keep their order: the index breaks the last tie, which makes the
-  // order total and an unstable sort give the stable sort's result.
-  std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+  std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
     const auto x = std::tie(a.start, a.device, a.stream, a.end, a.iteration);
     const auto y = std::tie(b.start, b.device, b.stream, b.end, b.iteration);
     if (x != y) return x < y;
-    const TraceRow& ra = rows[a.index];
-    const TraceRow& rb = rows[b.index];
-    if (TraceRowBefore(ra, rb)) return true;
-    if (TraceRowBefore(rb, ra)) return false;
-    return a.index < b.index;
+    return TraceRowBefore(rows[a.index], rows[b.index]);
   });
   std::vector<size_t> order(rows.size());
   for (size_t i = 0; i < entries.size(); ++i) order[i] = entries[i].index;

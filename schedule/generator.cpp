@@ -101,11 +101,13 @@ class Name {
     for (; left > 0; --left) *to++ = *from++;
     return *this;
   }
-  Name& Append(const char* text) { return Append(std::string_view(text)); }
-  Name& Append(const std::string& text) { return Append(std::string_view(text)); }
-  Name& Append(const Name& name) { return Append(name.View()); }
-  Name& Append(char c) { return Append(std::string_view(&c, 1)); }
-  Name& Append(int value) {
+  [[gnu::always_inline]] Name& Append(const char* text) { return Append(std::string_view(text)); }
+  [[gnu::always_inline]] Name& Append(const std::string& text) {
+    return Append(std::string_view(text));
+  }
+  [[gnu::always_inline]] Name& Append(const Name& name) { return Append(name.View()); }
+  [[gnu::always_inline]] Name& Append(char c) { return Append(std::string_view(&c, 1)); }
+  [[gnu::always_inline]] Name& Append(int value) {
     char digits[16];
     const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
     return Append(std::string_view(digits, static_cast<size_t>(end - digits)));

@@ -22,12 +22,26 @@ Block ToBlock(LayerPart part) {
   return Block::kWhole;
 }
 
-// The tp degree an op is sharded over: the size of its group, 1 without one.
-int TpDegree(const Schedule& schedule, const Op& op) {
-  if (op.group.empty()) return 1;
-  const int g = schedule.FindGroup(op.group);
-  return g < 0 ? 1 : std::max<int>(1, static_cast<int>(schedule.groups[g].ranks.size()));
-}
+// The tp degree an op is sharded over: the size of its group, 1 without one. A device's
+// compute ops share one group: the last one found is tried first.
+class TpDegrees {
+ public:
+  explicit TpDegrees(const Schedule& schedule) : schedule_(schedule) {}
+  int Of(const Op& op) {
+    if (op.group.empty()) return 1;
+    if (last_ == nullptr || op.group != *last_) {
+      const int g = schedule_.FindGroup(op.group);
+      last_ = &op.group;
+      degree_ = g < 0 ? 1 : std::max<int>(1, static_cast<int>(schedule_.groups[g].ranks.size()));
+    }
+    return degree_;
+  }
+
+ private:
+  const Schedule& schedule_;
+  const std::string* last_ = nullptr;  // the group of degree_
+  int degree_ = 1;
+};
 
 // One saved (micro-batch, slice, layer, block, what): what 0 is what the forward keeps, 1 what
 // a RECOMPUTE op rebuilt.
@@ -61,6 +75,7 @@ DeviceMemory EstimateDevice(const Schedule& schedule, const ModelCard& model,
   int zero_stage = 0;
   int zero_ranks = 1;
   Bytes largest_gather = 0;
+  TpDegrees tp_degrees(schedule);
   auto add = [&](const SavedKey& key, const Saved& s) {
     Saved& slot = live[key];
     now.activations += s.activations - slot.activations;
@@ -90,7 +105,7 @@ DeviceMemory EstimateDevice(const Schedule& schedule, const ModelCard& model,
       zero_ranks = g < 0 ? 1 : std::max<int>(1, static_cast<int>(schedule.groups[g].ranks.size()));
     }
     if (!IsLayerCompute(op.kind)) continue;
-    const int tp = TpDegree(schedule, op);
+    const int tp = tp_degrees.Of(op);
     const Block block = ToBlock(op.part);
     const ActivationPolicy policy{op.recompute, op.sequence_parallel};
     const bool frees = op.kind == OpKind::kBwd || op.kind == OpKind::kBwdWeight ||

@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -27,28 +29,31 @@ namespace {
 // The JSON text of a trace, built in memory and handed to the stream in large pieces.
 class JsonOut {
  public:
-  explicit JsonOut(std::ostream& out) : out_(out) {}
+  explicit JsonOut(std::ostream& out) : out_(out), buf_(new char[kCapacity]) {}
   JsonOut(const JsonOut&) = delete;
   JsonOut& operator=(const JsonOut&) = delete;
 
   JsonOut& operator<<(std::string_view text) {
-    buf_.append(text.data(), text.data() + text.size());
+    Put(text.data(), text.size());
     return *this;
   }
   JsonOut& operator<<(char c) {
-    buf_.push_back(c);
+    Put(&c, 1);
     return *this;
   }
   JsonOut& operator<<(int64_t value) {
-    fmt::format_to(std::back_inserter(buf_), "{}", value);
+    const fmt::format_int digits(value);
+    Put(digits.data(), digits.size());
     return *this;
   }
   JsonOut& operator<<(int value) { return *this << static_cast<int64_t>(value); }
   // A JSON string literal (quotes included). UTF-8 passes through unchanged.
   void Quote(std::string_view text) {
-    buf_.push_back('"');
+    *this << '"';
     // Runs of characters that need no escape go in whole.
     size_t plain = 0;
+    // Eight characters at a time while none of them is a control character, '"' or '\\'.
+    while (plain + 8 <= text.size() && !NeedsEscapeIn8(text.data() + plain)) plain += 8;
     while (plain < text.size() && NeedsNoEscape(text[plain])) ++plain;
     *this << text.substr(0, plain);
     for (char c : text.substr(plain)) {
@@ -70,13 +75,24 @@ class JsonOut {
           break;
         default:
           if (static_cast<unsigned char>(c) < 0x20) {
-            fmt::format_to(std::back_inserter(buf_), "\\u{:04x}", static_cast<unsigned>(c));
+            Format("\\u{:04x}", static_cast<unsigned>(c));
           } else {
-            buf_.push_back(c);
+            *this << c;
           }
       }
     }
-    buf_.push_back('"');
+    *this << '"';
+  }
+  // Whether any of the 8 bytes at `p` is below 0x20, '"' or '\\' (a byte with its high bit set,
+  // part of a UTF-8 sequence, is none of these). Exact: a borrow can only run from a byte that
+  // is itself a match.
+  static bool NeedsEscapeIn8(const char* p) {
+    uint64_t x = 0;
+    std::memcpy(&x, p, 8);
+    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+    auto has_zero = [&](uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
+    const bool below_space = ((x - kOnes * 0x20) & ~x & kHigh) != 0;
+    return below_space || has_zero(x ^ (kOnes * '"')) || has_zero(x ^ (kOnes * '\\'));
   }
   static bool NeedsNoEscape(char c) {
     return static_cast<unsigned char>(c) >= 0x20 && c != '"' && c != '\\';
@@ -84,27 +100,73 @@ class JsonOut {
   // Nanoseconds as microseconds, in the shortest digits that read back to the same double
   // (exact for any time below 2^53 ns, about 104 days).
   void Micros(TimeNs ns) {
-    fmt::format_to(std::back_inserter(buf_), "{}", static_cast<double>(ns) / 1e3);
+    // Below 2^41 us the double nearest ns / 1000 is at most 2^-12 us from its neighbours'
+    // midpoints, closer than any other decimal of at most 3 fraction digits (those differ by
+    // 0.001 or more): the exact quotient, its trailing zeros cut, is the shortest round trip,
+    // which fmt writes in fixed notation (it uses an exponent from 1e16 or under 1e-4 only).
+    constexpr TimeNs kExactNs = (TimeNs{1} << 41) * 1000;
+    if (ns <= -kExactNs || ns >= kExactNs) {
+      Format("{}", static_cast<double>(ns) / 1e3);
+      return;
+    }
+    if (ns < 0) *this << '-';
+    const uint64_t magnitude = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+    *this << static_cast<int64_t>(magnitude / 1000);
+    unsigned fraction = static_cast<unsigned>(magnitude % 1000);
+    if (fraction == 0) return;
+    char digits[4] = {'.', static_cast<char>('0' + fraction / 100),
+                      static_cast<char>('0' + fraction / 10 % 10),
+                      static_cast<char>('0' + fraction % 10)};
+    size_t size = 4;
+    while (digits[size - 1] == '0') --size;
+    Put(digits, size);
   }
   void Number(double value) {
     TERASIM_CHECK(std::isfinite(value), "trace value {} is not finite", value);
-    fmt::format_to(std::back_inserter(buf_), "{}", value);
+    // A whole number below 2^53 (FLOPs, bytes) is its own shortest round trip, written by fmt
+    // without a fraction or exponent; -0 keeps fmt's sign.
+    if (value >= 0 && value < 0x1p53 && value == std::floor(value) && !std::signbit(value)) {
+      *this << static_cast<int64_t>(value);
+      return;
+    }
+    Format("{}", value);
   }
   // Events are separated by ",\n"; the first has no separator.
   void BeginEvent() {
     if (!first_event_) *this << ",\n";
     first_event_ = false;
-    if (buf_.size() >= kFlushBytes) Flush();
+    if (size_ >= kFlushBytes) Flush();
   }
   void Flush() {
-    out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
-    buf_.clear();
+    out_.write(buf_.get(), static_cast<std::streamsize>(size_));
+    size_ = 0;
   }
 
  private:
+  // Copied inline: an event is a few dozen short pieces.
+  void Put(const char* data, size_t size) {
+    if (size > kCapacity - size_) {
+      Flush();
+      if (size > kCapacity) {
+        out_.write(data, static_cast<std::streamsize>(size));
+        return;
+      }
+    }
+    std::memcpy(buf_.get() + size_, data, size);
+    size_ += size;
+  }
+  template <typename... Args>
+  void Format(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::memory_buffer text;
+    fmt::format_to(std::back_inserter(text), format, std::forward<Args>(args)...);
+    Put(text.data(), text.size());
+  }
+
   static constexpr size_t kFlushBytes = 1 << 20;
+  static constexpr size_t kCapacity = 2 * kFlushBytes;
   std::ostream& out_;
-  fmt::memory_buffer buf_;
+  std::unique_ptr<char[]> buf_;
+  size_t size_ = 0;
   bool first_event_ = true;
 };
 
@@ -115,11 +177,17 @@ void WriteLinked(const Trace& trace, const std::vector<CounterSeries>& counters,
   std::vector<std::string_view> streams;
   std::vector<int> tid = StreamRanks(trace.rows, &streams);  // of each row
   for (int& t : tid) ++t;
-  std::set<int> devices;
-  std::set<std::pair<int, int>> tracks;  // (device, tid): in (device, stream name) order
+  // (device, tid), distinct, in (device, stream name) order; rows come in long runs of one.
+  std::vector<std::pair<int, int>> tracks;
   for (size_t i = 0; i < trace.rows.size(); ++i) {
-    devices.insert(trace.rows[i].device);
-    tracks.emplace(trace.rows[i].device, tid[i]);
+    const std::pair<int, int> track(trace.rows[i].device, tid[i]);
+    if (tracks.empty() || tracks.back() != track) tracks.push_back(track);
+  }
+  std::sort(tracks.begin(), tracks.end());
+  tracks.erase(std::unique(tracks.begin(), tracks.end()), tracks.end());
+  std::vector<int> devices;  // distinct, ascending
+  for (const auto& [d, t] : tracks) {
+    if (devices.empty() || devices.back() != d) devices.push_back(d);
   }
 
   JsonOut out(stream);

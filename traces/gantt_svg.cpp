@@ -52,8 +52,17 @@ const KindStyle& StyleOf(OpKind kind) {
 
 // The number after `tag` in a key such as "F.s3.m5.t256-512" (tag ".m" -> 5), if any.
 std::optional<int> KeyNumber(std::string_view key, std::string_view tag) {
+  // Tags and keys are short: compared in place (find's calls cost more than the scan).
+  auto tag_at = [&](size_t at) {
+    for (size_t k = 0; k < tag.size(); ++k) {
+      if (key[at + k] != tag[k]) return false;
+    }
+    return true;
+  };
   size_t at = 0;
-  while ((at = key.find(tag, at)) != std::string_view::npos) {
+  while (true) {
+    while (at + tag.size() <= key.size() && !tag_at(at)) ++at;
+    if (at + tag.size() > key.size()) break;
     size_t digits = at + tag.size();
     size_t end = digits;
     while (end < key.size() && std::isdigit(static_cast<unsigned char>(key[end]))) ++end;
@@ -169,24 +178,31 @@ std::vector<size_t> CriticalPathFromChains(const Trace& trace, int iteration) {
 
 std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   // The iteration's rows, in canonical order (deterministic drawing order).
-  std::vector<size_t> all = CanonicalRowOrder(trace.rows);
-  std::vector<size_t> order;
-  for (size_t i : all) {
-    if (trace.rows[i].iteration == options.iteration) order.push_back(i);
+  // The rows are read in their own order wherever the drawing order does not matter: a large
+  // trace read in canonical order is a cache miss per row.
+  std::vector<size_t> order = CanonicalRowOrder(trace.rows);
+  TimeNs t0 = INT64_MAX, t1 = INT64_MIN;
+  size_t in_iteration = 0;
+  std::vector<char> kind_present(static_cast<size_t>(OpKind::kRecompute) + 1, 0);
+  for (const TraceRow& row : trace.rows) {
+    if (row.iteration != options.iteration) continue;
+    ++in_iteration;
+    t0 = std::min(t0, row.start_ns);
+    t1 = std::max(t1, row.end_ns);
+    kind_present[static_cast<size_t>(row.kind)] = 1;
+  }
+  if (in_iteration < order.size()) {
+    std::erase_if(order, [&](size_t i) { return trace.rows[i].iteration != options.iteration; });
   }
   if (order.empty()) ThrowInput("gantt: the trace has no rows for iteration {}", options.iteration);
-  TimeNs t0 = INT64_MAX, t1 = INT64_MIN;
-  for (size_t i : order) {
-    t0 = std::min(t0, trace.rows[i].start_ns);
-    t1 = std::max(t1, trace.rows[i].end_ns);
-  }
   // The axis: the iteration's own span, or a common one (options.axis_span_ns) so that several
   // timelines (validate's measured and simulated) share one scale. Idle is over the own span.
   const TimeNs own_span = std::max<TimeNs>(t1 - t0, 1);
   const TimeNs span = std::max(own_span, options.axis_span_ns);
 
   // Each row's stream as a number (equal names, equal numbers).
-  const std::vector<int> stream_id = StreamRanks(trace.rows);
+  std::vector<std::string_view> stream_names;
+  const std::vector<int> stream_id = StreamRanks(trace.rows, &stream_names);
 
   // Rows and lanes.
   std::vector<Row> rows;
@@ -195,12 +211,16 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     std::map<int, std::vector<std::pair<std::string, size_t>>> row_of;
     std::map<int, std::set<std::string>> streams;
     {
-      std::set<std::pair<int, int>> seen;  // (device, stream id)
-      for (size_t i : order) {
-        if (seen.emplace(trace.rows[i].device, stream_id[i]).second) {
-          streams[trace.rows[i].device].insert(trace.rows[i].stream);
-        }
+      // (device, stream id) of the iteration's rows, distinct (rows come in runs of one).
+      std::vector<std::pair<int, int>> seen;
+      for (size_t i = 0; i < trace.rows.size(); ++i) {
+        if (trace.rows[i].iteration != options.iteration) continue;
+        const std::pair<int, int> track(trace.rows[i].device, stream_id[i]);
+        if (seen.empty() || seen.back() != track) seen.push_back(track);
       }
+      std::sort(seen.begin(), seen.end());
+      seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+      for (const auto& [device, id] : seen) streams[device].emplace(stream_names[id]);
     }
     for (const auto& [device, names] : streams) {
       // The compute stream gets the tall lane; the others follow by name.
@@ -219,11 +239,14 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
         rows.push_back({device, "", lanes, {}, 0});
       }
     }
-    // Each device's rows looked up once per run of its ops.
+    // Each trace row's drawn row, in row order (each device's rows looked up once per run of
+    // its ops); then the ops of each drawn row in drawing order.
+    std::vector<size_t> row_at(trace.rows.size(), 0);
     const std::vector<std::pair<std::string, size_t>>* device_rows = nullptr;
     int device = 0;
-    for (size_t i : order) {
+    for (size_t i = 0; i < trace.rows.size(); ++i) {
       const TraceRow& r = trace.rows[i];
+      if (r.iteration != options.iteration) continue;
       if (device_rows == nullptr || r.device != device) {
         device = r.device;
         device_rows = &row_of.at(device);
@@ -234,8 +257,9 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
           if (stream == r.stream) row = index;
         }
       }
-      rows[row].ops.push_back(i);
+      row_at[i] = row;
     }
+    for (size_t i : order) rows[row_at[i]].ops.push_back(i);
   }
   // Merge rows identical up to the device number (data-parallel replicas).
   std::vector<Row> drawn;
@@ -264,16 +288,24 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
   drawn.resize(drawn.size() - hidden);
 
   // Micro-batch slice index: token ranges of each micro-batch, ascending.
+  // Sets: the rows are read in their own order, where one unit's ops come in runs.
   std::map<int, std::set<std::pair<int, int>>> slices;
-  for (size_t i : order) {
-    const std::string& key = trace.rows[i].key;
-    auto mb = KeyNumber(key, ".m");
-    auto t_begin = KeyNumber(key, ".t");
-    if (!mb || !t_begin) continue;
-    size_t dash = key.find('-', key.find(".t"));
-    auto t_end = dash == std::string::npos ? std::nullopt
-                                           : KeyNumber(std::string_view(key).substr(dash), "-");
-    slices[*mb].emplace(*t_begin, t_end.value_or(*t_begin));
+  {
+    std::optional<std::tuple<int, int, int>> last;  // the (mb, t0, t1) added last
+    for (const TraceRow& row : trace.rows) {
+      if (row.iteration != options.iteration) continue;
+      const std::string& key = row.key;
+      auto mb = KeyNumber(key, ".m");
+      auto t_begin = KeyNumber(key, ".t");
+      if (!mb || !t_begin) continue;
+      size_t dash = key.find('-', key.find(".t"));
+      auto t_end = dash == std::string::npos ? std::nullopt
+                                             : KeyNumber(std::string_view(key).substr(dash), "-");
+      const std::tuple<int, int, int> unit(*mb, *t_begin, t_end.value_or(*t_begin));
+      if (last == unit) continue;
+      last = unit;
+      slices[*mb].emplace(*t_begin, t_end.value_or(*t_begin));
+    }
   }
   auto label_of = [&](const TraceRow& r) -> std::string {
     if (r.kind == OpKind::kOptimizer) return "opt";
@@ -342,8 +374,8 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     std::vector<const KindStyle*> styles;
     for (const KindStyle* s :
          {&kForward, &kBackward, &kBackwardWeight, &kP2p, &kCollective, &kOptimizer}) {
-      for (size_t i : order) {
-        if (&StyleOf(trace.rows[i].kind) == s) {
+      for (size_t k = 0; k < kind_present.size(); ++k) {
+        if (kind_present[k] && &StyleOf(static_cast<OpKind>(k)) == s) {
           styles.push_back(s);
           break;
         }
@@ -430,9 +462,16 @@ std::string GanttSvg(const Trace& trace, const GanttOptions& options) {
     // Path key -> the first row of it in drawing order (rows.size(): none).
     std::unordered_map<std::string_view, size_t> by_key;
     for (const std::string& key : options.critical_path) by_key.emplace(key, trace.rows.size());
-    for (size_t i : order) {
+    // The rows read in their own order, each compared by its drawing position.
+    std::vector<size_t> position(trace.rows.size(), trace.rows.size());  // not drawn: last
+    for (size_t k = 0; k < order.size(); ++k) position[order[k]] = k;
+    for (size_t i = 0; i < trace.rows.size(); ++i) {
+      if (position[i] == trace.rows.size()) continue;
       auto it = by_key.find(trace.rows[i].key);
-      if (it != by_key.end() && it->second == trace.rows.size()) it->second = i;
+      if (it != by_key.end() &&
+          (it->second == trace.rows.size() || position[i] < position[it->second])) {
+        it->second = i;
+      }
     }
     for (const std::string& key : options.critical_path) {
       auto it = by_key.find(key);

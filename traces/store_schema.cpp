@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -283,7 +284,11 @@ KeyPattern SplitKeyPattern(std::string_view key) {
   size_t i = 0;
   while (i < key.size()) {
     if (!std::isdigit(static_cast<unsigned char>(key[i]))) {
-      out.pattern += key[i++];
+      // A run of other characters goes in whole.
+      size_t end = i + 1;
+      while (end < key.size() && !std::isdigit(static_cast<unsigned char>(key[end]))) ++end;
+      out.pattern.append(key.data() + i, end - i);
+      i = end;
       continue;
     }
     size_t end = i;
@@ -292,7 +297,9 @@ KeyPattern SplitKeyPattern(std::string_view key) {
     // Only numbers that print back the same (no leading zero, fits in int64).
     const bool canonical = run.size() <= 18 && (run.size() == 1 || run[0] != '0');
     if (canonical && out.numbers.size() < kKeyPatternNumbers) {
-      out.numbers.push_back(std::stoll(std::string(run)));
+      int64_t value = 0;
+      std::from_chars(run.data(), run.data() + run.size(), value);
+      out.numbers.push_back(value);
       out.pattern += static_cast<char>(out.numbers.size());  // placeholder byte 1..4
     } else {
       out.pattern += run;
@@ -311,7 +318,7 @@ OpRowWriter::OpRowWriter(Database& db)
           "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")),
       db_(db) {}
 
-int64_t OpRowWriter::NameId(const std::string& name) {
+int64_t OpRowWriter::NameId(std::string_view name) {
   auto it = ids_.find(name);
   if (it != ids_.end()) return it->second;
   find_name_.Reset();
@@ -335,8 +342,8 @@ void OpRowWriter::Write(int64_t run_id, int64_t seq, int64_t iteration, std::str
                         int64_t start_ns, int64_t end_ns, int64_t bytes, double flops) {
   const KeyPattern k = SplitKeyPattern(key);
   const int64_t pattern = NameId(k.pattern);
-  const int64_t kind_id = NameId(std::string(kind));
-  const int64_t stream_id = NameId(std::string(stream));
+  const int64_t kind_id = NameId(kind);
+  const int64_t stream_id = NameId(stream);
   insert_.Reset();
   insert_.Bind(1, run_id).Bind(2, seq).Bind(3, iteration).Bind(4, pattern);
   for (size_t n = 0; n < kKeyPatternNumbers; ++n) {

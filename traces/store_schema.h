@@ -62,10 +62,15 @@ class OpRowWriter {
              int64_t end_ns, int64_t bytes, double flops);
 
  private:
-  int64_t NameId(const std::string& name);
+  int64_t NameId(std::string_view name);
+  // Looked up by string_view: no string built per row.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>()(name); }
+  };
   Statement find_name_, add_name_, insert_;
   Database& db_;
-  std::unordered_map<std::string, int64_t> ids_;
+  std::unordered_map<std::string, int64_t, NameHash, std::equal_to<>> ids_;
 };
 
 }  // namespace terasim

@@ -25,20 +25,41 @@ struct MatchKeyHash {
   }
 };
 
+// Each row's op: the first op of its key (as KeyIndex), null for a key not in the schedule.
+std::vector<const Op*> RowOps(const Schedule& schedule, const Trace& trace) {
+  std::vector<const Op*> op_of(trace.rows.size(), nullptr);
+  const std::vector<Op>& ops = schedule.ops;
+  size_t i = 0;
+  if (!schedule.after_ops.Empty()) {
+    // A generated schedule (AfterOps is set) has unique keys, and a simulated trace holds its
+    // ops' rows in op order (some devices' ops left out): each row's op is found by walking
+    // the ops forward from the last one found, until a row's key is not ahead.
+    size_t next = 0;
+    for (; i < trace.rows.size(); ++i) {
+      const std::string& key = trace.rows[i].key;
+      size_t j = next;
+      while (j < ops.size() && ops[j].key != key) ++j;
+      if (j == ops.size()) break;
+      op_of[i] = &ops[j];
+      next = j + 1;
+    }
+    if (i == trace.rows.size()) return op_of;
+  }
+  // Key -> op, the first op of a repeated key; views into the schedule.
+  std::unordered_map<std::string_view, int> index;
+  index.reserve(ops.size());
+  for (size_t j = 0; j < ops.size(); ++j) index.try_emplace(ops[j].key, static_cast<int>(j));
+  for (; i < trace.rows.size(); ++i) {
+    auto it = index.find(trace.rows[i].key);
+    if (it != index.end()) op_of[i] = &ops[it->second];
+  }
+  return op_of;
+}
+
 }  // namespace
 
 TraceLinks LinkTrace(const Schedule& schedule, const Trace& trace) {
-  // Key -> op, the first op of a repeated key (as KeyIndex); views into the schedule.
-  std::unordered_map<std::string_view, int> index;
-  index.reserve(schedule.ops.size());
-  for (size_t j = 0; j < schedule.ops.size(); ++j) {
-    index.try_emplace(schedule.ops[j].key, static_cast<int>(j));
-  }
-  std::vector<const Op*> op_of(trace.rows.size(), nullptr);
-  for (size_t i = 0; i < trace.rows.size(); ++i) {
-    auto it = index.find(trace.rows[i].key);
-    if (it != index.end()) op_of[i] = &schedule.ops[it->second];
-  }
+  std::vector<const Op*> op_of = RowOps(schedule, trace);
   // (tensor, sender, receiver, iteration) -> SEND rows not yet matched, in row order.
   using MatchKey = std::tuple<std::string_view, int, int, int>;
   struct Unmatched {

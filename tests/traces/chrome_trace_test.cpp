@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "models/errors.h"
+#include "models/model_card.h"
+#include "schedule/generator.h"
 #include "schedule/pir_format.h"
 #include "tests/traces/sample_trace.h"
 #include "traces/trace_file.h"
@@ -376,6 +378,114 @@ TEST_CASE("StreamRanks numbers each row's stream by its name order, past the lin
     CHECK(rank[i] == 19 - static_cast<int>(i % 20));  // row i holds "s{19 - i % 20}"
     CHECK(names[rank[i]] == rows[i].stream);
   }
+}
+
+TEST_CASE("Chrome trace writes times, FLOPs and strings as fmt's shortest round trip would") {
+  // The writer's own digits for times (ns / 1000 us), whole-number FLOPs and escapes, checked
+  // against fmt's "{}" of the same double: exact decimals up to 2^41 us, fmt beyond.
+  const std::vector<TimeNs> times = {0,
+                                     1,
+                                     10,
+                                     999,
+                                     1000,
+                                     1001,
+                                     1010,
+                                     123456789,
+                                     -5,
+                                     -1000,
+                                     -123456,
+                                     (TimeNs{1} << 41) * 1000 - 1,
+                                     (TimeNs{1} << 41) * 1000,
+                                     (TimeNs{1} << 52) + 1,
+                                     -((TimeNs{1} << 41) * 1000)};
+  const std::vector<double> flops = {0.0,        -0.0,   1.0,   0.5,  45902462976.0,
+                                     0x1p53 - 1, 0x1p53, 1e300, -3.0, 0.1};
+  const std::vector<std::string> keys = {"plain.key.with.more.than.8",
+                                         "q\"uote.after.eight",
+                                         "12345678\\",
+                                         std::string("ctl\x01.in.a.longer.key", 20),
+                                         "tab\there",
+                                         "utf8 \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9 ok"};
+  Trace trace;
+  trace.run_kind = "sim";
+  for (size_t i = 0; i < times.size(); ++i) {
+    TraceRow row;
+    row.key = fmt::format("{}.{}", keys[i % keys.size()], i);
+    row.device = static_cast<int>(i);
+    row.stream = "compute";
+    row.start_ns = times[i];
+    row.end_ns = times[i] + 1000 * static_cast<TimeNs>(i);
+    row.flops = flops[i % flops.size()];
+    trace.rows.push_back(row);
+  }
+  const std::string json = ChromeTraceJson(trace);
+  for (const TraceRow& row : trace.rows) {
+    // Each row's event, found by its pid (its device), carries fmt's digits.
+    const std::string expected = fmt::format(R"(,"ph":"X","pid":{},"tid":1,"ts":{},"dur":{},)",
+                                             row.device, static_cast<double>(row.start_ns) / 1e3,
+                                             static_cast<double>(row.end_ns - row.start_ns) / 1e3);
+    CHECK(json.find(expected) != std::string::npos);
+    CHECK(json.find(fmt::format(R"("flops":{}}})", row.flops)) != std::string::npos);
+  }
+  // The JSON parses back to the same keys (quotes, backslashes, control characters escaped;
+  // UTF-8 through), times and FLOPs.
+  const nlohmann::json doc = nlohmann::json::parse(json);
+  std::map<int, nlohmann::json> by_pid;
+  for (const auto& e : EventsWithPhase(doc, "X")) by_pid[e.at("pid").get<int>()] = e;
+  REQUIRE(by_pid.size() == trace.rows.size());
+  for (const TraceRow& row : trace.rows) {
+    const nlohmann::json& e = by_pid.at(row.device);
+    CHECK(e.at("name").get<std::string>() == row.key);
+    CHECK(e.at("ts").get<double>() == static_cast<double>(row.start_ns) / 1e3);
+    CHECK(e.at("args").at("flops").get<double>() == row.flops);
+  }
+  CHECK(json.find(R"("name":"q\"uote.after.eight.1")") != std::string::npos);
+  CHECK(json.find(R"("name":"12345678\\.2")") != std::string::npos);
+  CHECK(json.find(R"("name":"ctl\u0001.in.a.longer.key.3")") != std::string::npos);
+}
+
+TEST_CASE("LinkTrace finds a generated schedule's ops in row order as its key index does") {
+  // A generated schedule (AfterOps set) is walked in op order; the same schedule without
+  // AfterOps goes through the key index. Rows: every op in op order, some left out (as a
+  // representatives-only trace leaves devices out), one key unknown, then two rows out of
+  // order (the walk gives up and the index takes over).
+  GenerateOptions o;
+  o.model = LoadModelCard("tiny");
+  o.strategy = Strategy::kOneFOneB;
+  o.pp = 2;
+  o.tp = 2;
+  o.microbatches = 4;
+  const Schedule generated = Generate(o);
+  REQUIRE(!generated.after_ops.Empty());
+  Schedule by_index = generated;
+  by_index.after_ops = {};
+  Trace trace;
+  for (size_t i = 0; i < generated.ops.size(); ++i) {
+    if (i % 7 == 3) continue;
+    const Op& op = generated.ops[i];
+    trace.rows.push_back({0, op.key, op.kind, op.device, op.stream, static_cast<TimeNs>(100 * i),
+                          static_cast<TimeNs>(100 * i + 50), op.bytes, 0});
+    if (i == generated.ops.size() / 3) {
+      trace.rows.push_back({0, "not.an.op", OpKind::kFwd, op.device, op.stream, 0, 1, 0, 0});
+    }
+  }
+  auto same = [](const TraceLinks& a, const TraceLinks& b) {
+    if (a.p2p.size() != b.p2p.size() || a.collectives != b.collectives) return false;
+    for (size_t k = 0; k < a.p2p.size(); ++k) {
+      if (a.p2p[k].send != b.p2p[k].send || a.p2p[k].recv != b.p2p[k].recv) return false;
+    }
+    return true;
+  };
+  const TraceLinks walked = LinkTrace(generated, trace);
+  const TraceLinks indexed = LinkTrace(by_index, trace);
+  // 1F1B over pp 2 links SEND/RECV pairs (those whose two rows are both kept) and tp 2
+  // collectives.
+  REQUIRE(!indexed.p2p.empty());
+  REQUIRE(!indexed.collectives.empty());
+  CHECK(same(walked, indexed));
+  // Rows out of op order: the last row moved to the front.
+  std::rotate(trace.rows.rbegin(), trace.rows.rbegin() + 1, trace.rows.rend());
+  CHECK(same(LinkTrace(generated, trace), LinkTrace(by_index, trace)));
 }
 
 }  // namespace

@@ -217,3 +217,33 @@ TEST_CASE("score bytes per element add traffic growing with the context", "[mode
     CHECK(eager.Time(mlp) == plain.Time(mlp));
   }
 }
+
+TEST_CASE("serial score kernels add their traffic even to a compute-bound pass",
+          "[models][roofline]") {
+  ModelCard m = LoadModelCard("gpt3-175b");
+  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
+  // 1% of the peak: every pass below is compute-bound by far, so memory hides under compute.
+  device.compute.efficiency_max = 0.01;
+  device.compute.score_bytes_per_element = 0;
+  device.compute.score_kernels_serial = false;
+  RooflineCostModel plain(m, device);
+  device.compute.score_bytes_per_element = 16;
+  RooflineCostModel hidden(m, device);
+  device.compute.score_kernels_serial = true;
+  RooflineCostModel serial(m, device);
+  const double bw = device.memory_bw_bytes_per_s * device.compute.memory_efficiency;
+  for (int64_t context : {0, 512, 1928}) {
+    INFO("context " << context);
+    for (Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
+      const SliceWork w = Work(pass, 120, context, 4);
+      // Overlapped: the traffic joins max(compute, memory) and compute is the larger.
+      CHECK(hidden.Time(w) == plain.Time(w));
+      // Serial: 16 bytes x b (a / t) l (c + l) = 16 x 24 x 120 x (c + 120) over the bandwidth.
+      const double extra_ns = 16.0 * 24 * 120 * static_cast<double>(context + 120) / bw * 1e9;
+      CHECK(static_cast<double>(serial.Time(w) - plain.Time(w)) == Approx(extra_ns).margin(2));
+    }
+    // The weight-gradient pass touches no scores.
+    const SliceWork weight = Work(Pass::kBackwardWeight, 120, context, 4);
+    CHECK(serial.Time(weight) == plain.Time(weight));
+  }
+}

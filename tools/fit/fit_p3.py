@@ -22,7 +22,7 @@ minimises it over bounded, transformed parameters.
 
 Usage: tools/fit/fit_p3.py [--terasim build/release/tools/terasim] [--evaluations 150] [--jobs 2]
                            [--network analytic|flow] [--weight-gradient-passes 2]
-                           [--layer-form additive|scores|overlap]
+                           [--layer-form additive|scores|serial|overlap]
                            [--start NAME=VALUE ...] [--fix NAME=VALUE ...] [--layer-weight 1]
                            [--only-report]
 """
@@ -135,6 +135,10 @@ class Evaluator:
             else:
                 instance["network"][name] = v
         device["compute_model"]["weight_gradient_passes"] = self.passes
+        if self.layer_form == "serial":
+            device["compute_model"]["score_kernels_serial"] = True
+        else:
+            device["compute_model"].pop("score_kernels_serial", None)
         fitted = {name for name, *_ in PARAMETERS}
         for name, *_ in OVERLAP_PARAMETERS:
             if name not in fitted:
@@ -233,9 +237,10 @@ def main():
                         help="hold these parameters at these values (e.g. sharpness=8)")
     parser.add_argument("--layer-weight", type=float, default=1.0,
                         help="weight of the gpt3-1b layer points (the simulated points weigh 2)")
-    parser.add_argument("--layer-form", choices=["additive", "scores", "overlap"],
+    parser.add_argument("--layer-form", choices=["additive", "scores", "serial", "overlap"],
                         help="additive: overhead + max(compute, memory) per layer pass; scores: "
-                        "the same, fitting score_bytes_per_element too; overlap: the smooth maximum of host and GPU time, fitting "
+                        "the same, fitting score_bytes_per_element too; serial: the score traffic's time added "
+                        "after the max (score_kernels_serial); overlap: the smooth maximum of host and GPU time, fitting "
                         "host_overlap_sharpness and score_bytes_per_element too (default: the data file's form)")
     parser.add_argument("--only-report", action="store_true",
                         help="evaluate the starting point and print it; no fitting")
@@ -244,10 +249,12 @@ def main():
         device = json.load(open(os.path.join(ROOT, DEVICE)))
         overlap = "host_overlap_sharpness" in device["compute_model"]
         scores = "score_bytes_per_element" in device["compute_model"]
-        args.layer_form = "overlap" if overlap else "scores" if scores else "additive"
+        serial = device["compute_model"].get("score_kernels_serial", False)
+        args.layer_form = ("overlap" if overlap else "serial" if serial else
+                           "scores" if scores else "additive")
     if args.layer_form == "overlap":
         PARAMETERS.extend(OVERLAP_PARAMETERS)
-    elif args.layer_form == "scores":
+    elif args.layer_form in ("scores", "serial"):
         PARAMETERS.extend(OVERLAP_PARAMETERS[1:])
 
     ev = Evaluator(args.terasim, args.jobs, args.network, args.weight_gradient_passes,

@@ -39,7 +39,8 @@ Precision ParsePrecision(const JsonReader& r, const std::string& key) {
 ComputeModelParams ParseComputeModel(const JsonReader& r) {
   r.RejectUnknown({"precision", "efficiency_max", "saturation_flops", "sharpness",
                    "kernel_overhead_ns_per_layer", "memory_efficiency", "weight_gradient_passes",
-                   "host_overlap_sharpness", "score_bytes_per_element", "note"});
+                   "host_overlap_sharpness", "score_bytes_per_element", "score_kernels_serial",
+                   "note"});
   ComputeModelParams p;
   p.precision = ParsePrecision(r, "precision");
   p.efficiency_max = r.RequirePositive("efficiency_max");
@@ -65,6 +66,7 @@ ComputeModelParams ParseComputeModel(const JsonReader& r) {
   if (r.Has("score_bytes_per_element")) {
     p.score_bytes_per_element = RequireInRange(r, "score_bytes_per_element", 0, 1024);
   }
+  p.score_kernels_serial = r.OptionalBool("score_kernels_serial", false);
   p.note = r.RequireString("note");
   return p;
 }

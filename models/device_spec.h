@@ -49,6 +49,11 @@ struct ComputeModelParams {
   // backward-input pass beyond the saved activations (eager scale / mask / softmax / dropout
   // kernels reading and writing the scores); 0 unless a fit sets it.
   double score_bytes_per_element = 0;
+  // Whether the score traffic above runs in kernels of its own, after the GEMMs (true: its
+  // memory time adds to the pass's max(compute, memory), as eager PyTorch's separate scale /
+  // mask / softmax kernels on one stream do) or overlaps them (false: it joins the memory
+  // side of that max). Optional; false unless a fit sets it.
+  bool score_kernels_serial = false;
   std::string note;  // the fit rationale
 };
 

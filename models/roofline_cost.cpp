@@ -77,22 +77,27 @@ double RooflineCostModel::LayerSeconds(const SliceWork& work) const {
     bytes += (p.weight_gradient_passes - 1) * 2.0 *
              static_cast<double>(LayerShardParams(model_, work.tp, work.block));
   }
+  double score_bytes = 0;
   if (p.score_bytes_per_element > 0 && work.block != Block::kMlp &&
       (work.pass == Pass::kForward || work.pass == Pass::kBackwardInput)) {
-    bytes += p.score_bytes_per_element * static_cast<double>(ScoreElements(model_, work));
+    score_bytes = p.score_bytes_per_element * static_cast<double>(ScoreElements(model_, work));
   }
-  const double memory_s = bytes / (device_.memory_bw_bytes_per_s * p.memory_efficiency);
+  const double bandwidth = device_.memory_bw_bytes_per_s * p.memory_efficiency;
+  // Serial score kernels run after the GEMMs; otherwise their traffic joins the pass's memory.
+  const double serial_s = p.score_kernels_serial ? score_bytes / bandwidth : 0.0;
+  if (!p.score_kernels_serial) bytes += score_bytes;
+  const double memory_s = bytes / bandwidth;
   const double overhead_s = NsToSeconds(p.kernel_overhead_ns_per_layer) * share;
   if (p.host_overlap_sharpness > 0) {
     // The host's issue time and the GPU's work overlap: their smooth maximum, as the larger
     // times the knee of the ratio (<= 1, so the power cannot overflow).
-    const double gpu_s = compute_s + memory_s;
+    const double gpu_s = compute_s + memory_s + serial_s;
     const double high = std::max(gpu_s, overhead_s);
     if (high <= 0) return 0;
     return high *
            SmoothKnee(std::min(gpu_s, overhead_s) / high, p.host_overlap_sharpness, overlap_log2_);
   }
-  return overhead_s + std::max(compute_s, memory_s);
+  return overhead_s + std::max(compute_s, memory_s) + serial_s;
 }
 
 TimeNs RooflineCostModel::Time(const SliceWork& work) const {

@@ -23,7 +23,10 @@
 // host's issue time overlapping the GPU's work as eager PyTorch's asynchronous queue lets it;
 // score_bytes_per_element adds that many bytes per score-sized element (b (a / t) l (c + l),
 // models/layer_operators.h) to the memory of a forward and a backward-input pass (the eager
-// scale / mask / softmax / dropout kernels), so a slice's cost grows with its context.
+// scale / mask / softmax / dropout kernels), so a slice's cost grows with its context;
+// score_kernels_serial moves that traffic out of the max: the pass costs
+// overhead + max(compute, memory) + score bytes / bandwidth (the eager kernels run on the one
+// stream after the GEMMs, so nothing hides them).
 //
 // When the device spec's "operator_model" says "default": true, Time() and Name() answer with
 // the operator-level model instead (models/operator_cost.h), so every caller of the roofline

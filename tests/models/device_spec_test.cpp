@@ -110,12 +110,15 @@ TEST_CASE("the layer model's optional overlap fields are checked and default to 
   const ComputeModelParams defaults = ParseDeviceSpec(kGoodSpec, "good.json").compute;
   CHECK(defaults.host_overlap_sharpness == 0);
   CHECK(defaults.score_bytes_per_element == 0);
-  const std::string with = Replace(kGoodSpec, "\"memory_efficiency\": 0.8",
-                                   "\"memory_efficiency\": 0.8, \"host_overlap_sharpness\": 4, "
-                                   "\"score_bytes_per_element\": 16");
+  CHECK(!defaults.score_kernels_serial);
+  const std::string with =
+      Replace(kGoodSpec, "\"memory_efficiency\": 0.8",
+              "\"memory_efficiency\": 0.8, \"host_overlap_sharpness\": 4, "
+              "\"score_bytes_per_element\": 16, \"score_kernels_serial\": true");
   const ComputeModelParams set = ParseDeviceSpec(with, "good.json").compute;
   CHECK(set.host_overlap_sharpness == 4);
   CHECK(set.score_bytes_per_element == 16);
+  CHECK(set.score_kernels_serial);
   CHECK(ErrorOf(Replace(kGoodSpec, "\"memory_efficiency\": 0.8",
                         "\"memory_efficiency\": 0.8, \"host_overlap_sharpness\": 0.5")) ==
         "bad.json: compute_model: host_overlap_sharpness: must be in [1, 64] (got 0.5)");

@@ -4,6 +4,7 @@
 
 #include "models/device_spec.h"
 #include "models/layer_flops.h"
+#include "models/layer_operators.h"
 #include "models/memory_model.h"
 #include "models/roofline_cost.h"
 
@@ -82,8 +83,17 @@ TEST_CASE("roofline backward is about twice the forward", "[models][roofline]") 
     INFO("tokens " << tokens);
     const double fwd = static_cast<double>(model.Time(Work(Pass::kForward, tokens)));
     const double bwd = static_cast<double>(model.Time(Work(Pass::kBackward, tokens)));
-    // backward ~ 2 x forward (FLOPs 2x; input and weight halves each pay the floor).
-    CHECK(bwd / fwd == Approx(2.0).epsilon(0.05));
+    // Serial score kernels: the forward and the backward-input pass each add the score
+    // traffic S = bytes per element x a l^2 / bandwidth once; the backward-weight pass none.
+    const ComputeModelParams& p = model.device().compute;
+    const double score_ns =
+        p.score_kernels_serial
+            ? p.score_bytes_per_element *
+                  static_cast<double>(ScoreElements(model.model(), Work(Pass::kForward, tokens))) /
+                  (model.device().memory_bw_bytes_per_s * p.memory_efficiency) * 1e9
+            : 0.0;
+    // backward + S ~ 2 x forward (FLOPs 2x; input and weight halves each pay the floor).
+    CHECK((bwd + score_ns) / fwd == Approx(2.0).epsilon(0.05));
     // backward = backward input + backward weight (within rounding).
     const TimeNs input = model.Time(Work(Pass::kBackwardInput, tokens));
     const TimeNs weight = model.Time(Work(Pass::kBackwardWeight, tokens));
@@ -215,5 +225,35 @@ TEST_CASE("score bytes per element add traffic growing with the context", "[mode
     CHECK(eager.Time(weight) == plain.Time(weight));
     const SliceWork mlp = Work(Pass::kForward, 120, context, 4, Block::kMlp);
     CHECK(eager.Time(mlp) == plain.Time(mlp));
+  }
+}
+
+TEST_CASE("serial score kernels add their traffic even to a compute-bound pass",
+          "[models][roofline]") {
+  ModelCard m = LoadModelCard("gpt3-175b");
+  DeviceSpec device = LoadDeviceSpec("v100-sxm2-16gb");
+  // 1% of the peak: every pass below is compute-bound by far, so memory hides under compute.
+  device.compute.efficiency_max = 0.01;
+  device.compute.score_bytes_per_element = 0;
+  device.compute.score_kernels_serial = false;
+  RooflineCostModel plain(m, device);
+  device.compute.score_bytes_per_element = 16;
+  RooflineCostModel hidden(m, device);
+  device.compute.score_kernels_serial = true;
+  RooflineCostModel serial(m, device);
+  const double bw = device.memory_bw_bytes_per_s * device.compute.memory_efficiency;
+  for (int64_t context : {0, 512, 1928}) {
+    INFO("context " << context);
+    for (Pass pass : {Pass::kForward, Pass::kBackwardInput}) {
+      const SliceWork w = Work(pass, 120, context, 4);
+      // Overlapped: the traffic joins max(compute, memory) and compute is the larger.
+      CHECK(hidden.Time(w) == plain.Time(w));
+      // Serial: 16 bytes x b (a / t) l (c + l) = 16 x 24 x 120 x (c + 120) over the bandwidth.
+      const double extra_ns = 16.0 * 24 * 120 * static_cast<double>(context + 120) / bw * 1e9;
+      CHECK(static_cast<double>(serial.Time(w) - plain.Time(w)) == Approx(extra_ns).margin(2));
+    }
+    // The weight-gradient pass touches no scores.
+    const SliceWork weight = Work(Pass::kBackwardWeight, 120, context, 4);
+    CHECK(serial.Time(weight) == plain.Time(weight));
   }
 }

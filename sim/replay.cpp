@@ -251,19 +251,35 @@ void Replay::BeginTransfer(int send, int recv) {
   // The SEND's peer: with a fold, `recv` may be the image of the real RECV on another device.
   const int dst = placement_[schedule_.ops[send].peer];
   const Bytes bytes = schedule_.ops[send].bytes;
-  const RouteCache::Entry& route = routes_.Get(src, dst);
+  const P2pRoute& p2p = P2pRouteOf(src, dst);
+  const RouteCache::Entry& route = *p2p.entry;
   for (int link : route.links) ReportLinkBytes(link, static_cast<double>(bytes));
   if (analytic_) {
     analytic_->StartTransfer(route, bytes, static_cast<int64_t>(send) * 4 + kTagP2p);
   } else {
-    const std::vector<int>* links = &route.links;
+    network_->StartFlowOn(p2p.network_route, static_cast<double>(bytes), route.latency_ns,
+                          static_cast<int64_t>(send) * 4 + kTagP2p);
+  }
+}
+
+const Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
+  if (p2p_routes_.empty()) p2p_routes_.resize(topology_.NumGpus());
+  std::vector<P2pRoute>& known = p2p_routes_[src];
+  for (const P2pRoute& p2p : known) {
+    if (p2p.dst == dst) return p2p;
+  }
+  P2pRoute p2p{dst, -1, &routes_.Get(src, dst)};
+  if (!analytic_) {
+    // The flow network's route, folded with a fold (class representatives by multiplicity).
+    const std::vector<int>* links = &p2p.entry->links;
     if (fold_.Folded()) {
-      fold_.FoldRoute(route.links, &fold_route_);
+      fold_.FoldRoute(p2p.entry->links, &fold_route_);
       links = &fold_route_;
     }
-    network_->StartFlow(*links, static_cast<double>(bytes), route.latency_ns,
-                        static_cast<int64_t>(send) * 4 + kTagP2p);
+    p2p.network_route = network_->InternRoute(*links);
   }
+  known.push_back(p2p);
+  return known.back();
 }
 
 int Replay::PlanFor(const Instance& instance) {

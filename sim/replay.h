@@ -168,6 +168,14 @@ class Replay : public EventHandler, public FlowListener {
     std::vector<std::vector<int>> run_route;
   };
 
+  // A point-to-point route from one GPU: its RouteCache entry and its FlowNetwork route id
+  // (folded with a fold; -1 in analytic mode), found once per GPU pair.
+  struct P2pRoute {
+    int dst = -1;
+    int network_route = -1;
+    const RouteCache::Entry* entry = nullptr;
+  };
+
   void BuildGraph();
   void ApplyFold();
   // Reports `bytes` over each link of `links` to the observers (by class with a fold).
@@ -175,6 +183,7 @@ class Replay : public EventHandler, public FlowListener {
   void StartOp(int op);
   void CompleteOp(int op);
   void BeginTransfer(int send, int recv);
+  const P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);
   void StartPhase(int instance);
   void StartRunStep(int instance, int run);
@@ -207,6 +216,7 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)
   std::vector<std::vector<RunProgress>> run_pool_;  // Instance::runs of finished instances
   std::vector<CachedPlan> plans_;
+  std::vector<std::vector<P2pRoute>> p2p_routes_;  // per source GPU: its destinations (a few)
   std::vector<std::vector<PlanKey>> group_plans_;  // per group: its plans (a handful)
   SymmetryFold fold_;
   std::vector<int> fold_route_;  // scratch

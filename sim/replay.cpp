@@ -317,8 +317,20 @@ int Replay::PlanFor(const Instance& instance) {
     const double scaled = bytes * images;
     cached.link_bytes.emplace_back(fold_.LinkRep(link), scaled * fold_.LinkMultiplicity(link));
   }
-  for (const CollectivePhase& phase : cached.plan.phases) {
+  for (size_t p = 0; p < cached.plan.phases.size(); ++p) {
+    const CollectivePhase& phase = cached.plan.phases[p];
     cached.run_route.emplace_back(phase.runs.size(), -1);
+    // The runs to simulate: all, or one per orbit with a fold; those with steps.
+    std::vector<int>& runs = cached.phase_runs.emplace_back();
+    if (cached.folded != nullptr) {
+      for (const FoldedRun& folded : cached.folded->phases[p]) {
+        if (phase.runs[folded.run].steps > 0) runs.push_back(folded.run);
+      }
+    } else {
+      for (size_t r = 0; r < phase.runs.size(); ++r) {
+        if (phase.runs[r].steps > 0) runs.push_back(static_cast<int>(r));
+      }
+    }
   }
   plans_.push_back(std::move(cached));
   const int plan = static_cast<int>(plans_.size()) - 1;
@@ -360,21 +372,13 @@ void Replay::StartPhase(int id) {
     instance.runs = std::move(run_pool_.back());
     run_pool_.pop_back();
   }
+  const std::vector<std::vector<int>>& phase_runs = plans_[instance.plan].phase_runs;
   while (instance.phase < static_cast<int>(plan.phases.size())) {
-    const CollectivePhase& phase = plan.phases[instance.phase];
-    instance.runs.assign(phase.runs.size(), RunProgress{});
-    instance.runs_left = 0;
-    // The runs to simulate: all, or one per orbit with a fold.
-    const std::vector<FoldedRun>* folded =
-        instance.folded != nullptr ? &instance.folded->phases[instance.phase] : nullptr;
-    const int simulated =
-        folded != nullptr ? static_cast<int>(folded->size()) : static_cast<int>(phase.runs.size());
-    auto run_of = [&](int k) { return folded != nullptr ? (*folded)[k].run : k; };
-    for (int k = 0; k < simulated; ++k) instance.runs_left += phase.runs[run_of(k)].steps > 0;
-    if (instance.runs_left > 0) {
-      for (int k = 0; k < simulated; ++k) {
-        if (phase.runs[run_of(k)].steps > 0) StartRunStep(id, run_of(k));
-      }
+    const std::vector<int>& runs = phase_runs[instance.phase];
+    if (!runs.empty()) {
+      instance.runs.assign(plan.phases[instance.phase].runs.size(), RunProgress{});
+      instance.runs_left = static_cast<int>(runs.size());
+      for (int r : runs) StartRunStep(id, r);
       return;
     }
     ++instance.phase;

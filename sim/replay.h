@@ -166,6 +166,9 @@ class Replay : public EventHandler, public FlowListener {
     // Per phase, per run: the FlowNetwork route of its aggregate flow (folded with a fold), -1
     // until first started.
     std::vector<std::vector<int>> run_route;
+    // Per phase: the runs StartPhase starts (all, or one per orbit with a fold), in order, less
+    // those without steps; a phase without any is skipped.
+    std::vector<std::vector<int>> phase_runs;
   };
 
   // A point-to-point route from one GPU: its RouteCache entry and its FlowNetwork route id

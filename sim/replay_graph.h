@@ -22,6 +22,21 @@ namespace terasim {
 // What the replay does with an op (IsCompute, IsPointToPoint, IsCollective of its kind).
 enum class OpClass : uint8_t { kCompute, kPointToPoint, kCollective, kOther };
 
+// The class of `kind`, from IsCompute / IsPointToPoint / IsCollective.
+OpClass ClassifyKind(OpKind kind);
+// ClassifyKind from a table filled once (a loop over every op asks it without a call per op).
+inline OpClass ClassOf(OpKind kind) {
+  constexpr unsigned kTableKinds = 32;
+  static const struct Table {
+    OpClass of[kTableKinds];
+    Table() {
+      for (unsigned k = 0; k < kTableKinds; ++k) of[k] = ClassifyKind(static_cast<OpKind>(k));
+    }
+  } table;
+  const auto index = static_cast<unsigned>(kind);
+  return index < kTableKinds ? table.of[index] : ClassifyKind(kind);
+}
+
 struct ReplayGraph {
   // One collective instance: the k-th collective on a group on each member.
   struct Instance {

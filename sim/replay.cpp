@@ -107,7 +107,7 @@ void Replay::ApplyFold() {
   // by its representative's image.
   active_ops_ = 0;
   for (int i = 0; i < n; ++i) {
-    if (!fold_.IsRep(schedule_.ops[i].device)) continue;
+    if (!fold_.IsRep(ops_[i].device)) continue;
     ++active_ops_;
     if (ops_[i].partner >= 0) ops_[i].partner = fold_.RepOp(ops_[i].partner);
   }
@@ -146,6 +146,7 @@ void Replay::BuildGraph() {
     ops_[i].instance = graph.instance[i];
     ops_[i].cls = graph.op_class[i];
     ops_[i].gpu = graph.gpu[i];
+    ops_[i].device = graph.device[i];
   }
   work_tp_ = std::move(graph.work_tp);
   succ_begin_ = std::move(graph.succ_begin);
@@ -178,7 +179,7 @@ void Replay::Run() {
   TERASIM_CHECK(!ran_, "Replay::Run called twice");
   ran_ = true;
   for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
-    if (ops_[i].pending == 0 && fold_.IsRep(schedule_.ops[i].device)) StartOp(i);
+    if (ops_[i].pending == 0 && fold_.IsRep(ops_[i].device)) StartOp(i);
   }
   engine_.Run();
   if (done_ < active_ops_) ThrowStall();
@@ -198,8 +199,8 @@ void Replay::StartOp(int i) {
     TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
                          ? options_.compute_ns[i]
                          : work_times_.Time(SliceWorkOf(op, work_tp_[i]));
-    if (op.device < static_cast<int>(options_.device_speed.size())) {
-      work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[op.device]);
+    if (s.device < static_cast<int>(options_.device_speed.size())) {
+      work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[s.device]);
     }
     network_->StartFlowOn(compute_route_[s.gpu], static_cast<double>(work_ns), 0,
                           static_cast<int64_t>(i) * 4 + kTagCompute);

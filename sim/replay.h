@@ -128,6 +128,7 @@ class Replay : public EventHandler, public FlowListener {
     int critical_pred = -1;
     int partner = -1;   // SEND <-> RECV
     int instance = -1;  // collective instance
+    int device = 0;     // Op::device
     TimeNs start_ns = -1;
     TimeNs comm_start_ns = -1;
     TimeNs end_ns = -1;

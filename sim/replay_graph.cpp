@@ -148,6 +148,7 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   g.work_tp.assign(n, 1);
   g.op_class.assign(n, OpClass::kOther);
   g.gpu.assign(n, -1);
+  g.device.assign(n, 0);
 
   // The `after` deps: the generator's positions when they match the keys, else each key
   // resolved through an index of the keys.
@@ -200,11 +201,9 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   const AfterOps& after = by_position ? schedule.after_ops : resolved;
   // Per device: its streams (name, last op), a handful each.
   std::vector<std::vector<std::pair<std::string_view, int>>> stream_tail(devices);
-  // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
-  // would be several times larger, and nearly every probe a cache miss.
-  size_t num_sends = 0;
-  for (const Op& op : ops) num_sends += op.kind == OpKind::kSend ? 1 : 0;
-  FlatIndex sends(num_sends);
+  // The SENDs and RECVs with a peer in range, each with the hash of its (source, destination,
+  // tensor), in op order: matched after this pass without reading every op again.
+  std::vector<std::pair<size_t, int>> send_ops, recv_ops;
   // Per group: the collectives each device issued on it, allocated at the group's first
   // collective (a representatives-only schedule uses few of the groups).
   std::vector<std::vector<int>> issued(num_groups);
@@ -216,6 +215,7 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     if (op.device < 0 || op.device >= devices) {
       ThrowInput("{}: device {} is outside 0..{}", at(), op.device, devices - 1);
     }
+    g.device[i] = op.device;
     g.gpu[i] = op.device < static_cast<int>(placement.size()) ? placement[op.device] : -1;
     g.op_class[i] = ClassOf(op.kind);
     const bool compute = g.op_class[i] == OpClass::kCompute;
@@ -248,10 +248,9 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
       }
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
-      sends.Emplace(SendHash(op.device, op.peer, op.tensor), i, [&](int j) {
-        return ops[j].device == op.device && ops[j].peer == op.peer &&
-               SameText(ops[j].tensor, op.tensor);
-      });
+      send_ops.emplace_back(SendHash(op.device, op.peer, op.tensor), i);
+    } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
+      recv_ops.emplace_back(SendHash(op.peer, op.device, op.tensor), i);
     }
     if (collective) {
       const int k = group_of(op.group);
@@ -275,10 +274,19 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
       g.instance[i] = instances[nth];
     }
   }
-  for (int i = 0; i < n; ++i) {
+  // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
+  // would be several times larger, and nearly every probe a cache miss.
+  FlatIndex sends(send_ops.size());
+  for (const auto& [hash, i] : send_ops) {
     const Op& op = ops[i];
-    if (op.kind != OpKind::kRecv || op.peer < 0 || op.peer >= devices) continue;
-    const int send = sends.Find(SendHash(op.peer, op.device, op.tensor), [&](int j) {
+    sends.Emplace(hash, i, [&](int j) {
+      return ops[j].device == op.device && ops[j].peer == op.peer &&
+             SameText(ops[j].tensor, op.tensor);
+    });
+  }
+  for (const auto& [hash, i] : recv_ops) {
+    const Op& op = ops[i];
+    const int send = sends.Find(hash, [&](int j) {
       return ops[j].device == op.peer && ops[j].peer == op.device &&
              SameText(ops[j].tensor, op.tensor);
     });

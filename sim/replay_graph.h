@@ -55,6 +55,7 @@ struct ReplayGraph {
   std::vector<int> work_tp;       // per op: the tp degree of its compute work (sim/op_work.h)
   std::vector<OpClass> op_class;  // per op
   std::vector<int> gpu;           // per op: the GPU of its device (placement)
+  std::vector<int> device;        // per op: its device (Op::device)
   std::vector<Instance> instances;
   std::vector<std::vector<int>> group_gpus;  // per group: the GPUs of its ranks
 };

@@ -295,8 +295,13 @@ int Replay::PlanFor(const Instance& instance) {
     }
   }
   CachedPlan cached;
-  cached.plan = PlanCollective(instance.kind, group_gpus_[instance.group], instance.root_gpu,
-                               instance.bytes, topology_, options_.collectives);
+  // The fold's checks computed the plans of the groups it saw (the same call).
+  const CollectivePlan* checked =
+      fold_.CheckedPlan(instance.group, instance.kind, instance.bytes, instance.root_gpu);
+  cached.plan = checked != nullptr
+                    ? *checked
+                    : PlanCollective(instance.kind, group_gpus_[instance.group], instance.root_gpu,
+                                     instance.bytes, topology_, options_.collectives);
   std::map<int, double> link_bytes;
   for (const CollectivePhase& phase : cached.plan.phases) {
     for (const RingRun& run : phase.runs) {

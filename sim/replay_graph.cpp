@@ -20,7 +20,7 @@ uint64_t Load8(const char* p) {
 
 // Whether two strings are equal, inline, 8 bytes at a time (a library memcmp call per compare
 // costs more than the compare itself for names of 2-40 bytes).
-bool SameText(std::string_view a, std::string_view b) {
+[[gnu::always_inline]] inline bool SameText(std::string_view a, std::string_view b) {
   const size_t n = a.size();
   if (n != b.size()) return false;
   const char* p = a.data();

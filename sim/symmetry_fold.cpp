@@ -735,6 +735,8 @@ SymmetryFold FoldBuilder::Finish(std::vector<Element> generators, std::string wh
     identity.why_not_ = why;
     return identity;
   }
+  fold.checked_plans_ = std::move(plans_);
+  plans_.clear();
   return fold;
 }
 
@@ -759,6 +761,12 @@ void SymmetryFold::FoldRoute(const std::vector<int>& links, std::vector<int>* ou
   for (int link : links) {
     for (int k = 0; k < LinkMultiplicity(link); ++k) out->push_back(LinkRep(link));
   }
+}
+
+const CollectivePlan* SymmetryFold::CheckedPlan(int group, OpKind kind, Bytes bytes,
+                                                int root_gpu) const {
+  auto it = checked_plans_.find(PlanKey{group, static_cast<int>(kind), bytes, root_gpu});
+  return it == checked_plans_.end() ? nullptr : &it->second;
 }
 
 const FoldedPlan* SymmetryFold::Plan(int group, OpKind kind, Bytes bytes, int root_gpu) const {

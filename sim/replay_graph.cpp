@@ -18,6 +18,12 @@ uint64_t Load8(const char* p) {
   return word;
 }
 
+uint32_t Load4(const char* p) {
+  uint32_t word;
+  std::memcpy(&word, p, 4);
+  return word;
+}
+
 // Whether two strings are equal, inline, 8 bytes at a time (a library memcmp call per compare
 // costs more than the compare itself for names of 2-40 bytes).
 [[gnu::always_inline]] inline bool SameText(std::string_view a, std::string_view b) {
@@ -26,6 +32,7 @@ uint64_t Load8(const char* p) {
   const char* p = a.data();
   const char* q = b.data();
   if (n < 8) {
+    if (n >= 4) return Load4(p) == Load4(q) && Load4(p + n - 4) == Load4(q + n - 4);
     for (size_t i = 0; i < n; ++i) {
       if (p[i] != q[i]) return false;
     }

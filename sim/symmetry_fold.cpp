@@ -735,7 +735,10 @@ SymmetryFold FoldBuilder::Finish(std::vector<Element> generators, std::string wh
     identity.why_not_ = why;
     return identity;
   }
-  fold.checked_plans_ = std::move(plans_);
+  // The plans the replay runs (groups holding a representative), for it to reuse.
+  for (auto& [key, plan] : plans_) {
+    if (fold.rep_members_[std::get<0>(key)] > 0) fold.checked_plans_.emplace(key, std::move(plan));
+  }
   plans_.clear();
   return fold;
 }

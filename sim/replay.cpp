@@ -107,7 +107,7 @@ void Replay::ApplyFold() {
   // by its representative's image.
   active_ops_ = 0;
   for (int i = 0; i < n; ++i) {
-    if (!fold_.IsRep(schedule_.ops[i].device)) continue;
+    if (!fold_.IsRep(ops_[i].device)) continue;
     ++active_ops_;
     if (ops_[i].partner >= 0) ops_[i].partner = fold_.RepOp(ops_[i].partner);
   }
@@ -146,6 +146,7 @@ void Replay::BuildGraph() {
     ops_[i].instance = graph.instance[i];
     ops_[i].cls = graph.op_class[i];
     ops_[i].gpu = graph.gpu[i];
+    ops_[i].device = graph.device[i];
   }
   work_tp_ = std::move(graph.work_tp);
   succ_begin_ = std::move(graph.succ_begin);
@@ -178,7 +179,7 @@ void Replay::Run() {
   TERASIM_CHECK(!ran_, "Replay::Run called twice");
   ran_ = true;
   for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
-    if (ops_[i].pending == 0 && fold_.IsRep(schedule_.ops[i].device)) StartOp(i);
+    if (ops_[i].pending == 0 && fold_.IsRep(ops_[i].device)) StartOp(i);
   }
   engine_.Run();
   if (done_ < active_ops_) ThrowStall();
@@ -198,8 +199,8 @@ void Replay::StartOp(int i) {
     TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
                          ? options_.compute_ns[i]
                          : work_times_.Time(SliceWorkOf(op, work_tp_[i]));
-    if (op.device < static_cast<int>(options_.device_speed.size())) {
-      work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[op.device]);
+    if (s.device < static_cast<int>(options_.device_speed.size())) {
+      work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[s.device]);
     }
     network_->StartFlowOn(compute_route_[s.gpu], static_cast<double>(work_ns), 0,
                           static_cast<int64_t>(i) * 4 + kTagCompute);
@@ -251,19 +252,35 @@ void Replay::BeginTransfer(int send, int recv) {
   // The SEND's peer: with a fold, `recv` may be the image of the real RECV on another device.
   const int dst = placement_[schedule_.ops[send].peer];
   const Bytes bytes = schedule_.ops[send].bytes;
-  const RouteCache::Entry& route = routes_.Get(src, dst);
+  const P2pRoute& p2p = P2pRouteOf(src, dst);
+  const RouteCache::Entry& route = *p2p.entry;
   for (int link : route.links) ReportLinkBytes(link, static_cast<double>(bytes));
   if (analytic_) {
     analytic_->StartTransfer(route, bytes, static_cast<int64_t>(send) * 4 + kTagP2p);
   } else {
-    const std::vector<int>* links = &route.links;
+    network_->StartFlowOn(p2p.network_route, static_cast<double>(bytes), route.latency_ns,
+                          static_cast<int64_t>(send) * 4 + kTagP2p);
+  }
+}
+
+const Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
+  if (p2p_routes_.empty()) p2p_routes_.resize(topology_.NumGpus());
+  std::vector<P2pRoute>& known = p2p_routes_[src];
+  for (const P2pRoute& p2p : known) {
+    if (p2p.dst == dst) return p2p;
+  }
+  P2pRoute p2p{dst, -1, &routes_.Get(src, dst)};
+  if (!analytic_) {
+    // The flow network's route, folded with a fold (class representatives by multiplicity).
+    const std::vector<int>* links = &p2p.entry->links;
     if (fold_.Folded()) {
-      fold_.FoldRoute(route.links, &fold_route_);
+      fold_.FoldRoute(p2p.entry->links, &fold_route_);
       links = &fold_route_;
     }
-    network_->StartFlow(*links, static_cast<double>(bytes), route.latency_ns,
-                        static_cast<int64_t>(send) * 4 + kTagP2p);
+    p2p.network_route = network_->InternRoute(*links);
   }
+  known.push_back(p2p);
+  return known.back();
 }
 
 int Replay::PlanFor(const Instance& instance) {
@@ -278,8 +295,13 @@ int Replay::PlanFor(const Instance& instance) {
     }
   }
   CachedPlan cached;
-  cached.plan = PlanCollective(instance.kind, group_gpus_[instance.group], instance.root_gpu,
-                               instance.bytes, topology_, options_.collectives);
+  // The fold's checks computed the plans of the groups it saw (the same call).
+  const CollectivePlan* checked =
+      fold_.CheckedPlan(instance.group, instance.kind, instance.bytes, instance.root_gpu);
+  cached.plan = checked != nullptr
+                    ? *checked
+                    : PlanCollective(instance.kind, group_gpus_[instance.group], instance.root_gpu,
+                                     instance.bytes, topology_, options_.collectives);
   std::map<int, double> link_bytes;
   for (const CollectivePhase& phase : cached.plan.phases) {
     for (const RingRun& run : phase.runs) {
@@ -301,8 +323,20 @@ int Replay::PlanFor(const Instance& instance) {
     const double scaled = bytes * images;
     cached.link_bytes.emplace_back(fold_.LinkRep(link), scaled * fold_.LinkMultiplicity(link));
   }
-  for (const CollectivePhase& phase : cached.plan.phases) {
+  for (size_t p = 0; p < cached.plan.phases.size(); ++p) {
+    const CollectivePhase& phase = cached.plan.phases[p];
     cached.run_route.emplace_back(phase.runs.size(), -1);
+    // The runs to simulate: all, or one per orbit with a fold; those with steps.
+    std::vector<int>& runs = cached.phase_runs.emplace_back();
+    if (cached.folded != nullptr) {
+      for (const FoldedRun& folded : cached.folded->phases[p]) {
+        if (phase.runs[folded.run].steps > 0) runs.push_back(folded.run);
+      }
+    } else {
+      for (size_t r = 0; r < phase.runs.size(); ++r) {
+        if (phase.runs[r].steps > 0) runs.push_back(static_cast<int>(r));
+      }
+    }
   }
   plans_.push_back(std::move(cached));
   const int plan = static_cast<int>(plans_.size()) - 1;
@@ -344,21 +378,13 @@ void Replay::StartPhase(int id) {
     instance.runs = std::move(run_pool_.back());
     run_pool_.pop_back();
   }
+  const std::vector<std::vector<int>>& phase_runs = plans_[instance.plan].phase_runs;
   while (instance.phase < static_cast<int>(plan.phases.size())) {
-    const CollectivePhase& phase = plan.phases[instance.phase];
-    instance.runs.assign(phase.runs.size(), RunProgress{});
-    instance.runs_left = 0;
-    // The runs to simulate: all, or one per orbit with a fold.
-    const std::vector<FoldedRun>* folded =
-        instance.folded != nullptr ? &instance.folded->phases[instance.phase] : nullptr;
-    const int simulated =
-        folded != nullptr ? static_cast<int>(folded->size()) : static_cast<int>(phase.runs.size());
-    auto run_of = [&](int k) { return folded != nullptr ? (*folded)[k].run : k; };
-    for (int k = 0; k < simulated; ++k) instance.runs_left += phase.runs[run_of(k)].steps > 0;
-    if (instance.runs_left > 0) {
-      for (int k = 0; k < simulated; ++k) {
-        if (phase.runs[run_of(k)].steps > 0) StartRunStep(id, run_of(k));
-      }
+    const std::vector<int>& runs = phase_runs[instance.phase];
+    if (!runs.empty()) {
+      instance.runs.assign(plan.phases[instance.phase].runs.size(), RunProgress{});
+      instance.runs_left = static_cast<int>(runs.size());
+      for (int r : runs) StartRunStep(id, r);
       return;
     }
     ++instance.phase;

@@ -128,6 +128,7 @@ class Replay : public EventHandler, public FlowListener {
     int critical_pred = -1;
     int partner = -1;   // SEND <-> RECV
     int instance = -1;  // collective instance
+    int device = 0;     // Op::device
     TimeNs start_ns = -1;
     TimeNs comm_start_ns = -1;
     TimeNs end_ns = -1;
@@ -166,6 +167,17 @@ class Replay : public EventHandler, public FlowListener {
     // Per phase, per run: the FlowNetwork route of its aggregate flow (folded with a fold), -1
     // until first started.
     std::vector<std::vector<int>> run_route;
+    // Per phase: the runs StartPhase starts (all, or one per orbit with a fold), in order, less
+    // those without steps; a phase without any is skipped.
+    std::vector<std::vector<int>> phase_runs;
+  };
+
+  // A point-to-point route from one GPU: its RouteCache entry and its FlowNetwork route id
+  // (folded with a fold; -1 in analytic mode), found once per GPU pair.
+  struct P2pRoute {
+    int dst = -1;
+    int network_route = -1;
+    const RouteCache::Entry* entry = nullptr;
   };
 
   void BuildGraph();
@@ -175,6 +187,7 @@ class Replay : public EventHandler, public FlowListener {
   void StartOp(int op);
   void CompleteOp(int op);
   void BeginTransfer(int send, int recv);
+  const P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);
   void StartPhase(int instance);
   void StartRunStep(int instance, int run);
@@ -207,6 +220,7 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)
   std::vector<std::vector<RunProgress>> run_pool_;  // Instance::runs of finished instances
   std::vector<CachedPlan> plans_;
+  std::vector<std::vector<P2pRoute>> p2p_routes_;  // per source GPU: its destinations (a few)
   std::vector<std::vector<PlanKey>> group_plans_;  // per group: its plans (a handful)
   SymmetryFold fold_;
   std::vector<int> fold_route_;  // scratch

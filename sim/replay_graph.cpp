@@ -18,6 +18,32 @@ uint64_t Load8(const char* p) {
   return word;
 }
 
+uint32_t Load4(const char* p) {
+  uint32_t word;
+  std::memcpy(&word, p, 4);
+  return word;
+}
+
+// Whether two strings are equal, inline, 8 bytes at a time (a library memcmp call per compare
+// costs more than the compare itself for names of 2-40 bytes).
+[[gnu::always_inline]] inline bool SameText(std::string_view a, std::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n < 8) {
+    if (n >= 4) return Load4(p) == Load4(q) && Load4(p + n - 4) == Load4(q + n - 4);
+    for (size_t i = 0; i < n; ++i) {
+      if (p[i] != q[i]) return false;
+    }
+    return true;
+  }
+  for (size_t i = 0; i + 8 < n; i += 8) {
+    if (Load8(p + i) != Load8(q + i)) return false;
+  }
+  return Load8(p + n - 8) == Load8(q + n - 8);
+}
+
 // A string hash, inline, 8 bytes at a time (keys are 10-40 bytes): the last word overlaps the
 // one before it instead of a byte loop over the tail.
 size_t HashOf(std::string_view text) {
@@ -97,6 +123,13 @@ size_t SendHash(int src, int dst, std::string_view tensor) {
 
 }  // namespace
 
+OpClass ClassifyKind(OpKind kind) {
+  return IsCompute(kind)        ? OpClass::kCompute
+         : IsPointToPoint(kind) ? OpClass::kPointToPoint
+         : IsCollective(kind)   ? OpClass::kCollective
+                                : OpClass::kOther;
+}
+
 bool AfterOpsMatch(const Schedule& schedule) {
   const AfterOps& after = schedule.after_ops;
   const std::vector<Op>& ops = schedule.ops;
@@ -104,7 +137,7 @@ bool AfterOpsMatch(const Schedule& schedule) {
   for (size_t i = 0; i < ops.size(); ++i) {
     const int* dep = after.op.data() + after.begin[i];
     for (const std::string& key : ops[i].after) {
-      if (ops[*dep++].key != key) return false;
+      if (!SameText(ops[*dep++].key, key)) return false;
     }
   }
   return true;
@@ -121,18 +154,8 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   g.instance.assign(n, -1);
   g.work_tp.assign(n, 1);
   g.op_class.assign(n, OpClass::kOther);
-  // The class of each kind, from IsCompute / IsPointToPoint / IsCollective once per kind (a
-  // kind past the table, should OpKind grow, is classified on the spot).
-  auto classify = [](OpKind kind) {
-    return IsCompute(kind)        ? OpClass::kCompute
-           : IsPointToPoint(kind) ? OpClass::kPointToPoint
-           : IsCollective(kind)   ? OpClass::kCollective
-                                  : OpClass::kOther;
-  };
-  constexpr int kTableKinds = 16;
-  OpClass class_of[kTableKinds];
-  for (int k = 0; k < kTableKinds; ++k) class_of[k] = classify(static_cast<OpKind>(k));
   g.gpu.assign(n, -1);
+  g.device.assign(n, 0);
 
   // The `after` deps: the generator's positions when they match the keys, else each key
   // resolved through an index of the keys.
@@ -141,7 +164,7 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   if (!by_position) {
     for (int i = 0; i < n; ++i) {
       const std::string_view key = ops[i].key;
-      key_index.Emplace(HashOf(key), i, [&](int j) { return ops[j].key == key; });
+      key_index.Emplace(HashOf(key), i, [&](int j) { return SameText(ops[j].key, key); });
     }
   }
   const int num_groups = static_cast<int>(schedule.groups.size());
@@ -149,7 +172,7 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   for (int k = 0; k < num_groups; ++k) {
     const Group& group = schedule.groups[k];
     group_index.Emplace(HashOf(group.name), k,
-                        [&](int j) { return schedule.groups[j].name == group.name; });
+                        [&](int j) { return SameText(schedule.groups[j].name, group.name); });
     std::vector<int> gpus;
     gpus.reserve(group.ranks.size());
     for (int rank : group.ranks) {
@@ -165,10 +188,10 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   std::string_view last_group_name;
   int last_group = -2;
   auto group_of = [&](const std::string& name) {
-    if (last_group != -2 && name == last_group_name) return last_group;
+    if (last_group != -2 && SameText(name, last_group_name)) return last_group;
     last_group_name = name;
-    last_group =
-        group_index.Find(HashOf(name), [&](int j) { return schedule.groups[j].name == name; });
+    last_group = group_index.Find(HashOf(name),
+                                  [&](int j) { return SameText(schedule.groups[j].name, name); });
     return last_group;
   };
 
@@ -185,11 +208,9 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   const AfterOps& after = by_position ? schedule.after_ops : resolved;
   // Per device: its streams (name, last op), a handful each.
   std::vector<std::vector<std::pair<std::string_view, int>>> stream_tail(devices);
-  // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
-  // would be several times larger, and nearly every probe a cache miss.
-  size_t num_sends = 0;
-  for (const Op& op : ops) num_sends += op.kind == OpKind::kSend ? 1 : 0;
-  FlatIndex sends(num_sends);
+  // The SENDs and RECVs with a peer in range, each with the hash of its (source, destination,
+  // tensor), in op order: matched after this pass without reading every op again.
+  std::vector<std::pair<size_t, int>> send_ops, recv_ops;
   // Per group: the collectives each device issued on it, allocated at the group's first
   // collective (a representatives-only schedule uses few of the groups).
   std::vector<std::vector<int>> issued(num_groups);
@@ -201,14 +222,14 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     if (op.device < 0 || op.device >= devices) {
       ThrowInput("{}: device {} is outside 0..{}", at(), op.device, devices - 1);
     }
+    g.device[i] = op.device;
     g.gpu[i] = op.device < static_cast<int>(placement.size()) ? placement[op.device] : -1;
-    const auto kind_index = static_cast<unsigned>(op.kind);
-    g.op_class[i] = kind_index < kTableKinds ? class_of[kind_index] : classify(op.kind);
+    g.op_class[i] = ClassOf(op.kind);
     const bool compute = g.op_class[i] == OpClass::kCompute;
     const bool collective = g.op_class[i] == OpClass::kCollective;
     auto& tails = stream_tail[op.device];
     auto tail = std::find_if(tails.begin(), tails.end(),
-                             [&](const auto& t) { return t.first == op.stream; });
+                             [&](const auto& t) { return SameText(t.first, op.stream); });
     if (tail == tails.end()) {
       tails.emplace_back(op.stream, i);
     } else {
@@ -218,7 +239,8 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     if (!by_position) {
       resolved.begin.push_back(static_cast<int>(resolved.op.size()));
       for (const std::string& dep : op.after) {
-        const int pred = key_index.Find(HashOf(dep), [&](int j) { return ops[j].key == dep; });
+        const int pred =
+            key_index.Find(HashOf(dep), [&](int j) { return SameText(ops[j].key, dep); });
         if (pred < 0) ThrowInput("{}: after: unknown key {}", at(), dep);
         resolved.op.push_back(pred);
       }
@@ -233,9 +255,9 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
       }
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
-      sends.Emplace(SendHash(op.device, op.peer, op.tensor), i, [&](int j) {
-        return ops[j].device == op.device && ops[j].peer == op.peer && ops[j].tensor == op.tensor;
-      });
+      send_ops.emplace_back(SendHash(op.device, op.peer, op.tensor), i);
+    } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
+      recv_ops.emplace_back(SendHash(op.peer, op.device, op.tensor), i);
     }
     if (collective) {
       const int k = group_of(op.group);
@@ -259,11 +281,21 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
       g.instance[i] = instances[nth];
     }
   }
-  for (int i = 0; i < n; ++i) {
+  // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
+  // would be several times larger, and nearly every probe a cache miss.
+  FlatIndex sends(send_ops.size());
+  for (const auto& [hash, i] : send_ops) {
     const Op& op = ops[i];
-    if (op.kind != OpKind::kRecv || op.peer < 0 || op.peer >= devices) continue;
-    const int send = sends.Find(SendHash(op.peer, op.device, op.tensor), [&](int j) {
-      return ops[j].device == op.peer && ops[j].peer == op.device && ops[j].tensor == op.tensor;
+    sends.Emplace(hash, i, [&](int j) {
+      return ops[j].device == op.device && ops[j].peer == op.peer &&
+             SameText(ops[j].tensor, op.tensor);
+    });
+  }
+  for (const auto& [hash, i] : recv_ops) {
+    const Op& op = ops[i];
+    const int send = sends.Find(hash, [&](int j) {
+      return ops[j].device == op.peer && ops[j].peer == op.device &&
+             SameText(ops[j].tensor, op.tensor);
     });
     if (send >= 0) {
       g.partner[i] = send;

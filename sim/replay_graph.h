@@ -22,6 +22,21 @@ namespace terasim {
 // What the replay does with an op (IsCompute, IsPointToPoint, IsCollective of its kind).
 enum class OpClass : uint8_t { kCompute, kPointToPoint, kCollective, kOther };
 
+// The class of `kind`, from IsCompute / IsPointToPoint / IsCollective.
+OpClass ClassifyKind(OpKind kind);
+// ClassifyKind from a table filled once (a loop over every op asks it without a call per op).
+inline OpClass ClassOf(OpKind kind) {
+  constexpr unsigned kTableKinds = 32;
+  static const struct Table {
+    OpClass of[kTableKinds];
+    Table() {
+      for (unsigned k = 0; k < kTableKinds; ++k) of[k] = ClassifyKind(static_cast<OpKind>(k));
+    }
+  } table;
+  const auto index = static_cast<unsigned>(kind);
+  return index < kTableKinds ? table.of[index] : ClassifyKind(kind);
+}
+
 struct ReplayGraph {
   // One collective instance: the k-th collective on a group on each member.
   struct Instance {
@@ -40,6 +55,7 @@ struct ReplayGraph {
   std::vector<int> work_tp;       // per op: the tp degree of its compute work (sim/op_work.h)
   std::vector<OpClass> op_class;  // per op
   std::vector<int> gpu;           // per op: the GPU of its device (placement)
+  std::vector<int> device;        // per op: its device (Op::device)
   std::vector<Instance> instances;
   std::vector<std::vector<int>> group_gpus;  // per group: the GPUs of its ranks
 };

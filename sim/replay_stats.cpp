@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sim/replay_graph.h"
+
 namespace terasim {
 
 void ReplayStats::Busy::Enter(TimeNs now_ns) {
@@ -16,7 +18,7 @@ ReplayStats::ReplayStats(const Schedule& schedule, int num_links)
     : op_info_(schedule.ops.size()), devices_(schedule.devices), link_bytes_(num_links, 0.0) {
   for (size_t i = 0; i < schedule.ops.size(); ++i) {
     const Op& op = schedule.ops[i];
-    op_info_[i] = op.device * 2 + (IsCompute(op.kind) ? 1 : 0);
+    op_info_[i] = op.device * 2 + (ClassOf(op.kind) == OpClass::kCompute ? 1 : 0);
   }
 }
 

@@ -98,7 +98,8 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
     if (declared && !fold.IsRep(op.device)) continue;
     ++result.ops;
     Flops flops = 0;
-    if (IsCompute(op.kind)) {
+    const bool compute = ClassOf(op.kind) == OpClass::kCompute;
+    if (compute) {
       if (options.model != nullptr) {
         flops = WorkFlops(*options.model, SliceWorkOf(op, replay.WorkTp()[i]));
       }
@@ -113,7 +114,7 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
     row.start_ns = replay.StartNs(static_cast<int>(i));
     row.end_ns = replay.EndNs(static_cast<int>(i));
     row.flops = flops;
-    if (!IsCompute(op.kind)) row.bytes = op.bytes;
+    if (!compute) row.bytes = op.bytes;
   }
   result.tflops_per_gpu =
       result.model_flops / (NsToSeconds(t) * std::max(1, schedule.devices)) / 1e12;

@@ -141,6 +141,9 @@ void FoldBuilder::Collect() {
     std::sort(ranks.begin(), ranks.end());
     group_by_ranks_.emplace(std::move(ranks), static_cast<int>(h));
   }
+  // Consecutive ops mostly repeat a key or pair: the last one is not looked up again.
+  PlanKey last_key{-1, -1, 0, -1};
+  std::pair<int, int> last_pair{-1, -1};
   for (size_t i = 0; i < s_.ops.size(); ++i) {
     const Op& op = s_.ops[i];
     if (g_.group[i] >= 0) {
@@ -148,11 +151,13 @@ void FoldBuilder::Collect() {
                         op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices
                             ? g_.placement[op.peer]
                             : -1};
-      if (!plan_keys_.count(key)) plan_keys_.insert(key);
+      if (key != last_key) plan_keys_.insert(key);
+      last_key = key;
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
       const std::pair<int, int> pair{g_.placement[op.device], g_.placement[op.peer]};
-      if (!p2p_pairs_.count(pair)) p2p_pairs_.insert(pair);
+      if (pair != last_pair) p2p_pairs_.insert(pair);
+      last_pair = pair;
     }
   }
 }
@@ -554,17 +559,21 @@ std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& pe
   // In device terms first (a root is a device), closed under the renamings, then on GPUs.
   std::set<PlanKey> keys;
   std::set<std::pair<int, int>> pairs;
+  PlanKey last_key{-1, -1, 0, -1};
+  std::pair<int, int> last_pair{-1, -1};
   for (size_t i = 0; i < s_.ops.size(); ++i) {
     const Op& op = s_.ops[i];
     if (g_.group[i] >= 0) {
       const PlanKey key{
           g_.group[i], static_cast<int>(op.kind), op.bytes,
           op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices ? op.peer : -1};
-      if (!keys.count(key)) keys.insert(key);
+      if (key != last_key) keys.insert(key);
+      last_key = key;
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
       const std::pair<int, int> pair{op.device, op.peer};
-      if (!pairs.count(pair)) pairs.insert(pair);
+      if (pair != last_pair) pairs.insert(pair);
+      last_pair = pair;
     }
   }
   std::vector<PlanKey> key_queue(keys.begin(), keys.end());
@@ -726,6 +735,11 @@ SymmetryFold FoldBuilder::Finish(std::vector<Element> generators, std::string wh
     identity.why_not_ = why;
     return identity;
   }
+  // The plans the replay runs (groups holding a representative), for it to reuse.
+  for (auto& [key, plan] : plans_) {
+    if (fold.rep_members_[std::get<0>(key)] > 0) fold.checked_plans_.emplace(key, std::move(plan));
+  }
+  plans_.clear();
   return fold;
 }
 
@@ -750,6 +764,12 @@ void SymmetryFold::FoldRoute(const std::vector<int>& links, std::vector<int>* ou
   for (int link : links) {
     for (int k = 0; k < LinkMultiplicity(link); ++k) out->push_back(LinkRep(link));
   }
+}
+
+const CollectivePlan* SymmetryFold::CheckedPlan(int group, OpKind kind, Bytes bytes,
+                                                int root_gpu) const {
+  auto it = checked_plans_.find(PlanKey{group, static_cast<int>(kind), bytes, root_gpu});
+  return it == checked_plans_.end() ? nullptr : &it->second;
 }
 
 const FoldedPlan* SymmetryFold::Plan(int group, OpKind kind, Bytes bytes, int root_gpu) const {

@@ -74,6 +74,52 @@ TEST_CASE("The replay graph keeps the first of duplicated keys and SENDs, as the
   REQUIRE(g.partner[5] == -1);
 }
 
+TEST_CASE("The replay graph tells apart names that differ only past their first 8 bytes") {
+  Schedule s;
+  s.devices = 2;
+  // Streams of 10 bytes differing in the last: two streams, so neither op waits on the other.
+  s.ops.push_back(Compute("F.a", 0, "compute.01", 1, 1));  // 0
+  s.ops.push_back(Compute("F.b", 0, "compute.02", 1, 1));  // 1
+  s.ops.push_back(Compute("F.c", 0, "compute.01", 1, 1));  // 2: after op 0 on its stream
+  // Tensors of 9 and 17 bytes, alike but for one byte (the last; one in the middle).
+  s.ops.push_back(P2p("S1", OpKind::kSend, 0, 1, "act.m1.t0", 8));          // 3
+  s.ops.push_back(P2p("S2", OpKind::kSend, 0, 1, "act.m1.t1", 8));          // 4
+  s.ops.push_back(P2p("S3", OpKind::kSend, 0, 1, "grad.mb01.slice07", 8));  // 5
+  s.ops.push_back(P2p("R2", OpKind::kRecv, 1, 0, "act.m1.t1", 8));          // 6
+  s.ops.push_back(P2p("R3", OpKind::kRecv, 1, 0, "grad.mb11.slice07", 8));  // 7: no SEND
+  s.ops.push_back(P2p("R1", OpKind::kRecv, 1, 0, "act.m1.t0", 8));          // 8
+  const ReplayGraph g = BuildReplayGraph(s, {1, 0});
+  REQUIRE(g.pending[0] == 0);
+  REQUIRE(g.pending[1] == 0);  // its own stream
+  REQUIRE(g.pending[2] == 1);  // behind op 0
+  REQUIRE(Successors(g, 0) == std::vector<int>{2});
+  REQUIRE(g.partner[6] == 4);
+  REQUIRE(g.partner[8] == 3);
+  REQUIRE(g.partner[7] == -1);
+  REQUIRE(g.partner[5] == -1);
+  // Devices and GPUs per op: device 0 on GPU 1, device 1 on GPU 0.
+  REQUIRE(g.device[3] == 0);
+  REQUIRE(g.gpu[3] == 1);
+  REQUIRE(g.device[6] == 1);
+  REQUIRE(g.gpu[6] == 0);
+}
+
+TEST_CASE("ClassOf agrees with IsCompute, IsPointToPoint and IsCollective for every kind") {
+  for (int k = 0; k <= static_cast<int>(OpKind::kRecompute); ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    INFO(OpKindName(kind));
+    const OpClass expected = IsCompute(kind)        ? OpClass::kCompute
+                             : IsPointToPoint(kind) ? OpClass::kPointToPoint
+                             : IsCollective(kind)   ? OpClass::kCollective
+                                                    : OpClass::kOther;
+    REQUIRE(ClassOf(kind) == expected);
+    REQUIRE(ClassifyKind(kind) == expected);
+  }
+  REQUIRE(ClassOf(OpKind::kSend) == OpClass::kPointToPoint);
+  REQUIRE(ClassOf(OpKind::kBroadcast) == OpClass::kCollective);
+  REQUIRE(ClassOf(OpKind::kBwdWeight) == OpClass::kCompute);
+}
+
 TEST_CASE("The replay graph names the op of an unknown after key or undeclared group") {
   Schedule s;
   s.devices = 1;

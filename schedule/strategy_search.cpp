@@ -963,6 +963,12 @@ std::vector<Candidate> StrategySearch::Enumerate(Family family,
 
 std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
                                               const EvaluateFn& evaluate) const {
+  return Run(request, [&evaluate](const Candidate& c, const Schedule& schedule,
+                                  const MemoryEstimate&) { return evaluate(c, schedule); });
+}
+
+std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
+                                              const EvaluateWithMemoryFn& evaluate) const {
   std::vector<FamilyResult> results;
   for (Family family : request.families) {
     FamilyResult result;
@@ -999,7 +1005,7 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
         return folded ? request.fold(options) : FoldedGeneration{options, 1};
       };
       const FoldedGeneration plan = what_to_generate(c.options);
-      const int64_t generated_ops = c.ops_estimate / std::max(1, plan.order);
+      const int64_t generated_ops = c.ops_estimate / std::max(1, plan.budget_order);
       if (request.max_ops > 0 && generated_ops > request.max_ops) {
         // Too big to generate within the budget; counted, not tried.
         ++result.pruned_by_ops;
@@ -1051,7 +1057,7 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
                                      FamilyName(family), DegreesText(o), units, RecipeText(o),
                                      schedule.ops.size(), e.candidate.bound_s));
       }
-      e.iteration_s = evaluate(e.candidate, schedule);
+      e.iteration_s = evaluate(e.candidate, schedule, e.memory);
       e.evaluated = true;
       if (request.progress) {
         request.progress(fmt::format("{} {}: {:.3f} s", FamilyName(family),

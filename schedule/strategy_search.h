@@ -157,6 +157,11 @@ struct Evaluation {
 struct FoldedGeneration {
   GenerateOptions options;
   int order = 1;
+  // What SearchRequest::max_ops divides the candidate's EstimateOps by: `order` where tp ranks
+  // stand for each other, 1 where only the replica shift folds (replica 0 whole, every tp
+  // rank): such a fold cuts the replay's cost but leaves the budget, and so the candidates
+  // searched, as they were before it existed.
+  int budget_order = 1;
 };
 
 // `count` collectives of `kind` over the GPUs `gpus` (in group order) with `bytes` per rank:
@@ -228,6 +233,9 @@ int64_t EstimateOps(const GenerateOptions& options, int units);
 
 // Evaluates a generated, memory-checked schedule; returns its iteration time in seconds.
 using EvaluateFn = std::function<double(const Candidate&, const Schedule&)>;
+// The same, also given the schedule's memory estimate (the search's own, EstimateMemory).
+using EvaluateWithMemoryFn =
+    std::function<double(const Candidate&, const Schedule&, const MemoryEstimate&)>;
 
 class StrategySearch {
  public:
@@ -240,6 +248,8 @@ class StrategySearch {
 
   // The best candidate of each requested family, in request order.
   std::vector<FamilyResult> Run(const SearchRequest& request, const EvaluateFn& evaluate) const;
+  std::vector<FamilyResult> Run(const SearchRequest& request,
+                                const EvaluateWithMemoryFn& evaluate) const;
 
   // Fills estimate_s and bound_s of `candidate` (for one whose options were edited, too); for
   // terapipe also plans the slicing. False when the configuration cannot be built (e.g.

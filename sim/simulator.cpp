@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <numeric>
 #include <string_view>
 
 #include "models/errors.h"
@@ -229,7 +230,17 @@ std::vector<int> RepresentativeTpSet(const GenerateOptions& gen, const NetworkTo
       (gen.dp > 1 || gen.tp > 1);
   if (!declarable) return {};
   // Tp rank 0 alone first, checked on a probe with few micro-batches.
-  return DeclaredTpRanks(DeclaredProbe(RepresentativeOptions(gen, {0})), topology, options);
+  std::vector<int> ranks =
+      DeclaredTpRanks(DeclaredProbe(RepresentativeOptions(gen, {0})), topology, options);
+  if (!ranks.empty() || gen.dp <= 1 || gen.tp <= 1) return ranks;
+  // No tp rank stands for another (a collective's plan across the tp groups, a broadcast
+  // boundary): replica 0 whole, every tp rank, folded by the replica shift alone.
+  std::vector<int> all(gen.tp);
+  std::iota(all.begin(), all.end(), 0);
+  if (DeclaredTpRanks(DeclaredProbe(RepresentativeOptions(gen, all)), topology, options).empty()) {
+    return {};
+  }
+  return all;
 }
 
 GenerateOptions RepresentativeOptions(const GenerateOptions& gen,

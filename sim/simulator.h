@@ -114,7 +114,8 @@ SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& t
 // for `options`, or empty when the whole schedule must run: {0} where the rotation by one tp
 // rank holds (p4d.24xlarge), else the orbit representatives of the largest fold
 // (SymmetryFold::DeclaredLargest: 0, 1 for a rotation by 2; 0, 2, 4, 6 for p3.16xlarge's
-// socket-pair permutation). Its fold order is then dp x tp / size.
+// socket-pair permutation), else with D >= 2 every tp rank 0..T-1 where the replica shift
+// alone holds (replica 0 whole). Its fold order is then dp x tp / size.
 std::vector<int> RepresentativeTpSet(const GenerateOptions& gen, const NetworkTopology& topology,
                                      const ComputeCostModel& cost, const SimOptions& options = {});
 // `gen` generating only the representatives with tp ranks `tp_ranks` of replica 0

@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -176,24 +177,21 @@ std::vector<TraceRow> StageRepresentativeRows(const Schedule& schedule,
 // Two 64-bit hashes of everything a replay reads from a generated schedule (its ops, groups,
 // sizes and declared symmetry; not its informational shape): schedules with equal
 // fingerprints replay the same (e.g. ZB-H1 and ZB-H2 where M is too small for H2's extra
-// warm-up forwards).
+// warm-up forwards). Strings enter as their length and std::hash.
 class Fingerprint {
  public:
   void Add(uint64_t value) {
     a_ = Mix(a_ ^ value);
     b_ = Mix(b_ + value * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL);
   }
+  // Two 32-bit values as one word (each cast to 32 bits: one-to-one for ints).
+  void Add(int64_t high, int64_t low) {
+    Add((static_cast<uint64_t>(static_cast<uint32_t>(high)) << 32) | static_cast<uint32_t>(low));
+  }
+  // Its length and its bytes' 64-bit hash (std::hash): one word each, not one per 8 bytes.
   void Add(const std::string& text) {
-    Add(text.size());
-    uint64_t word = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-      word = (word << 8) | static_cast<unsigned char>(text[i]);
-      if (i % 8 == 7) {
-        Add(word);
-        word = 0;
-      }
-    }
-    Add(word);
+    Add(static_cast<uint64_t>(text.size()));
+    Add(static_cast<uint64_t>(std::hash<std::string_view>{}(text)));
   }
   std::pair<uint64_t, uint64_t> Value() const { return {a_, b_}; }
 
@@ -226,15 +224,14 @@ std::pair<uint64_t, uint64_t> ScheduleFingerprint(const Schedule& s) {
     f.Add(op.stream);
     f.Add(op.group);
     f.Add(op.tensor);
-    for (int64_t n : {static_cast<int64_t>(op.kind), static_cast<int64_t>(op.device),
-                      static_cast<int64_t>(op.stage), static_cast<int64_t>(op.layers.begin),
-                      static_cast<int64_t>(op.layers.end), static_cast<int64_t>(op.part),
-                      static_cast<int64_t>(op.microbatch), static_cast<int64_t>(op.rows),
-                      static_cast<int64_t>(op.tokens.begin), static_cast<int64_t>(op.tokens.end),
-                      static_cast<int64_t>(op.peer), op.bytes, static_cast<int64_t>(op.recompute),
-                      static_cast<int64_t>(op.sequence_parallel), static_cast<int64_t>(op.zero)}) {
-      f.Add(static_cast<uint64_t>(n));
-    }
+    f.Add(static_cast<int64_t>(op.kind), op.device);
+    f.Add(op.stage, op.layers.begin);
+    f.Add(op.layers.end, static_cast<int64_t>(op.part));
+    f.Add(op.microbatch, op.rows);
+    f.Add(op.tokens.begin, op.tokens.end);
+    f.Add(op.peer, static_cast<int64_t>(op.recompute));
+    f.Add(static_cast<int64_t>(op.sequence_parallel), op.zero);
+    f.Add(static_cast<uint64_t>(op.bytes));
     f.Add(op.after.size());
     for (const std::string& key : op.after) f.Add(key);
   }
@@ -541,8 +538,15 @@ int RunCompare(const Args& args) {
 
   // The simulator's full result for each family's best candidate so far.
   std::map<Family, std::shared_ptr<SimResult>> best_results;
-  std::map<Family, Schedule> best_schedules;
   std::map<Family, double> best_times;
+  // The winner so far (the first family, in request order, with the least time: as the winner
+  // is chosen below) keeps its schedule and its trace rows, for the trace, the timeline and the
+  // stored ops; the other families' bests keep their trace rows only for --store-ops all. A
+  // family's best that stops being the winner never becomes it again (the winner's time only
+  // falls), nor does a replay reused from it (the same time).
+  const bool keep_every_trace = store.has_value() && store_ops == "all";
+  std::optional<Family> winning;
+  Schedule winning_schedule;
   // Every replay's time by its generation options, across families (megatron's candidates are
   // often interleaved's): a schedule generated from the same options is the same schedule, and
   // its replay the same. The result itself is kept where it is some family's best.
@@ -554,8 +558,8 @@ int RunCompare(const Args& args) {
   // The replays by the generated schedule's fingerprint (ScheduleFingerprint).
   std::map<std::pair<uint64_t, uint64_t>, std::map<std::string, Replayed>::iterator> by_fingerprint;
   StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
-  std::vector<FamilyResult> families =
-      search.Run(request, [&](const Candidate& c, const Schedule& schedule) {
+  std::vector<FamilyResult> families = search.Run(
+      request, [&](const Candidate& c, const Schedule& schedule, const MemoryEstimate& memory) {
         const std::string key =
             fmt::format("{} {} {}", ScheduleConfigJson(c.options).dump(),
                         DpStepName(ResolvedDpStep(c.options)), c.options.dp_bucket_bytes);
@@ -576,7 +580,6 @@ int RunCompare(const Args& args) {
         const bool hit = at != replayed.end();
         const bool better = !hit || best == best_times.end() || at->second.seconds < best->second;
         if (!hit || (better && !at->second.result)) {
-          MemoryEstimate memory = EstimateMemory(schedule, context.model(), context.device());
           auto result = std::make_shared<SimResult>(context.Evaluate(schedule, &memory));
           at = replayed
                    .insert_or_assign(
@@ -589,7 +592,15 @@ int RunCompare(const Args& args) {
         if (best == best_times.end() || r.seconds < best->second) {
           best_times[c.family] = r.seconds;
           best_results[c.family] = r.result;
-          best_schedules[c.family] = schedule;
+          if (!winning || *winning == c.family || r.seconds < best_times[*winning]) {
+            if (winning && *winning != c.family && !keep_every_trace) {
+              best_results[*winning]->trace.rows = {};
+            }
+            winning = c.family;
+            winning_schedule = schedule;
+          } else if (!keep_every_trace && r.result != best_results[*winning]) {
+            r.result->trace.rows = {};
+          }
         }
         const double seconds = r.seconds;
         // Only the families' bests keep their results (entries of one fingerprint share theirs).
@@ -628,7 +639,7 @@ int RunCompare(const Args& args) {
       std::shared_ptr<SimResult>& result = best_results[f.family];
       row.result = result.use_count() == 1 ? std::move(*result) : *result;
       result.reset();
-      row.schedule = std::move(best_schedules[f.family]);
+      if (winning == f.family) row.schedule = std::move(winning_schedule);
       if (f.family != Family::kTeraPipe &&
           (best_without == 0 || f.best.iteration_s < best_without)) {
         best_without = f.best.iteration_s;

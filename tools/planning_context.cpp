@@ -57,6 +57,8 @@ FoldedGeneration PlanningContext::FoldForEvaluation(const GenerateOptions& gen) 
   const std::vector<int> ranks = RepresentativeTpSet(gen, *topology_, *roofline_, Options(nullptr));
   FoldedGeneration out{RepresentativeOptions(gen, ranks), 1};
   if (!ranks.empty()) out.order = gen.dp * (gen.tp / static_cast<int>(ranks.size()));
+  // Replica 0 whole (every tp rank): the op budget as without a fold (FoldedGeneration).
+  out.budget_order = gen.tp > 1 && static_cast<int>(ranks.size()) == gen.tp ? 1 : out.order;
   return out;
 }
 

@@ -246,9 +246,12 @@ TEST_CASE("GPUs sharing a switch unevenly are not folded") {
     if (rank0 != end.end() && end_ns < rank0->second) ++earlier;
   }
   CHECK(earlier > 0);
-  // The representatives' schedule is generated whole by SimulateGenerated.
+  // SimulateGenerated generates replica 0 whole (every tp rank), folded by the replica shift:
+  // half the rows, the whole schedule's time (tests/sim/replica_shift_fold_test.cpp).
+  CHECK(RepresentativeTpSet(options, uneven, cost, {}) == std::vector<int>{0, 1, 2, 3});
   const SimResult generated = SimulateGenerated(options, uneven, cost, SimOptions{});
-  CHECK(generated.trace.rows.size() == full.trace.rows.size());
+  CHECK(generated.fold_order == 2);
+  CHECK(generated.trace.rows.size() * 2 == full.trace.rows.size());
   CHECK(generated.iteration_time_ns == full.iteration_time_ns);
 }
 

@@ -24,6 +24,8 @@ int64_t Engine::Run() {
   while (!queue_.Empty()) {
     const Event event = queue_.Pop();
     now_ns_ = event.time_ns;
+    current_seq_ = event.seq;
+    dispatched_ = true;
     handlers_[event.handler]->Handle(event);
     for (EventObserver* observer : observers_) observer->OnEvent(event);
     ++dispatched;

@@ -51,6 +51,23 @@ class Engine {
   // event it scheduled knows that nothing was scheduled since (and may add work to that event).
   uint64_t NextSeq() const { return queue_.NextSeq(); }
 
+  // Keeps a place in the event order, at time Now() after every event scheduled so far, for an
+  // event that may never be needed: ScheduleReserved puts one there while Passed() is false.
+  // Returns its seq. (A handler that would schedule an event which often turns out to do
+  // nothing reserves its place instead and schedules it only once it has work, in the order
+  // the event would have had.)
+  uint64_t Reserve() { return queue_.ReserveSeq(); }
+  // Whether the dispatch has passed the place (time_ns, seq): an event there would have run.
+  bool Passed(TimeNs time_ns, uint64_t seq) const {
+    return now_ns_ > time_ns || (now_ns_ == time_ns && dispatched_ && current_seq_ > seq);
+  }
+  // Schedules an event for `handler` at the place (time_ns, seq) kept by Reserve. Precondition:
+  // !Passed(time_ns, seq) and nothing was scheduled there yet.
+  void ScheduleReserved(TimeNs time_ns, uint64_t seq, int handler, int kind, int64_t a = 0,
+                        int64_t b = 0) {
+    queue_.PushReserved(Event{time_ns, seq, handler, kind, a, b});
+  }
+
   // Pops and dispatches events until the queue is empty. Returns the number dispatched.
   int64_t Run();
 
@@ -63,6 +80,8 @@ class Engine {
   std::vector<EventHandler*> handlers_;
   std::vector<EventObserver*> observers_;
   TimeNs now_ns_ = 0;
+  uint64_t current_seq_ = 0;  // the seq of the event being (or last) dispatched
+  bool dispatched_ = false;   // whether an event has been dispatched (current_seq_ is valid)
   int64_t events_processed_ = 0;
 };
 

@@ -47,6 +47,11 @@ class EventQueue {
     }
     return event.seq;
   }
+  // Takes the next seq without queueing an event: a place in the (time, seq) order kept for an
+  // event that may never be needed (PushReserved queues it there). Later pushes order after it.
+  uint64_t ReserveSeq() { return next_seq_++; }
+  // Adds `event` with the seq it carries, one from ReserveSeq that no event has used yet.
+  void PushReserved(const Event& event) { HeapPush(event); }
   // Removes and returns the earliest event (ties: lowest seq). Precondition: !Empty().
   Event Pop() {
     if (fifo_head_ < fifo_.size()) {

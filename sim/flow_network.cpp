@@ -176,8 +176,16 @@ void FlowNetwork::Finish(int id) {
         channel.flows.erase(std::find(channel.flows.begin(), channel.flows.end(), id));
       }
       channel.weight -= flow.weights[k];
-      if (channel.flows.empty()) channel.busy_ns += now - channel.busy_since_ns;
-      MarkDirty(c);
+      if (!channel.flows.empty()) {
+        MarkDirty(c);
+        continue;
+      }
+      channel.busy_ns += now - channel.busy_since_ns;
+      if (sampler_) {
+        MarkDirty(c);  // its total rate drops to 0 at the recomputation
+      } else {
+        KeepReallocatePlace();  // nothing to solve there
+      }
     }
   }
   flow.moving = false;
@@ -196,8 +204,22 @@ void FlowNetwork::MarkDirty(int c) {
   }
   if (!reallocate_pending_) {
     reallocate_pending_ = true;
-    engine_.Schedule(engine_.Now(), handler_id_, kReallocate);
+    if (reserved_ && !engine_.Passed(reserved_time_ns_, reserved_seq_)) {
+      engine_.ScheduleReserved(reserved_time_ns_, reserved_seq_, handler_id_, kReallocate);
+    } else {
+      engine_.Schedule(engine_.Now(), handler_id_, kReallocate);
+    }
+    reserved_ = false;
   }
+}
+
+void FlowNetwork::KeepReallocatePlace() {
+  if (reallocate_pending_ || (reserved_ && !engine_.Passed(reserved_time_ns_, reserved_seq_))) {
+    return;  // a recomputation is due (or its place kept) later at this instant
+  }
+  reserved_ = true;
+  reserved_time_ns_ = engine_.Now();
+  reserved_seq_ = engine_.Reserve();
 }
 
 void FlowNetwork::ScheduleFinish(int id) {
@@ -233,6 +255,7 @@ void FlowNetwork::Reallocate() {
     dirty.visit = visit_stamp_;
     if (dirty.flows.empty()) {
       // A component of its own that carries nothing (a finished flow's channel): no solve.
+      if (!sampler_) continue;
       dirty.rate_sum = 0;
       channel_list[num_channels++] = c;
       continue;
@@ -266,11 +289,12 @@ void FlowNetwork::Reallocate() {
     SolveComponent(component.channel_begin, component.channel_end, component.flow_begin,
                    component.flow_end);
   }
-  if (sampler_) std::sort(channel_list, channel_list + num_channels);
+  if (!sampler_) return;
+  std::sort(channel_list, channel_list + num_channels);
   for (int k = 0; k < num_channels; ++k) {
     const int c = channel_list[k];
     Channel& channel = channels_[c];
-    if (sampler_ && channel.total_rate != channel.rate_sum) sampler_(now, c, channel.rate_sum);
+    if (channel.total_rate != channel.rate_sum) sampler_(now, c, channel.rate_sum);
     channel.total_rate = channel.rate_sum;
   }
 }
@@ -291,33 +315,48 @@ void FlowNetwork::SolveComponent(int channel_begin, int channel_end, int flow_be
     const Channel& channel = channels_[channels[0]];
     const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
     for (int k = 0; k < num_flows; ++k) flows_[flows[k]].new_rate = share;
-  } else if (num_flows == 1) {
-    // One flow: the first round fixes it at its narrowest channel's share, capacity / weight.
-    Flow& flow = flows_[flows[0]];
+  } else if (OnOneRoute(flows, num_flows)) {
+    // Every flow crosses the same channels (one flow, or flows of one route): every channel
+    // carries them all, so the first round's bottleneck (the smallest capacity / crossings)
+    // fixes them all at its share.
+    const Flow& first = flows_[flows[0]];
     double rate = 0;
-    for (int k = 0; k < flow.route_size; ++k) {
-      const double share =
-          std::max(0.0, channels_[flow.channels[k]].capacity_per_s) / flow.weights[k];
+    for (int k = 0; k < first.route_size; ++k) {
+      const Channel& channel = channels_[first.channels[k]];
+      const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
       if (k == 0 || share < rate) rate = share;
     }
-    flow.new_rate = rate;
+    for (int k = 0; k < num_flows; ++k) flows_[flows[k]].new_rate = rate;
   } else {
     FillProgressively(channels, num_channels, flows, num_flows);
   }
-  for (int k = 0; k < num_channels; ++k) channels_[channels[k]].rate_sum = 0;
+  if (sampler_) {
+    for (int k = 0; k < num_channels; ++k) channels_[channels[k]].rate_sum = 0;
+    for (int k = 0; k < num_flows; ++k) {
+      const Flow& flow = flows_[flows[k]];
+      // Added once per crossing (k for weight k), as k flows' rates would be.
+      for (int j = 0; j < flow.route_size; ++j) {
+        for (int w = 0; w < flow.weights[j]; ++w)
+          channels_[flow.channels[j]].rate_sum += flow.new_rate;
+      }
+    }
+  }
   for (int k = 0; k < num_flows; ++k) {
     const int id = flows[k];
     Flow& flow = flows_[id];
-    // Added once per crossing (k for weight k), as k flows' rates would be.
-    for (int j = 0; j < flow.route_size; ++j) {
-      for (int w = 0; w < flow.weights[j]; ++w)
-        channels_[flow.channels[j]].rate_sum += flow.new_rate;
-    }
     if (flow.new_rate != flow.rate) {
       flow.rate = flow.new_rate;
       ScheduleFinish(id);
     }
   }
+}
+
+bool FlowNetwork::OnOneRoute(const int* flows, int num_flows) const {
+  const int* const route = flows_[flows[0]].channels;
+  for (int k = 1; k < num_flows; ++k) {
+    if (flows_[flows[k]].channels != route) return false;
+  }
+  return true;
 }
 
 // Heap order: the smallest share on top, ties to the lowest channel id.

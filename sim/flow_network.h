@@ -9,7 +9,8 @@
 //
 // Cost: a recomputation solves each connected component touched by the instant's changes on
 // its own (flows elsewhere keep their rates untouched): in closed form when it has one channel
-// (capacity / crossings) or one flow (its narrowest channel's capacity / weight), else by
+// (capacity / crossings) or when its flows share one route (the narrowest channel's capacity /
+// crossings, for each of them), else by
 // progressive filling with a scan or a heap of channel shares; no flows left on it: nothing to
 // solve. Routes are interned (each distinct list of channels deduplicated once; flows point at
 // it). Arrays are kept between calls (no allocation once warm); the rates are those of
@@ -69,7 +70,8 @@ class FlowNetwork : public EventHandler {
   int64_t FlowsStarted() const { return flows_started_; }
 
   // Optional: called at each rate recomputation for every channel whose total rate changed,
-  // with the time, the channel and its new total rate (units/s). For utilization counters.
+  // with the time, the channel and its new total rate (units/s). For utilization counters. Set
+  // it before the first flow starts: without one, channels' total rates are not kept.
   void SetRateSampler(std::function<void(TimeNs, int, double)> sampler) {
     sampler_ = std::move(sampler);
   }
@@ -139,14 +141,21 @@ class FlowNetwork : public EventHandler {
 
   void Activate(int flow);
   void Finish(int flow);
+  // Lists channel (whose flows changed) for the recomputation due at this instant.
   void MarkDirty(int channel);
+  // A channel's last flow left (and no sampler watches totals): nothing to solve, but the
+  // recomputation such a change scheduled would have taken a place in the event order. Keeps
+  // that place (Engine::Reserve) instead; MarkDirty fills it if work arrives before it passes.
+  void KeepReallocatePlace();
   void Reallocate();
   // One connected component with flows, component_channels_[channel_begin, channel_end) and
   // component_flows_[flow_begin, flow_end): brings its flows' remaining amounts to now, gives
   // them their max-min fair rates (those of MaxMinFairRates, bit for bit; closed forms for one
-  // channel or one flow), sums them into Channel::rate_sum and reschedules the flows whose rate
+  // channel or one route), sums them into Channel::rate_sum and reschedules the flows whose rate
   // changed, in component order.
   void SolveComponent(int channel_begin, int channel_end, int flow_begin, int flow_end);
+  // Whether all these flows run on one interned route (one flow does).
+  bool OnOneRoute(const int* flows, int num_flows) const;
   // Progressive filling over a component of several channels and flows, into Flow::new_rate.
   void FillProgressively(const int* channels, int num_channels, const int* flows, int num_flows);
   void PushShare(int channel);
@@ -190,7 +199,10 @@ class FlowNetwork : public EventHandler {
   std::vector<Batch> batches_;
   std::vector<int> free_batches_;
   OpenBatch open_activate_, open_finish_;
-  bool reallocate_pending_ = false;
+  bool reallocate_pending_ = false;  // a kReallocate event is queued
+  bool reserved_ = false;            // a place for one is kept at (reserved_time_ns_, _seq_)
+  TimeNs reserved_time_ns_ = 0;
+  uint64_t reserved_seq_ = 0;
   uint64_t visit_stamp_ = 0;
   uint64_t route_stamp_ = 0;  // per route interned
   uint64_t solve_stamp_ = 0;  // Flow::fixed of the progressive filling under way

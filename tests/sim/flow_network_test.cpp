@@ -50,6 +50,22 @@ TEST_CASE("Two flows sharing a link each take twice as long, and speed up when o
   REQUIRE(network.BusyNs(0) == 4000);
 }
 
+TEST_CASE("A flow leaving a link it had alone costs no rate recomputation event") {
+  Engine engine;
+  Done done(engine);
+  FlowNetwork network(engine, {1e9, 1e9}, done);
+  network.StartFlow({0}, 1000, 0, 1);
+  network.StartFlow({1}, 3000, 0, 2);
+  // Events: one recomputation at 0 (both joins), finishes at 1000 and 3000 ns. Each finish
+  // empties its link and leaves nothing to re-solve: no recomputation after it (there were 5
+  // events when each finish scheduled one).
+  REQUIRE(engine.Run() == 3);
+  REQUIRE(done.finished.at(1) == 1000);
+  REQUIRE(done.finished.at(2) == 3000);
+  REQUIRE(network.BusyNs(0) == 1000);
+  REQUIRE(network.BusyNs(1) == 3000);
+}
+
 TEST_CASE("Flows on disjoint links do not slow each other") {
   Engine engine;
   Done done(engine);

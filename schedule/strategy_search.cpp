@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <mutex>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include "models/errors.h"
 #include "models/layer_flops.h"
 #include "models/memory_model.h"
+#include "schedule/parallel_tasks.h"
 #include "schedule/pipeline_order.h"
 #include "schedule/slicing_planner.h"
 #include "schedule/stage_cost.h"
@@ -969,155 +971,208 @@ std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
 
 std::vector<FamilyResult> StrategySearch::Run(const SearchRequest& request,
                                               const EvaluateWithMemoryFn& evaluate) const {
-  std::vector<FamilyResult> results;
-  for (Family family : request.families) {
-    FamilyResult result;
-    result.family = family;
-    std::vector<Candidate> candidates = Enumerate(family, request);
-    // Ascending lower bound (ties: ascending estimate, Enumerate's order): once a bound reaches
-    // the best time simulated, no later candidate can beat it.
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [](const Candidate& a, const Candidate& b) { return a.bound_s < b.bound_s; });
-    int evaluations = 0;
-    int over_memory = 0;
-    bool stopped_by_bound = false;
-    // Memory first: what does not fit analytically is never generated, bound or not.
-    for (const Candidate& c : candidates) {
-      if (c.analytic_fits) continue;
-      Evaluation e;
-      e.candidate = c;
-      e.note = c.analytic_reason;
+  const size_t count = request.families.size();
+  const int workers = TaskWorkers(request.jobs, count);
+  if (workers == 1) {
+    std::vector<FamilyResult> results;
+    for (Family family : request.families) {
+      results.push_back(SearchFamily(family, SortedCandidates(family, request), request, evaluate));
+    }
+    return results;
+  }
+  // Several families at once, each on one thread with its own copy of this search's memos (pure
+  // functions of their keys, so every copy answers as this one would); progress lines whole.
+  std::mutex progress_mutex;
+  SearchRequest shared = request;
+  if (request.progress) {
+    shared.progress = [&request, &progress_mutex](const std::string& line) {
+      std::lock_guard<std::mutex> lock(progress_mutex);
+      request.progress(line);
+    };
+  }
+  std::vector<StrategySearch> locals;
+  locals.reserve(workers);
+  for (int w = 0; w < workers; ++w) locals.push_back(*this);
+  std::vector<size_t> order(count);
+  for (size_t i = 0; i < count; ++i) order[i] = i;
+  std::vector<std::vector<Candidate>> candidates(count);
+  RunTasks(workers, order, [&](int worker, size_t i) {
+    candidates[i] = locals[worker].SortedCandidates(request.families[i], shared);
+  });
+  // The families of the most work first (the ops of the candidates they may simulate), so that
+  // the last to finish is a small one.
+  std::vector<int64_t> work(count, 0);
+  for (size_t i = 0; i < count; ++i) {
+    int budget = request.max_evaluations_per_family;
+    for (const Candidate& c : candidates[i]) {
+      if (budget <= 0) break;
+      if (!c.analytic_fits) continue;
+      work[i] += c.ops_estimate;
+      --budget;
+    }
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&work](size_t a, size_t b) { return work[a] > work[b]; });
+  std::vector<FamilyResult> results(count);
+  RunTasks(workers, order, [&](int worker, size_t i) {
+    results[i] = locals[worker].SearchFamily(request.families[i], std::move(candidates[i]), shared,
+                                             evaluate);
+  });
+  return results;
+}
+
+std::vector<Candidate> StrategySearch::SortedCandidates(Family family,
+                                                        const SearchRequest& request) const {
+  std::vector<Candidate> candidates = Enumerate(family, request);
+  // Ascending lower bound (ties: ascending estimate, Enumerate's order): once a bound reaches
+  // the best time simulated, no later candidate can beat it.
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.bound_s < b.bound_s; });
+  return candidates;
+}
+
+FamilyResult StrategySearch::SearchFamily(Family family, std::vector<Candidate> candidates,
+                                          const SearchRequest& request,
+                                          const EvaluateWithMemoryFn& evaluate) const {
+  FamilyResult result;
+  result.family = family;
+  int evaluations = 0;
+  int over_memory = 0;
+  bool stopped_by_bound = false;
+  // Memory first: what does not fit analytically is never generated, bound or not.
+  for (const Candidate& c : candidates) {
+    if (c.analytic_fits) continue;
+    Evaluation e;
+    e.candidate = c;
+    e.note = c.analytic_reason;
+    ++over_memory;
+    result.tried.push_back(std::move(e));
+  }
+  for (Candidate& c : candidates) {
+    if (!c.analytic_fits) continue;
+    if (evaluations >= request.max_evaluations_per_family) break;
+    Evaluation e;
+    e.candidate = c;
+    if (result.found && c.bound_s >= result.best.iteration_s) {
+      stopped_by_bound = true;
+      break;
+    }
+    const bool folded = request.fold && c.ops_estimate > request.folded_above_ops;
+    // The whole schedule, or for a large candidate the representatives' ops only.
+    const auto what_to_generate = [&request, folded](const GenerateOptions& options) {
+      return folded ? request.fold(options) : FoldedGeneration{options, 1};
+    };
+    const FoldedGeneration plan = what_to_generate(c.options);
+    const int64_t generated_ops = c.ops_estimate / std::max(1, plan.budget_order);
+    if (request.max_ops > 0 && generated_ops > request.max_ops) {
+      // Too big to generate within the budget; counted, not tried.
+      ++result.pruned_by_ops;
+      continue;
+    }
+    if (request.progress) {
+      request.progress(fmt::format("{} {}: generating and checking memory", FamilyName(family),
+                                   DegreesText(c.options)));
+    }
+    Schedule schedule;
+    try {
+      schedule = Generate(plan.options);
+    } catch (const InputError& error) {
+      e.note = fmt::format("cannot generate: {}", error.what());
+      result.tried.push_back(std::move(e));
+      continue;
+    }
+    e.memory = EstimateMemory(schedule, model_, device_);
+    e.fits = e.memory.fits;
+    // The analytic check passed but the exact one did not: the next recipe variants.
+    for (size_t f = 0; !e.fits && f < c.fallbacks.size(); ++f) {
+      Candidate next = c;
+      next.options = c.fallbacks[f];
+      next.fallbacks.clear();
+      if (!Estimate(next, request)) continue;
+      Schedule other = Generate(what_to_generate(next.options).options);
+      MemoryEstimate memory = EstimateMemory(other, model_, device_);
+      if (!memory.fits) continue;
+      e.candidate = next;
+      e.memory = std::move(memory);
+      e.fits = true;
+      schedule = std::move(other);
+    }
+    if (!e.fits) {
+      e.note = e.memory.reason;
       ++over_memory;
       result.tried.push_back(std::move(e));
+      continue;
     }
-    for (Candidate& c : candidates) {
-      if (!c.analytic_fits) continue;
-      if (evaluations >= request.max_evaluations_per_family) break;
-      Evaluation e;
-      e.candidate = c;
-      if (result.found && c.bound_s >= result.best.iteration_s) {
-        stopped_by_bound = true;
-        break;
-      }
-      const bool folded = request.fold && c.ops_estimate > request.folded_above_ops;
-      // The whole schedule, or for a large candidate the representatives' ops only.
-      const auto what_to_generate = [&request, folded](const GenerateOptions& options) {
-        return folded ? request.fold(options) : FoldedGeneration{options, 1};
-      };
-      const FoldedGeneration plan = what_to_generate(c.options);
-      const int64_t generated_ops = c.ops_estimate / std::max(1, plan.budget_order);
-      if (request.max_ops > 0 && generated_ops > request.max_ops) {
-        // Too big to generate within the budget; counted, not tried.
-        ++result.pruned_by_ops;
-        continue;
-      }
-      if (request.progress) {
-        request.progress(fmt::format("{} {}: generating and checking memory", FamilyName(family),
-                                     DegreesText(c.options)));
-      }
-      Schedule schedule;
-      try {
-        schedule = Generate(plan.options);
-      } catch (const InputError& error) {
-        e.note = fmt::format("cannot generate: {}", error.what());
-        result.tried.push_back(std::move(e));
-        continue;
-      }
-      e.memory = EstimateMemory(schedule, model_, device_);
-      e.fits = e.memory.fits;
-      // The analytic check passed but the exact one did not: the next recipe variants.
-      for (size_t f = 0; !e.fits && f < c.fallbacks.size(); ++f) {
-        Candidate next = c;
-        next.options = c.fallbacks[f];
-        next.fallbacks.clear();
-        if (!Estimate(next, request)) continue;
-        Schedule other = Generate(what_to_generate(next.options).options);
-        MemoryEstimate memory = EstimateMemory(other, model_, device_);
-        if (!memory.fits) continue;
-        e.candidate = next;
-        e.memory = std::move(memory);
-        e.fits = true;
-        schedule = std::move(other);
-      }
-      if (!e.fits) {
-        e.note = e.memory.reason;
-        ++over_memory;
-        result.tried.push_back(std::move(e));
-        continue;
-      }
-      if (request.progress) {
-        // The micro-batch families' M x b (and V): which of a (D, P, T)'s candidates it is.
-        const GenerateOptions& o = e.candidate.options;
-        const std::string units =
-            family == Family::kTeraPipe
-                ? ""
-                : fmt::format(" {} x {}{}", o.microbatches, o.microbatch_size,
-                              o.virtual_stages > 1 ? fmt::format(" v{}", o.virtual_stages) : "");
-        request.progress(fmt::format("{} {}{} {}: simulating ({} ops, lower bound {:.3f} s)",
-                                     FamilyName(family), DegreesText(o), units, RecipeText(o),
-                                     schedule.ops.size(), e.candidate.bound_s));
-      }
-      e.iteration_s = evaluate(e.candidate, schedule, e.memory);
-      e.evaluated = true;
-      if (request.progress) {
-        request.progress(fmt::format("{} {}: {:.3f} s", FamilyName(family),
-                                     DegreesText(e.candidate.options), e.iteration_s));
-      }
-      ++evaluations;
-      if (!result.found || e.iteration_s < result.best.iteration_s) {
-        result.best = e;
-        result.found = true;
-      }
-      result.tried.push_back(std::move(e));
+    if (request.progress) {
+      // The micro-batch families' M x b (and V): which of a (D, P, T)'s candidates it is.
+      const GenerateOptions& o = e.candidate.options;
+      const std::string units =
+          family == Family::kTeraPipe
+              ? ""
+              : fmt::format(" {} x {}{}", o.microbatches, o.microbatch_size,
+                            o.virtual_stages > 1 ? fmt::format(" v{}", o.virtual_stages) : "");
+      request.progress(fmt::format("{} {}{} {}: simulating ({} ops, lower bound {:.3f} s)",
+                                   FamilyName(family), DegreesText(o), units, RecipeText(o),
+                                   schedule.ops.size(), e.candidate.bound_s));
     }
-    // The loop stops early only at the budget or at the bound.
-    result.candidates = static_cast<int>(candidates.size());
-    const int untried =
-        result.candidates - static_cast<int>(result.tried.size()) - result.pruned_by_ops;
-    (stopped_by_bound ? result.pruned_by_bound : result.pruned_by_budget) = untried;
-    if (!result.found) {
-      // The rejection quoted: the candidate that came closest to fitting (the smallest peak,
-      // exact where it was generated, else analytic), not merely the first tried.
-      std::string closest;
-      Bytes closest_peak = 0;
-      for (const Evaluation& e : result.tried) {
-        const Bytes peak =
-            e.memory.devices.empty() ? e.candidate.analytic_peak : e.memory.peak_bytes;
-        if (e.note.empty() || peak <= 0) continue;
-        if (closest.empty() || peak < closest_peak) {
-          closest = e.note;
-          closest_peak = peak;
-        }
-      }
-      if (closest.empty() && !result.tried.empty()) closest = result.tried.front().note;
-      if (candidates.empty()) {
-        if (family == Family::kInterleaved || family == Family::kInterleavedZb) {
-          result.reason = fmt::format(
-              "no configuration: interleaving needs every GPU used with a pipeline degree "
-              "P >= 2 and at least 2 P layers (batch {})",
-              request.batch);
-        } else if (family == Family::kZbV || family == Family::kDualPipeV) {
-          result.reason = fmt::format(
-              "no configuration: the V needs every GPU used with at least 2 P layers{} (batch "
-              "{})",
-              family == Family::kDualPipeV ? " and M >= 2 P micro-batches" : "", request.batch);
-        } else {
-          result.reason = "no configuration of the degrees uses every GPU";
-        }
-      } else if (result.pruned_by_ops > 0) {
-        result.reason = fmt::format(
-            "{} of {} configurations exceed the op budget ({} ops), the others do not fit in "
-            "memory{}",
-            result.pruned_by_ops, candidates.size(), request.max_ops,
-            closest.empty() ? "" : " (" + closest + ")");
-      } else {
-        result.reason = fmt::format("none of {} configurations fits in memory ({})",
-                                    candidates.size(), closest);
-      }
+    e.iteration_s = evaluate(e.candidate, schedule, e.memory);
+    e.evaluated = true;
+    if (request.progress) {
+      request.progress(fmt::format("{} {}: {:.3f} s", FamilyName(family),
+                                   DegreesText(e.candidate.options), e.iteration_s));
     }
-    results.push_back(std::move(result));
+    ++evaluations;
+    if (!result.found || e.iteration_s < result.best.iteration_s) {
+      result.best = e;
+      result.found = true;
+    }
+    result.tried.push_back(std::move(e));
   }
-  return results;
+  // The loop stops early only at the budget or at the bound.
+  result.candidates = static_cast<int>(candidates.size());
+  const int untried =
+      result.candidates - static_cast<int>(result.tried.size()) - result.pruned_by_ops;
+  (stopped_by_bound ? result.pruned_by_bound : result.pruned_by_budget) = untried;
+  if (!result.found) {
+    // The rejection quoted: the candidate that came closest to fitting (the smallest peak,
+    // exact where it was generated, else analytic), not merely the first tried.
+    std::string closest;
+    Bytes closest_peak = 0;
+    for (const Evaluation& e : result.tried) {
+      const Bytes peak = e.memory.devices.empty() ? e.candidate.analytic_peak : e.memory.peak_bytes;
+      if (e.note.empty() || peak <= 0) continue;
+      if (closest.empty() || peak < closest_peak) {
+        closest = e.note;
+        closest_peak = peak;
+      }
+    }
+    if (closest.empty() && !result.tried.empty()) closest = result.tried.front().note;
+    if (candidates.empty()) {
+      if (family == Family::kInterleaved || family == Family::kInterleavedZb) {
+        result.reason = fmt::format(
+            "no configuration: interleaving needs every GPU used with a pipeline degree "
+            "P >= 2 and at least 2 P layers (batch {})",
+            request.batch);
+      } else if (family == Family::kZbV || family == Family::kDualPipeV) {
+        result.reason = fmt::format(
+            "no configuration: the V needs every GPU used with at least 2 P layers{} (batch "
+            "{})",
+            family == Family::kDualPipeV ? " and M >= 2 P micro-batches" : "", request.batch);
+      } else {
+        result.reason = "no configuration of the degrees uses every GPU";
+      }
+    } else if (result.pruned_by_ops > 0) {
+      result.reason = fmt::format(
+          "{} of {} configurations exceed the op budget ({} ops), the others do not fit in "
+          "memory{}",
+          result.pruned_by_ops, candidates.size(), request.max_ops,
+          closest.empty() ? "" : " (" + closest + ")");
+    } else {
+      result.reason =
+          fmt::format("none of {} configurations fits in memory ({})", candidates.size(), closest);
+    }
+  }
+  return result;
 }
 
 }  // namespace terasim

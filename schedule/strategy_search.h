@@ -54,7 +54,8 @@
 // ascending bound order; a family stops once a bound reaches its best evaluated time, which no
 // later candidate can then beat. Candidates of more than max_ops (EstimateOps) are skipped.
 //
-// Borrows everything it is given. Not thread-safe (the callback may be).
+// Borrows everything it is given. Not thread-safe; Run itself searches SearchRequest::jobs
+// families at once, each with its own copy of the search's memos.
 #pragma once
 
 #include <array>
@@ -211,6 +212,11 @@ struct SearchRequest {
   // run, in any order or overlap (e.g. the 8 tp ranks' data-parallel steps sharing a node's
   // NICs). Unset: such bounds are left out.
   std::function<double(const std::vector<CollectiveLoad>& loads)> busiest_link_ns;
+  // Families searched at once, each on its own thread (1: one after another on the caller's).
+  // The results are the same for any value: each family's search reads only its own results.
+  // With jobs > 1 every callback above and the evaluate callback are called from several
+  // threads at once and must be thread-safe; Run passes progress lines one at a time.
+  int jobs = 1;
 };
 
 struct FamilyResult {
@@ -303,6 +309,13 @@ class StrategySearch {
   const Cluster& cluster_;
   const DeviceSpec& device_;
   const ComputeCostModel& compute_;
+
+  // Run's two halves for one family: its candidates in the order tried (ascending bound), and
+  // the search over them.
+  std::vector<Candidate> SortedCandidates(Family family, const SearchRequest& request) const;
+  FamilyResult SearchFamily(Family family, std::vector<Candidate> candidates,
+                            const SearchRequest& request,
+                            const EvaluateWithMemoryFn& evaluate) const;
 };
 
 }  // namespace terasim

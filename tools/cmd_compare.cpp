@@ -9,11 +9,13 @@
 // outputs of an earlier run in --out are removed). Errors exit as every command does (1, 3).
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -471,6 +473,7 @@ int RunCompare(const Args& args) {
       ("json", po::bool_switch(), "print JSON");
   // clang-format on
   AddDpStepOptions(options);
+  AddJobsOption(options);
   po::variables_map vm;
   if (!Parse("compare",
              "[--model M] [--cluster C] [--batch B] [--db FILE] [--out DIR] [--json]\n"
@@ -530,8 +533,10 @@ int RunCompare(const Args& args) {
   request.dp_bucket_bytes = dp_step.dp_bucket_bytes;
   const std::string strategy = vm["strategy"].as<std::string>();
   if (strategy != "all") request.families = {ParseFamily(strategy)};
+  request.jobs = ReadJobs(vm);
+  // One write per line: whole lines where several families' threads report at once.
   request.progress = [](const std::string& line) {
-    std::cerr << "terasim compare: " << line << "\n";
+    std::cerr << "terasim compare: " + line + "\n";
   };
   context.SetNetworkBounds(request);
   context.SetFoldedGeneration(request);
@@ -539,12 +544,20 @@ int RunCompare(const Args& args) {
   // The simulator's full result for each family's best candidate so far.
   std::map<Family, std::shared_ptr<SimResult>> best_results;
   std::map<Family, double> best_times;
-  // The winner so far (the first family, in request order, with the least time: as the winner
-  // is chosen below) keeps its schedule and its trace rows, for the trace, the timeline and the
-  // stored ops; the other families' bests keep their trace rows only for --store-ops all. A
-  // family's best that stops being the winner never becomes it again (the winner's time only
-  // falls), nor does a replay reused from it (the same time).
+  // The winner so far: of the families' bests the least time, the first in request order among
+  // equal ones (as the winner is chosen below); it keeps its schedule and its trace rows, for
+  // the trace, the timeline and the stored ops. Without --store-ops all a result drops its
+  // trace rows once it is slower than the winner so far: it can never become the winner (the
+  // winner's time only falls), nor can a replay reused from it (the same time). Whatever order
+  // the families' threads (--jobs) report in, the winner and what it keeps are the same.
   const bool keep_every_trace = store.has_value() && store_ops == "all";
+  std::map<Family, size_t> request_index;
+  for (size_t i = 0; i < request.families.size(); ++i)
+    request_index.emplace(request.families[i], i);
+  const auto ahead = [&](Family a, Family b) {
+    return best_times[a] < best_times[b] ||
+           (best_times[a] == best_times[b] && request_index[a] < request_index[b]);
+  };
   std::optional<Family> winning;
   Schedule winning_schedule;
   // Every replay's time by its generation options, across families (megatron's candidates are
@@ -557,49 +570,98 @@ int RunCompare(const Args& args) {
   std::map<std::string, Replayed> replayed;
   // The replays by the generated schedule's fingerprint (ScheduleFingerprint).
   std::map<std::pair<uint64_t, uint64_t>, std::map<std::string, Replayed>::iterator> by_fingerprint;
+  // Under `mutex`, as the families' threads call at once; a replay runs outside it, and one
+  // of a schedule already being replayed (by its options or fingerprint) waits for that one.
+  std::mutex mutex;
+  std::condition_variable replay_done;
+  std::set<std::string> replaying;
+  std::set<std::pair<uint64_t, uint64_t>> replaying_fingerprints;
   StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
   std::vector<FamilyResult> families = search.Run(
       request, [&](const Candidate& c, const Schedule& schedule, const MemoryEstimate& memory) {
         const std::string key =
             fmt::format("{} {} {}", ScheduleConfigJson(c.options).dump(),
                         DpStepName(ResolvedDpStep(c.options)), c.options.dp_bucket_bytes);
-        auto at = replayed.find(key);
         std::optional<std::pair<uint64_t, uint64_t>> fingerprint;
-        if (at == replayed.end()) {
-          // Other options may generate the very same schedule: replayed once.
-          fingerprint = ScheduleFingerprint(schedule);
-          const auto same = by_fingerprint.find(*fingerprint);
-          if (same != by_fingerprint.end()) {
-            at = replayed.emplace(key, same->second->second).first;
-            request.progress(
-                fmt::format("{} {}: the same schedule as an earlier candidate; its replay reused",
-                            FamilyName(c.family), DegreesText(c.options)));
+        std::unique_lock<std::mutex> lock(mutex);
+        std::map<std::string, Replayed>::iterator at;
+        for (;;) {
+          at = replayed.find(key);
+          if (at == replayed.end() && fingerprint) {
+            // Other options may generate the very same schedule: replayed once.
+            const auto same = by_fingerprint.find(*fingerprint);
+            if (same != by_fingerprint.end()) {
+              at = replayed.emplace(key, same->second->second).first;
+              request.progress(
+                  fmt::format("{} {}: the same schedule as an earlier candidate; its replay reused",
+                              FamilyName(c.family), DegreesText(c.options)));
+            }
           }
-        }
-        const auto best = best_times.find(c.family);
-        const bool hit = at != replayed.end();
-        const bool better = !hit || best == best_times.end() || at->second.seconds < best->second;
-        if (!hit || (better && !at->second.result)) {
-          auto result = std::make_shared<SimResult>(context.Evaluate(schedule, &memory));
+          if (at != replayed.end()) {
+            // A replay whose result was let go is replayed again where it is a family's best.
+            const auto best = best_times.find(c.family);
+            const bool better = best == best_times.end() || at->second.seconds < best->second;
+            if (!better || at->second.result) break;
+          } else if (!fingerprint) {
+            lock.unlock();
+            fingerprint = ScheduleFingerprint(schedule);
+            lock.lock();
+            continue;
+          }
+          if (replaying.count(key) || (fingerprint && replaying_fingerprints.count(*fingerprint))) {
+            replay_done.wait(lock);
+            continue;
+          }
+          // Replay it here.
+          if (!fingerprint) {
+            lock.unlock();
+            fingerprint = ScheduleFingerprint(schedule);
+            lock.lock();
+            continue;
+          }
+          replaying.insert(key);
+          replaying_fingerprints.insert(*fingerprint);
+          lock.unlock();
+          std::shared_ptr<SimResult> result;
+          try {
+            result = std::make_shared<SimResult>(context.Evaluate(schedule, &memory));
+          } catch (...) {
+            lock.lock();
+            replaying.erase(key);
+            replaying_fingerprints.erase(*fingerprint);
+            replay_done.notify_all();
+            throw;
+          }
+          lock.lock();
+          replaying.erase(key);
+          replaying_fingerprints.erase(*fingerprint);
           at = replayed
                    .insert_or_assign(
                        key, Replayed{NsToSeconds(result->iteration_time_ns), std::move(result)})
                    .first;
-          if (!fingerprint) fingerprint = ScheduleFingerprint(schedule);
           by_fingerprint[*fingerprint] = at;
+          replay_done.notify_all();
+          break;
         }
         Replayed& r = at->second;
+        const auto best = best_times.find(c.family);
         if (best == best_times.end() || r.seconds < best->second) {
           best_times[c.family] = r.seconds;
           best_results[c.family] = r.result;
-          if (!winning || *winning == c.family || r.seconds < best_times[*winning]) {
-            if (winning && *winning != c.family && !keep_every_trace) {
-              best_results[*winning]->trace.rows = {};
+          const auto drop_rows_if_slower = [&](const std::shared_ptr<SimResult>& result,
+                                               double seconds, Family than) {
+            if (!keep_every_trace && result != best_results[than] && seconds > best_times[than]) {
+              result->trace.rows = {};
+            }
+          };
+          if (!winning || *winning == c.family || ahead(c.family, *winning)) {
+            if (winning && *winning != c.family) {
+              drop_rows_if_slower(best_results[*winning], best_times[*winning], c.family);
             }
             winning = c.family;
             winning_schedule = schedule;
-          } else if (!keep_every_trace && r.result != best_results[*winning]) {
-            r.result->trace.rows = {};
+          } else {
+            drop_rows_if_slower(r.result, r.seconds, *winning);
           }
         }
         const double seconds = r.seconds;

@@ -74,6 +74,7 @@ int RunPlan(const Args& args) {
       ("json", po::bool_switch(), "print JSON");
   // clang-format on
   AddDpStepOptions(options);
+  AddJobsOption(options);
   po::variables_map vm;
   if (!Parse("plan",
              "[--model M] [--cluster C] [--batch B] [--strategy S] [--pp P --tp T] [--json]",
@@ -166,7 +167,9 @@ int RunPlan(const Args& args) {
   request.dp_step = dp_step.dp_step;
   request.dp_bucket_bytes = dp_step.dp_bucket_bytes;
   if (strategy != "all") request.families = {ParseFamily(strategy)};
-  request.progress = [](const std::string& line) { std::cerr << "terasim plan: " << line << "\n"; };
+  request.jobs = ReadJobs(vm);
+  // One write per line: whole lines where several families' threads report at once.
+  request.progress = [](const std::string& line) { std::cerr << "terasim plan: " + line + "\n"; };
   context.SetNetworkBounds(request);
   context.SetFoldedGeneration(request);
   StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());

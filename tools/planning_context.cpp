@@ -1,11 +1,15 @@
 #include "tools/planning_context.h"
 
+#include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "models/errors.h"
 #include "sim/analytic_network.h"
 #include "sim/collective_plan.h"
 #include "tools/cli.h"
@@ -21,6 +25,19 @@ const std::string& CountedCluster(const std::string& spec) {
 }
 
 }  // namespace
+
+void AddJobsOption(po::options_description& options) {
+  const int threads = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  options.add_options()(
+      "jobs", po::value<int>()->default_value(threads, "hardware threads"),
+      "strategy families searched at once, each on its own thread (same results for any N)");
+}
+
+int ReadJobs(const po::variables_map& vm) {
+  const int jobs = vm["jobs"].as<int>();
+  if (jobs < 1) ThrowInput("--jobs {}: must be >= 1", jobs);
+  return jobs;
+}
 
 PlanningContext::PlanningContext(const PlanningInputs& inputs)
     : model_(LoadModelCard(inputs.model)),
@@ -70,9 +87,13 @@ void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
   // Memoized: the search asks for the same collectives and transfers for every recipe variant
   // of a configuration, and each answer is a pure function of its arguments.
   using CollectiveKey = std::tuple<OpKind, std::vector<int>, Bytes>;
+  // The three callbacks under one lock (their memos and the route cache they share): the search
+  // may ask from several threads at once (SearchRequest::jobs).
+  auto mutex = std::make_shared<std::mutex>();
   auto collectives = std::make_shared<std::map<CollectiveKey, double>>();
-  request.collective_ns = [this, collectives](OpKind kind, const std::vector<int>& gpus,
-                                              Bytes bytes) {
+  request.collective_ns = [this, collectives, mutex](OpKind kind, const std::vector<int>& gpus,
+                                                     Bytes bytes) {
+    std::lock_guard<std::mutex> lock(*mutex);
     CollectiveKey key{kind, gpus, bytes};
     auto at = collectives->find(key);
     if (at != collectives->end()) return at->second;
@@ -96,7 +117,8 @@ void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
   };
   auto state = std::make_shared<LinkLoads>();
   state->total.assign(topology_->Links().size(), 0.0);
-  request.busiest_link_ns = [this, state](const std::vector<CollectiveLoad>& loads) {
+  request.busiest_link_ns = [this, state, mutex](const std::vector<CollectiveLoad>& loads) {
+    std::lock_guard<std::mutex> lock(*mutex);
     LoadKey key;
     for (const CollectiveLoad& load : loads) {
       key.emplace_back(load.kind, load.gpus, load.bytes, load.count);
@@ -136,8 +158,9 @@ void PlanningContext::SetNetworkBounds(SearchRequest& request) const {
   };
   using TransfersKey = std::pair<std::vector<std::pair<int, int>>, Bytes>;
   auto transfers = std::make_shared<std::map<TransfersKey, double>>();
-  request.transfers_ns = [this, transfers](const std::vector<std::pair<int, int>>& pairs,
-                                           Bytes bytes) {
+  request.transfers_ns = [this, transfers, mutex](const std::vector<std::pair<int, int>>& pairs,
+                                                  Bytes bytes) {
+    std::lock_guard<std::mutex> lock(*mutex);
     TransfersKey key{pairs, bytes};
     auto at = transfers->find(key);
     if (at != transfers->end()) return at->second;

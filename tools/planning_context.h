@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include <boost/program_options.hpp>
+
 #include "models/device_spec.h"
 #include "models/model_card.h"
 #include "models/roofline_cost.h"
@@ -31,6 +33,12 @@ struct PlanningInputs {
   std::string collectives = "sim/data/collectives.json";  // relative: under the data root
   bool fold = true;                                       // SimOptions::fold
 };
+
+// --jobs of compare and plan: how many families the search runs at once (SearchRequest::jobs);
+// default the hardware's threads (at least 1). The results are the same for any value.
+void AddJobsOption(boost::program_options::options_description& options);
+// Its value; throws InputError below 1.
+int ReadJobs(const boost::program_options::variables_map& vm);
 
 class PlanningContext {
  public:
@@ -62,9 +70,9 @@ class PlanningContext {
   // phases one after another, each run's steps x (alpha + bytes / its narrowest share), which
   // the flow replay's aggregate flows cannot beat: they wait the same alphas and move the same
   // bytes over the same links, slower when others share them). The callbacks borrow this
-  // context, remember their answers (pure functions of their arguments) and are not
-  // thread-safe. busiest_link_ns adds up the bytes each planned collective moves per link, which
-  // max-min sharing (and the analytic mode's sharing) cannot move faster than the link's
+  // context, remember their answers (pure functions of their arguments) and are thread-safe
+  // (behind one lock). busiest_link_ns adds up the bytes each planned collective moves per link,
+  // which max-min sharing (and the analytic mode's sharing) cannot move faster than the link's
   // bandwidth.
   void SetNetworkBounds(SearchRequest& request) const;
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <system_error>
 #include <thread>
 
 namespace terasim {
@@ -14,10 +15,6 @@ int TaskWorkers(int jobs, size_t tasks) {
 void RunTasks(int jobs, const std::vector<size_t>& order,
               const std::function<void(int worker, size_t task)>& body) {
   const int workers = TaskWorkers(jobs, order.size());
-  if (workers == 1) {
-    for (size_t task : order) body(0, task);
-    return;
-  }
   size_t tasks = 0;
   for (size_t task : order) tasks = std::max(tasks, task + 1);
   std::vector<std::exception_ptr> errors(tasks);
@@ -33,7 +30,13 @@ void RunTasks(int jobs, const std::vector<size_t>& order,
   };
   std::vector<std::thread> threads;
   threads.reserve(workers - 1);
-  for (int w = 1; w < workers; ++w) threads.emplace_back(work, w);
+  for (int w = 1; w < workers; ++w) {
+    try {
+      threads.emplace_back(work, w);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones started (and this one) take every task
+    }
+  }
   work(0);
   for (std::thread& t : threads) t.join();
   for (const std::exception_ptr& error : errors) {

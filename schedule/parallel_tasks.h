@@ -13,7 +13,7 @@ namespace terasim {
 
 // Runs body(worker, task) for every task in `order` (indices, each once) on min(jobs,
 // order.size()) threads; `worker` in [0, that count) names the thread, for per-thread state.
-// jobs <= 1: on the calling thread, in `order`.
+// jobs <= 1: all on the calling thread, in `order`. The calling thread is always worker 0.
 void RunTasks(int jobs, const std::vector<size_t>& order,
               const std::function<void(int worker, size_t task)>& body);
 

@@ -73,9 +73,14 @@ FoldedGeneration PlanningContext::FoldForEvaluation(const GenerateOptions& gen) 
   // GenerateForSimulation's choice, kept instead of generated.
   const std::vector<int> ranks = RepresentativeTpSet(gen, *topology_, *roofline_, Options(nullptr));
   FoldedGeneration out{RepresentativeOptions(gen, ranks), 1};
-  if (!ranks.empty()) out.order = gen.dp * (gen.tp / static_cast<int>(ranks.size()));
+  // The tp ranks the generator writes: with a broadcast boundary it declares no tp rotation
+  // (schedule/generator.h representatives_only) and writes every tp rank of replica 0, even
+  // where the probe folded with tp rank 0 alone.
+  const int written_tp =
+      gen.boundary == Boundary::kPointToPoint ? static_cast<int>(ranks.size()) : gen.tp;
+  if (!ranks.empty()) out.order = gen.dp * (gen.tp / written_tp);
   // Replica 0 whole (every tp rank): the op budget as without a fold (FoldedGeneration).
-  out.budget_order = gen.tp > 1 && static_cast<int>(ranks.size()) == gen.tp ? 1 : out.order;
+  out.budget_order = gen.tp > 1 && written_tp == gen.tp ? 1 : out.order;
   return out;
 }
 

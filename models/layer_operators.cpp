@@ -12,6 +12,20 @@ namespace {
 constexpr int64_t kFp16 = 2;  // bytes per activation element
 constexpr int64_t kFp32 = 4;  // the eager softmax's output
 
+// The memory operators that reduce along rows, broadcast, or permute / read strided views
+// (LayerOperator::layout); every other one streams contiguous tensors (elementwise adds, bias
+// adds, activations, casts, the key/value cache's zero-fill and adds, the accumulation).
+bool IsLayout(std::string_view name) {
+  for (std::string_view layout :
+       {"ln1", "ln2", "ln1.bwd", "ln2.bwd", "scale_mask_softmax", "scale_mask_softmax.bwd",
+        "softmax", "softmax.bwd", "mask", "causal_mask", "q_scale", "q_scale.bwd", "kv_cache_write",
+        "context_layout", "context_layout.bwd", "qkv_layout.bwd", "mlp_bias_grads",
+        "attn_bias_grads"}) {
+    if (name == layout) return true;
+  }
+  return false;
+}
+
 // Appends the operators of one layer block; the shapes of the header's table.
 class OperatorList {
  public:
@@ -58,6 +72,7 @@ class OperatorList {
     op.name = name;
     op.bytes = bytes;
     op.kernels = kernels;
+    op.layout = IsLayout(name);
     ops_.push_back(op);
   }
 

@@ -67,6 +67,11 @@ struct LayerOperator {
   Flops flops = 0;  // 2 batch m n k for GEMMs, 0 otherwise
   Bytes bytes = 0;  // read and written from device memory, fp16 tensors, 1-byte masks
   int kernels = 1;  // kernel launches it takes
+  // Memory operators that do not stream contiguous tensors: a row reduction (LayerNorm,
+  // softmax, bias gradients), a broadcast over heads (the mask), or a copy that permutes or
+  // reads a strided view (layout copies, the chunked q, the causal mask's triu and cat, writes
+  // into the key/value cache). They run at OperatorModelParams::layout_memory_efficiency.
+  bool layout = false;
 };
 
 struct LayerOperatorOptions {

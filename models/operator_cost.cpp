@@ -65,7 +65,9 @@ OperatorTiming OperatorCostModel::Cost(const LayerOperator& op, TimeNs host_ns) 
   OperatorTiming t;
   t.op = op;
   const bool gemm = op.kind == OperatorKind::kGemm && op.flops > 0;
-  const double efficiency = gemm ? params_.gemm_memory_efficiency : params_.memory_efficiency;
+  const double efficiency = gemm        ? params_.gemm_memory_efficiency
+                            : op.layout ? params_.layout_memory_efficiency
+                                        : params_.memory_efficiency;
   t.memory_s = static_cast<double>(op.bytes) / (device_.memory_bw_bytes_per_s * efficiency);
   if (gemm) {
     // The library runs each shape on the tile that finishes it first.

@@ -16,8 +16,10 @@
 //     gpu = max(compute, bytes / (bandwidth x gemm_memory_efficiency))
 //           + kernels x kernel_gpu_ns.
 // A memory-bound operator takes bytes / (bandwidth x memory_efficiency) + kernels x
-// kernel_gpu_ns. tile_k_overhead is the tile's prologue and epilogue in steps of k;
-// kernel_gpu_ns the grid's launch, ramp-up and drain on the GPU (both 0 unless fitted).
+// kernel_gpu_ns; a layout one (LayerOperator::layout: row reductions, broadcasts, permuting
+// or strided copies) runs at layout_memory_efficiency instead. tile_k_overhead is the
+// tile's prologue and epilogue in steps of k; kernel_gpu_ns the grid's launch, ramp-up and
+// drain on the GPU (both 0 unless fitted).
 // The host issues kernel i kernel_overhead_ns after kernel i - 1 (framework dispatch and
 // launch; backward_kernel_overhead_ns in the backward passes, where the autograd engine
 // runs each node); the GPU starts it when it is issued and the previous one is done:

@@ -20,8 +20,8 @@ double RequireFraction(const JsonReader& r, const std::string& key) {
 OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   r.RejectUnknown({"gemm_efficiency", "tile_m", "tile_n", "kernel_overhead_ns", "memory_efficiency",
                    "kernel_gpu_ns", "tile_k_overhead", "tiles", "l2_bw_bytes_per_s",
-                   "gemm_memory_efficiency", "backward_kernel_overhead_ns", "fused", "default",
-                   "note"});
+                   "gemm_memory_efficiency", "backward_kernel_overhead_ns",
+                   "layout_memory_efficiency", "fused", "default", "note"});
   OperatorModelParams p;
   p.gemm_efficiency = RequireFraction(r, "gemm_efficiency");
   p.tile_m = static_cast<int>(r.RequireInt("tile_m", 1));
@@ -76,6 +76,9 @@ OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   p.gemm_memory_efficiency = r.Has("gemm_memory_efficiency")
                                  ? RequireFraction(r, "gemm_memory_efficiency")
                                  : p.memory_efficiency;
+  p.layout_memory_efficiency = r.Has("layout_memory_efficiency")
+                                   ? RequireFraction(r, "layout_memory_efficiency")
+                                   : p.memory_efficiency;
   p.fused = r.RequireBool("fused");
   p.is_default = r.OptionalBool("default", false);
   p.note = r.RequireString("note");

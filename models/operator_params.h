@@ -45,6 +45,10 @@ struct OperatorModelParams {
   TimeNs backward_kernel_overhead_ns = 0;
   // Fraction of the memory bandwidth that memory-bound kernels reach, (0, 1].
   double memory_efficiency = 0;
+  // Fraction of the memory bandwidth that the memory operators which do not stream
+  // contiguous tensors reach (LayerOperator::layout: row reductions, broadcasts, permuting or
+  // strided copies), (0, 1] (optional: memory_efficiency).
+  double layout_memory_efficiency = 0;
   // GPU-side time of every kernel beyond its roofline: the grid's launch, ramp-up and drain,
   // which the host running ahead does not hide (optional, 0 when absent).
   TimeNs kernel_gpu_ns = 0;

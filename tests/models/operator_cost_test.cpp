@@ -591,3 +591,60 @@ TEST_CASE("whole backward: the same operators, eager in autograd's order", "[mod
     CHECK(std::strcmp(whole.back().name, "attn_grad_accumulate") == 0);
   }
 }
+
+TEST_CASE("operator_model: layout_memory_efficiency is optional and checked",
+          "[models][operators]") {
+  CHECK(ParseWith("").layout_memory_efficiency == 0.7);  // memory_efficiency when absent
+  CHECK(ParseWith(R"(, "layout_memory_efficiency": 0.4)").layout_memory_efficiency == 0.4);
+  CHECK_THROWS_WITH(ParseWith(R"(, "layout_memory_efficiency": 0)"),
+                    Catch::Contains("t.json: layout_memory_efficiency"));
+  CHECK_THROWS_WITH(ParseWith(R"(, "layout_memory_efficiency": 1.2)"),
+                    Catch::Contains("layout_memory_efficiency"));
+}
+
+TEST_CASE("row reductions, broadcasts and permuting copies run at the layout bandwidth",
+          "[models][operators]") {
+  // Eager (TeraPipe) forward at 1024 tokens: LayerNorm, the mask broadcast, softmax and the
+  // layout copies are layout operators; bias adds, residual adds, ReLU and the cast stream.
+  const ModelCard m = LoadModelCard("gpt3-1b");
+  LayerOperatorOptions eager;
+  const auto fwd = LayerOperators(m, Work(1024), OperatorPass::kForward, eager);
+  for (const char* name : {"ln1", "ln2", "mask", "softmax", "context_layout", "causal_mask",
+                           "q_scale", "kv_cache_write"}) {
+    CHECK(Find(fwd, name).layout);
+  }
+  for (const char* name : {"qkv", "qkv_bias", "softmax_cast", "residual1", "relu", "fc2_bias"}) {
+    CHECK_FALSE(Find(fwd, name).layout);
+  }
+  eager.weight_gradient_passes = 2;  // the accumulation is there from the second pass on
+  const auto bwd = LayerOperators(m, Work(1024), OperatorPass::kBackwardWeight, eager);
+  CHECK(Find(bwd, "mlp_bias_grads").layout);             // column sums: a reduction
+  CHECK_FALSE(Find(bwd, "mlp_grad_accumulate").layout);  // w.grad += grad_w streams
+
+  // A layout operator's time is bytes / (bandwidth x layout_memory_efficiency); a streaming
+  // one's bytes / (bandwidth x memory_efficiency). Halving the layout efficiency doubles
+  // softmax's GPU time and leaves softmax_cast's unchanged.
+  DeviceSpec fast = V100();
+  fast.operator_model->kernel_gpu_ns = 0;
+  fast.operator_model->layout_memory_efficiency = 0.8;
+  DeviceSpec slow = fast;
+  slow.operator_model->layout_memory_efficiency = 0.4;
+  const OperatorCostModel a(m, fast), b(m, slow);
+  auto gpu = [](const std::vector<OperatorTiming>& ts, const char* name) {
+    for (const OperatorTiming& t : ts) {
+      if (std::strcmp(t.op.name, name) == 0) return t.gpu_s;
+    }
+    FAIL("no operator " << name);
+    return 0.0;
+  };
+  const auto ta = a.Breakdown(Work(1024), OperatorPass::kForward);
+  const auto tb = b.Breakdown(Work(1024), OperatorPass::kForward);
+  const Bytes softmax_bytes = Find(fwd, "softmax").bytes;  // (2 + 4) x 16 x 1024 x 1024
+  CHECK(softmax_bytes == 6 * 16 * 1024 * 1024);
+  CHECK(gpu(ta, "softmax") == Approx(softmax_bytes / (fast.memory_bw_bytes_per_s * 0.8)));
+  CHECK(gpu(tb, "softmax") == Approx(2 * gpu(ta, "softmax")));
+  CHECK(gpu(tb, "softmax_cast") == Approx(gpu(ta, "softmax_cast")));
+  CHECK(gpu(ta, "softmax_cast") ==
+        Approx(Find(fwd, "softmax_cast").bytes /
+               (fast.memory_bw_bytes_per_s * fast.operator_model->memory_efficiency)));
+}

@@ -11,6 +11,11 @@ into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
   * gemm_memory_efficiency  fraction of the HBM bandwidth a GEMM's operand streams reach
   * backward_kernel_overhead_ns  host time per backward kernel (autograd's engine; absent: the
     forward's kernel_overhead_ns; `--start backward_kernel_overhead_ns=V` frees it)
+  * layout_memory_efficiency  fraction of the HBM bandwidth the memory operators that do not
+    stream contiguous tensors reach (row reductions: LayerNorm, softmax, bias gradients; the
+    mask broadcast over heads; permuting and strided copies; models/layer_operators.h
+    LayerOperator::layout; absent: memory_efficiency; `--start layout_memory_efficiency=V`
+    frees it)
 (--fix NAME=VALUE holds any of them. The fit in the data file frees the first three and fixes
 kernel_gpu_ns=0 tile_k_overhead=0 gemm_memory_efficiency=0.833: a GEMM's operand streams at the
 V100's measured 750 GB/s of global memory bandwidth over 900 GB/s, Jia et al. 2018, "Dissecting the
@@ -54,7 +59,11 @@ OPERATOR_PARAMETERS = [
     ("tile_k_overhead", 0.0, 1024.0, "operator"),
     ("gemm_memory_efficiency", 0.3, 1.0, "operator"),
     ("backward_kernel_overhead_ns", 5000.0, 300000.0, "operator"),
+    ("layout_memory_efficiency", 0.1, 1.0, "operator"),
 ]
+# Optional in the data file: 0 writes them absent (their fallbacks: memory_efficiency,
+# kernel_overhead_ns, memory_efficiency).
+OPTIONAL = {"gemm_memory_efficiency", "backward_kernel_overhead_ns", "layout_memory_efficiency"}
 INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead", "backward_kernel_overhead_ns"}
 NETWORK_PARAMETERS = [
     ("efficiency", 0.3, 1.0, "network"),
@@ -72,7 +81,7 @@ class OperatorEvaluator(fit_p3.Evaluator):
         for name, _, _, where in fit_p3.PARAMETERS:
             v = values[name]
             if where == "operator":
-                if name in ("gemm_memory_efficiency", "backward_kernel_overhead_ns") and v <= 0:
+                if name in OPTIONAL and v <= 0:
                     op.pop(name, None)  # 0: absent (memory_efficiency / kernel_overhead_ns)
                 else:
                     op[name] = int(round(v)) if name in INTEGER else v
@@ -103,7 +112,7 @@ def main():
     args = parser.parse_args()
 
     fit_p3.PARAMETERS = OPERATOR_PARAMETERS + (NETWORK_PARAMETERS if args.with_network else [])
-    ev = OperatorEvaluator(args.terasim, args.jobs, args.network, 0)
+    ev = OperatorEvaluator(args.terasim, args.jobs, args.network, 0, "serial")
     if "operator_model" not in ev.device:
         sys.exit(f"{fit_p3.DEVICE}: no operator_model to start from")
     start = {}

@@ -88,15 +88,18 @@ SliceWork SliceWorkOf(const Op& op, int tp) {
 static_assert(sizeof(SliceWork) == 40, "SliceWork changed: update WorkIndex::Key");
 
 size_t WorkIndex::Hash(const Key& k) {
-  uint64_t h = static_cast<uint64_t>(k.tokens) * 0x9E3779B97F4A7C15ULL;
-  for (uint64_t v : {static_cast<uint64_t>(k.context), static_cast<uint64_t>(k.layers),
-                     static_cast<uint64_t>(k.rows), static_cast<uint64_t>(k.tp),
-                     static_cast<uint64_t>(k.pass) | (static_cast<uint64_t>(k.block) << 8) |
-                         (static_cast<uint64_t>(k.recompute_attention) << 16)}) {
-    h = (h ^ v) * 0x100000001B3ULL;
-    h ^= h >> 29;
-  }
-  return static_cast<size_t>(h);
+  // Two words of every field (a slot, not an id: ids follow the order of first Intern).
+  const uint64_t a = static_cast<uint64_t>(k.tokens) ^ (static_cast<uint64_t>(k.context) << 29);
+  const uint64_t b = static_cast<uint64_t>(static_cast<uint32_t>(k.layers)) ^
+                     (static_cast<uint64_t>(static_cast<uint32_t>(k.rows)) << 20) ^
+                     (static_cast<uint64_t>(static_cast<uint32_t>(k.tp)) << 40) ^
+                     (static_cast<uint64_t>(k.pass) << 56) ^
+                     (static_cast<uint64_t>(k.block) << 60) ^
+                     (static_cast<uint64_t>(k.recompute_attention) << 63);
+  uint64_t h = a * 0x9E3779B97F4A7C15ULL ^ b * 0xC2B2AE3D27D4EB4FULL;
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  return static_cast<size_t>(h ^ (h >> 29));
 }
 
 void WorkIndex::Grow() {

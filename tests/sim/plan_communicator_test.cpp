@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/model_card.h"
@@ -23,25 +24,19 @@ CollectiveOptions Nccl() {
   return options;
 }
 
+// Every field of a run and of a plan, as tuples.
+auto Fields(const RingRun& r) {
+  return std::tie(r.gpus, r.closed, r.steps, r.bytes_per_flow, r.chunks, r.links, r.alpha_ns,
+                  r.hop_latency_ns, r.latency_ns);
+}
+
 void RequireSamePlan(const CollectivePlan& a, const CollectivePlan& b) {
-  REQUIRE(a.nccl == b.nccl);
-  REQUIRE(a.algorithm == b.algorithm);
-  REQUIRE(a.protocol == b.protocol);
+  REQUIRE(std::tie(a.nccl, a.algorithm, a.protocol) == std::tie(b.nccl, b.algorithm, b.protocol));
   REQUIRE(a.phases.size() == b.phases.size());
   for (size_t p = 0; p < a.phases.size(); ++p) {
     REQUIRE(a.phases[p].runs.size() == b.phases[p].runs.size());
     for (size_t r = 0; r < a.phases[p].runs.size(); ++r) {
-      const RingRun& x = a.phases[p].runs[r];
-      const RingRun& y = b.phases[p].runs[r];
-      REQUIRE(x.gpus == y.gpus);
-      REQUIRE(x.closed == y.closed);
-      REQUIRE(x.steps == y.steps);
-      REQUIRE(x.bytes_per_flow == y.bytes_per_flow);
-      REQUIRE(x.chunks == y.chunks);
-      REQUIRE(x.links == y.links);
-      REQUIRE(x.alpha_ns == y.alpha_ns);
-      REQUIRE(x.hop_latency_ns == y.hop_latency_ns);
-      REQUIRE(x.latency_ns == y.latency_ns);
+      REQUIRE(Fields(a.phases[p].runs[r]) == Fields(b.phases[p].runs[r]));
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/model_card.h"
@@ -18,14 +19,12 @@ namespace {
 
 using Catch::Matchers::Contains;
 
+// The tiny card (4 layers, 4 heads) under `strategy`.
 GenerateOptions Tiny(Strategy strategy, int dp, int pp, int tp, int microbatches) {
   GenerateOptions o;
-  o.model = LoadModelCard("tiny");  // 4 layers, 4 heads
-  o.strategy = strategy;
-  o.dp = dp;
-  o.pp = pp;
-  o.tp = tp;
-  o.microbatches = microbatches;
+  o.model = LoadModelCard("tiny");
+  std::tie(o.strategy, o.dp, o.pp, o.tp, o.microbatches) =
+      std::make_tuple(strategy, dp, pp, tp, microbatches);
   return o;
 }
 

@@ -411,7 +411,13 @@ void AddNcclLatencies(CollectivePlan& plan, const NcclSystem& system,
 
 CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
                               const NetworkTopology& topology, const CollectiveOptions& options) {
-  const std::optional<NcclSystem> system = NcclCommunicator(gpus, topology, options);
+  return PlanCollective(kind, gpus, root_gpu, bytes, topology, options,
+                        NcclCommunicator(gpus, topology, options));
+}
+
+CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
+                              const NetworkTopology& topology, const CollectiveOptions& options,
+                              const std::optional<NcclSystem>& system) {
   CollectivePlan plan = system ? PlanNccl(kind, gpus, root_gpu, bytes, topology, options, *system)
                                : PlanRuns(kind, gpus, root_gpu, bytes, topology, options);
   const std::vector<NetLink>& links = topology.Links();

@@ -142,6 +142,11 @@ struct CollectivePlan {
 // non-collective kind.
 CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
                               const NetworkTopology& topology, const CollectiveOptions& options);
+// The same with `system` == NcclCommunicator(gpus, topology, options), for a caller that plans
+// many collectives on one group (the communicator depends on the GPUs alone).
+CollectivePlan PlanCollective(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes,
+                              const NetworkTopology& topology, const CollectiveOptions& options,
+                              const std::optional<NcclSystem>& system);
 
 // The (src_gpu, dst_gpu) transfers of step `step` (0-based) of `run`.
 std::vector<std::pair<int, int>> StepTransfers(const RingRun& run, int step);

@@ -83,35 +83,38 @@ SliceWork SliceWorkOf(const Op& op, int tp) {
   return work;
 }
 
-// A new SliceWork field must join WorkTimeCache::Key (or two works differing in it would share a
+// A new SliceWork field must join WorkIndex::Key (or two works differing in it would share a
 // time): this fails when SliceWork's size changes.
-static_assert(sizeof(SliceWork) == 40, "SliceWork changed: update WorkTimeCache::Key");
+static_assert(sizeof(SliceWork) == 40, "SliceWork changed: update WorkIndex::Key");
 
-size_t WorkTimeCache::Hash(const Key& k) {
-  uint64_t h = static_cast<uint64_t>(k.tokens) * 0x9E3779B97F4A7C15ULL;
-  for (uint64_t v : {static_cast<uint64_t>(k.context), static_cast<uint64_t>(k.layers),
-                     static_cast<uint64_t>(k.rows), static_cast<uint64_t>(k.tp),
-                     static_cast<uint64_t>(k.pass) | (static_cast<uint64_t>(k.block) << 8) |
-                         (static_cast<uint64_t>(k.recompute_attention) << 16)}) {
-    h = (h ^ v) * 0x100000001B3ULL;
-    h ^= h >> 29;
-  }
-  return static_cast<size_t>(h);
+size_t WorkIndex::Hash(const Key& k) {
+  // Two words of every field (a slot, not an id: ids follow the order of first Intern).
+  const uint64_t a = static_cast<uint64_t>(k.tokens) ^ (static_cast<uint64_t>(k.context) << 29);
+  const uint64_t b = static_cast<uint64_t>(static_cast<uint32_t>(k.layers)) ^
+                     (static_cast<uint64_t>(static_cast<uint32_t>(k.rows)) << 20) ^
+                     (static_cast<uint64_t>(static_cast<uint32_t>(k.tp)) << 40) ^
+                     (static_cast<uint64_t>(k.pass) << 56) ^
+                     (static_cast<uint64_t>(k.block) << 60) ^
+                     (static_cast<uint64_t>(k.recompute_attention) << 63);
+  uint64_t h = a * 0x9E3779B97F4A7C15ULL ^ b * 0xC2B2AE3D27D4EB4FULL;
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  return static_cast<size_t>(h ^ (h >> 29));
 }
 
-void WorkTimeCache::Grow() {
+void WorkIndex::Grow() {
   std::vector<Slot> old = std::move(slots_);
   slots_.assign(old.empty() ? 64 : 2 * old.size(), Slot{});
   const size_t mask = slots_.size() - 1;
   for (const Slot& slot : old) {
-    if (!slot.used) continue;
+    if (slot.id < 0) continue;
     size_t i = Hash(slot.key) & mask;
-    while (slots_[i].used) i = (i + 1) & mask;
+    while (slots_[i].id >= 0) i = (i + 1) & mask;
     slots_[i] = slot;
   }
 }
 
-TimeNs WorkTimeCache::Time(const SliceWork& work) {
+int WorkIndex::Intern(const SliceWork& work) {
   const Key key{work.tokens,
                 work.context,
                 work.layers,
@@ -120,15 +123,25 @@ TimeNs WorkTimeCache::Time(const SliceWork& work) {
                 static_cast<uint8_t>(work.pass),
                 static_cast<uint8_t>(work.block),
                 static_cast<uint8_t>(work.recompute_attention)};
-  if (2 * (size_ + 1) > static_cast<int>(slots_.size())) Grow();
+  if (2 * (works_.size() + 1) > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
   size_t i = Hash(key) & mask;
-  for (; slots_[i].used; i = (i + 1) & mask) {
-    if (slots_[i].key == key) return slots_[i].ns;
+  for (; slots_[i].id >= 0; i = (i + 1) & mask) {
+    if (slots_[i].key == key) return slots_[i].id;
   }
-  const TimeNs ns = cost_.Time(work);
-  slots_[i] = Slot{key, ns, true};
-  ++size_;
+  const int id = static_cast<int>(works_.size());
+  slots_[i] = Slot{key, id};
+  works_.push_back(work);
+  return id;
+}
+
+TimeNs WorkTimeCache::TimeOf(int id, const SliceWork& work) {
+  if (id >= static_cast<int>(ns_.size())) ns_.resize(id + 1, -1);
+  TimeNs& ns = ns_[id];
+  if (ns < 0) {
+    ns = cost_.Time(work);
+    ++calls_;
+  }
   return ns;
 }
 

@@ -25,17 +25,16 @@ std::vector<int> WorkTpDegrees(const Schedule& schedule);
 // The SliceWork of compute op `op` whose tp degree is `tp` (from WorkTpDegrees).
 SliceWork SliceWorkOf(const Op& op, int tp);
 
-// ComputeCostModel::Time memoized per distinct SliceWork. A cost model is a pure function of
-// the work (models/compute_cost.h), and a schedule repeats the same work thousands of times
-// (every micro-batch, every stage of equal layers): each distinct work costs one model call.
-// Borrows the model. Not thread-safe. An open-addressing table (a schedule has a few hundred
-// distinct works; a look-up is a hash and mostly one compare).
-class WorkTimeCache {
+// The distinct SliceWorks of a schedule, numbered 0, 1, ... in order of first Intern: a replay
+// resolves each compute op's work once (sim/replay_graph.h) and then reads a number per op. An
+// open-addressing table (a schedule has a few hundred distinct works; a look-up is a hash and
+// mostly one compare).
+class WorkIndex {
  public:
-  explicit WorkTimeCache(const ComputeCostModel& cost) : cost_(cost) {}
-  TimeNs Time(const SliceWork& work);
-  // Distinct works seen (model calls made).
-  int Size() const { return size_; }
+  // The number of `work`, added when new.
+  int Intern(const SliceWork& work);
+  const std::vector<SliceWork>& Works() const { return works_; }
+  int Size() const { return static_cast<int>(works_.size()); }
 
  private:
   // Every field of SliceWork, packed.
@@ -47,14 +46,34 @@ class WorkTimeCache {
   };
   struct Slot {
     Key key;
-    TimeNs ns = 0;
-    bool used = false;
+    int id = -1;
   };
   static size_t Hash(const Key& k);
   void Grow();
-  const ComputeCostModel& cost_;
   std::vector<Slot> slots_;  // size a power of 2, at most half full
-  int size_ = 0;
+  std::vector<SliceWork> works_;
+};
+
+// ComputeCostModel::Time memoized per distinct SliceWork. A cost model is a pure function of
+// the work (models/compute_cost.h), and a schedule repeats the same work thousands of times
+// (every micro-batch, every stage of equal layers): each distinct work costs one model call.
+// Borrows the model. Not thread-safe.
+class WorkTimeCache {
+ public:
+  explicit WorkTimeCache(const ComputeCostModel& cost) : cost_(cost) {}
+  TimeNs Time(const SliceWork& work) { return TimeOf(index_.Intern(work), work); }
+  // The time of work number `id` of `works` (a WorkIndex's numbering). A cache answers either
+  // form, not both: its ids are those of one numbering.
+  TimeNs Time(int id, const std::vector<SliceWork>& works) { return TimeOf(id, works[id]); }
+  // Distinct works seen (model calls made).
+  int Size() const { return calls_; }
+
+ private:
+  TimeNs TimeOf(int id, const SliceWork& work);
+  const ComputeCostModel& cost_;
+  WorkIndex index_;
+  std::vector<TimeNs> ns_;  // per work id, -1 until computed
+  int calls_ = 0;
 };
 
 }  // namespace terasim

@@ -149,6 +149,8 @@ void Replay::BuildGraph() {
     ops_[i].device = graph.device[i];
   }
   work_tp_ = std::move(graph.work_tp);
+  work_of_ = std::move(graph.work);
+  works_ = std::move(graph.works);
   succ_begin_ = std::move(graph.succ_begin);
   succ_ = std::move(graph.succ);
   group_gpus_ = std::move(graph.group_gpus);
@@ -193,12 +195,11 @@ void Replay::StartOp(int i) {
   s.critical_pred = s.last_pred;
   for (ReplayObserver* o : observers_) o->OnOpStart(i, now);
   if (s.cls == OpClass::kCompute) {
-    const Op& op = schedule_.ops[i];
     s.state = State::kMoving;
     s.comm_start_ns = now;
     TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
                          ? options_.compute_ns[i]
-                         : work_times_.Time(SliceWorkOf(op, work_tp_[i]));
+                         : work_times_.Time(work_of_[i], works_);
     if (s.device < static_cast<int>(options_.device_speed.size())) {
       work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[s.device]);
     }

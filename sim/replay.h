@@ -100,6 +100,12 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> CriticalPath() const;
   // Per op (by position): the tp degree of its work (WorkTpDegrees, sim/op_work.h).
   const std::vector<int>& WorkTp() const { return work_tp_; }
+  // Per op (by position): the number of its compute work in Works(), -1 for an op that is not
+  // compute (ReplayGraph::work); the distinct works.
+  const std::vector<int>& WorkOf() const { return work_of_; }
+  const std::vector<SliceWork>& Works() const { return works_; }
+  // Op::device of op `op`.
+  int DeviceOf(int op) const { return ops_[op].device; }
   // GPU of schedule device `device`.
   int GpuOf(int device) const { return placement_[device]; }
   // Time the flow network kept each link busy (flow mode; all zero in analytic mode; with a
@@ -211,7 +217,9 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<ReplayObserver*> observers_;
 
   std::vector<OpState> ops_;
-  std::vector<int> work_tp_;        // per op: the tp degree of its compute work
+  std::vector<int> work_tp_;  // per op: the tp degree of its compute work
+  std::vector<int> work_of_;  // per op: its compute work in works_, -1 none
+  std::vector<SliceWork> works_;
   std::vector<int> compute_route_;  // per GPU: the FlowNetwork route of its compute channel
   std::vector<int> succ_begin_;     // CSR successor lists
   std::vector<int> succ_;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/errors.h"
+#include "sim/op_work.h"
 
 namespace terasim {
 namespace {
@@ -143,12 +144,19 @@ bool AfterOpsMatch(const Schedule& schedule) {
   return true;
 }
 
-ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& placement) {
+namespace {
+
+// BuildReplayGraph; with `by_position`, the `after` deps are schedule.after_ops' positions,
+// checked against the keys op by op as the ops are read (AfterOpsMatch in the same pass):
+// false at the first that does not match, and the caller builds again with by_position false.
+bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_position,
+           ReplayGraph* out) {
   const std::string where = schedule.source.empty() ? "schedule" : schedule.source;
   const std::vector<Op>& ops = schedule.ops;
   const int n = static_cast<int>(ops.size());
   const int devices = schedule.devices;
-  ReplayGraph g;
+  ReplayGraph& g = *out;
+  g = ReplayGraph{};
   g.pending.assign(n, 0);
   g.partner.assign(n, -1);
   g.instance.assign(n, -1);
@@ -156,10 +164,11 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   g.op_class.assign(n, OpClass::kOther);
   g.gpu.assign(n, -1);
   g.device.assign(n, 0);
+  g.work.assign(n, -1);
+  WorkIndex works;
 
   // The `after` deps: the generator's positions when they match the keys, else each key
   // resolved through an index of the keys.
-  const bool by_position = AfterOpsMatch(schedule);
   FlatIndex key_index(by_position ? 0 : n);
   if (!by_position) {
     for (int i = 0; i < n; ++i) {
@@ -236,7 +245,15 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
       stream_pred[i] = tail->second;
       tail->second = i;
     }
-    if (!by_position) {
+    if (by_position) {
+      // The generator's positions stand for the keys only where each names its key.
+      const int* dep = after.op.data() + after.begin[i];
+      if (after.begin[i + 1] - after.begin[i] != static_cast<int>(op.after.size())) return false;
+      for (const std::string& key : op.after) {
+        if (*dep < 0 || *dep >= n || !SameText(ops[*dep].key, key)) return false;
+        ++dep;
+      }
+    } else {
       resolved.begin.push_back(static_cast<int>(resolved.op.size()));
       for (const std::string& dep : op.after) {
         const int pred =
@@ -253,6 +270,7 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
       } else if (op.kind == OpKind::kOptimizer) {
         g.work_tp[i] = std::max(1, schedule.shape.tp);
       }
+      g.work[i] = works.Intern(SliceWorkOf(op, g.work_tp[i]));
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
       send_ops.emplace_back(SendHash(op.device, op.peer, op.tensor), i);
@@ -323,7 +341,23 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
     if (stream_pred[i] >= 0) g.succ[fill[stream_pred[i]]++] = i;
     for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) g.succ[fill[after.op[k]]++] = i;
   }
-  return g;
+  g.works = works.Works();
+  return true;
+}
+
+}  // namespace
+
+ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& placement) {
+  // The generator's `after` positions when they fit the ops' lists (checked against the keys
+  // while building), else the keys resolved through an index.
+  const AfterOps& after = schedule.after_ops;
+  const size_t n = schedule.ops.size();
+  const bool fits = !after.Empty() && after.begin.size() == n + 1 && after.begin[0] == 0 &&
+                    static_cast<size_t>(after.begin[n]) == after.op.size();
+  ReplayGraph graph;
+  if (fits && Build(schedule, placement, /*by_position=*/true, &graph)) return graph;
+  Build(schedule, placement, /*by_position=*/false, &graph);
+  return graph;
 }
 
 }  // namespace terasim

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "models/compute_cost.h"
 #include "models/units.h"
 #include "schedule/schedule_ir.h"
 
@@ -50,9 +51,13 @@ struct ReplayGraph {
   std::vector<int> pending;     // per op: predecessors (stream order + `after` deps)
   std::vector<int> succ_begin;  // CSR successor lists: succ[succ_begin[i], succ_begin[i + 1])
   std::vector<int> succ;
-  std::vector<int> partner;       // per op: SEND <-> RECV, -1 none
-  std::vector<int> instance;      // per op: its collective instance, -1 none
-  std::vector<int> work_tp;       // per op: the tp degree of its compute work (sim/op_work.h)
+  std::vector<int> partner;   // per op: SEND <-> RECV, -1 none
+  std::vector<int> instance;  // per op: its collective instance, -1 none
+  std::vector<int> work_tp;   // per op: the tp degree of its compute work (sim/op_work.h)
+  // Per op: the number of its compute work (SliceWorkOf(op, work_tp)) in `works`, -1 for an op
+  // that is not compute; `works`: the distinct works (WorkIndex order).
+  std::vector<int> work;
+  std::vector<SliceWork> works;
   std::vector<OpClass> op_class;  // per op
   std::vector<int> gpu;           // per op: the GPU of its device (placement)
   std::vector<int> device;        // per op: its device (Op::device)

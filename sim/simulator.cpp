@@ -92,21 +92,26 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   result.trace.metadata["network"] = NetworkModeName(options.network);
   result.trace.metadata["cost_model"] = cost.Name();
   if (options.trace_rows) result.trace.rows.reserve(schedule.ops.size());
+  // The flops of each distinct compute work, once (the ops are then not read without rows).
+  const std::vector<SliceWork>& works = replay.Works();
+  std::vector<Flops> work_flops(works.size(), 0);
+  if (options.model != nullptr) {
+    for (size_t w = 0; w < works.size(); ++w) work_flops[w] = WorkFlops(*options.model, works[w]);
+  }
+  const std::vector<int>& work_of = replay.WorkOf();
   for (size_t i = 0; i < schedule.ops.size(); ++i) {
-    const Op& op = schedule.ops[i];
     // A representatives-only schedule: rows of the simulated devices, each standing for its
     // Order() images (the other devices' rows are not built).
-    if (declared && !fold.IsRep(op.device)) continue;
+    if (declared && !fold.IsRep(replay.DeviceOf(static_cast<int>(i)))) continue;
     ++result.ops;
     Flops flops = 0;
-    const bool compute = ClassOf(op.kind) == OpClass::kCompute;
+    const bool compute = work_of[i] >= 0;
     if (compute) {
-      if (options.model != nullptr) {
-        flops = WorkFlops(*options.model, SliceWorkOf(op, replay.WorkTp()[i]));
-      }
+      flops = work_flops[work_of[i]];
       result.model_flops += declared ? flops * fold.Order() : flops;
     }
     if (!options.trace_rows) continue;
+    const Op& op = schedule.ops[i];
     TraceRow& row = result.trace.rows.emplace_back();
     row.key = op.key;
     row.kind = op.kind;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -106,7 +108,8 @@ class FoldBuilder {
   std::set<std::pair<int, int>> p2p_pairs_;
   std::vector<std::pair<int, int>> transfers_;  // GPU pairs of every transfer (p2p and plans)
   std::map<PlanKey, CollectivePlan> plans_;
-  std::vector<int> link_rep_, link_mult_;     // LinkClasses' result
+  std::map<int, std::optional<NcclSystem>> systems_;  // per group: NcclCommunicator of its GPUs
+  std::vector<int> link_rep_, link_mult_;             // LinkClasses' result
   std::vector<std::vector<int>> classes_of_;  // its GPU maps (sorted) when it passed, else empty
   std::vector<Element> elements_;             // G, identity first
   bool declared_ = false;
@@ -118,9 +121,14 @@ const CollectivePlan& FoldBuilder::PlanOf(const PlanKey& key) {
   const auto& [group, kind, bytes, root] = key;
   std::vector<int> gpus;
   for (int rank : s_.groups[group].ranks) gpus.push_back(g_.placement[rank]);
+  // The group's NCCL communicator, once for all its plans.
+  auto system = systems_.find(group);
+  if (system == systems_.end()) {
+    system = systems_.emplace(group, NcclCommunicator(gpus, topology_, collectives_)).first;
+  }
   return plans_
       .emplace(key, PlanCollective(static_cast<OpKind>(kind), gpus, root, bytes, topology_,
-                                   collectives_))
+                                   collectives_, system->second))
       .first->second;
 }
 

@@ -1,0 +1,141 @@
+// The compute work the replay graph resolves per op (ReplayGraph::work, WorkIndex) and its `after`
+// positions checked while it is built (a mismatch found late falls back to the keys).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "models/model_card.h"
+#include "schedule/generator.h"
+#include "sim/op_work.h"
+#include "sim/replay_graph.h"
+#include "tests/sim/fake_cost.h"
+#include "tests/sim/schedule_builder.h"
+
+namespace terasim {
+namespace {
+
+using Catch::Matchers::Contains;
+
+// The tiny card (4 layers, 4 heads) under `strategy`.
+GenerateOptions Tiny(Strategy strategy, int dp, int pp, int tp, int microbatches) {
+  GenerateOptions o;
+  o.model = LoadModelCard("tiny");
+  std::tie(o.strategy, o.dp, o.pp, o.tp, o.microbatches) =
+      std::make_tuple(strategy, dp, pp, tp, microbatches);
+  return o;
+}
+
+bool SameWork(const SliceWork& a, const SliceWork& b) {
+  return a.pass == b.pass && a.layers == b.layers && a.block == b.block && a.rows == b.rows &&
+         a.tokens == b.tokens && a.context == b.context && a.tp == b.tp &&
+         a.recompute_attention == b.recompute_attention;
+}
+
+std::vector<int> Identity(int devices) {
+  std::vector<int> gpus;
+  for (int d = 0; d < devices; ++d) gpus.push_back(d);
+  return gpus;
+}
+
+TEST_CASE("The replay graph numbers each compute op's work as SliceWorkOf has it") {
+  std::vector<GenerateOptions> cases = {Tiny(Strategy::kOneFOneB, 2, 2, 2, 3),
+                                        Tiny(Strategy::kZbH1, 1, 2, 2, 2)};
+  cases[0].zero = 1;
+  cases[0].recompute = Recompute::kSelective;
+  GenerateOptions terapipe = Tiny(Strategy::kTeraPipe, 1, 2, 2, 2);
+  terapipe.uniform_slices = 3;
+  cases.push_back(terapipe);
+  for (const GenerateOptions& options : cases) {
+    const Schedule s = Generate(options);
+    const ReplayGraph g = BuildReplayGraph(s, Identity(s.devices));
+    REQUIRE(g.work.size() == s.ops.size());
+    int compute = 0;
+    for (size_t i = 0; i < s.ops.size(); ++i) {
+      if (!IsCompute(s.ops[i].kind)) {
+        REQUIRE(g.work[i] == -1);
+        continue;
+      }
+      ++compute;
+      REQUIRE(g.work[i] >= 0);
+      REQUIRE(g.work[i] < static_cast<int>(g.works.size()));
+      REQUIRE(SameWork(g.works[g.work[i]], SliceWorkOf(s.ops[i], g.work_tp[i])));
+    }
+    // Distinct works, fewer than the compute ops (every micro-batch repeats its stage's work).
+    for (size_t a = 0; a < g.works.size(); ++a) {
+      for (size_t b = a + 1; b < g.works.size(); ++b) {
+        REQUIRE_FALSE(SameWork(g.works[a], g.works[b]));
+      }
+    }
+    REQUIRE(static_cast<int>(g.works.size()) < compute);
+  }
+}
+
+TEST_CASE("A replay graph whose after positions go wrong at its last deps falls back to its keys") {
+  const Schedule generated = Generate(Tiny(Strategy::kOneFOneB, 1, 2, 1, 3));
+  // The last op with an after dep now names the first op's key instead: the positions match
+  // up to that op, then not.
+  Schedule edited = generated;
+  int last = -1;
+  for (int i = 0; i < static_cast<int>(edited.ops.size()); ++i) {
+    if (!edited.ops[i].after.empty() && edited.ops[i].device == edited.ops[0].device) last = i;
+  }
+  REQUIRE(last > 0);
+  edited.ops[last].after.back() = edited.ops[0].key;
+  REQUIRE(edited.after_ops.Fits(edited.ops));
+  REQUIRE_FALSE(AfterOpsMatch(edited));
+  Schedule cleared = edited;
+  cleared.after_ops = {};
+  const ReplayGraph a = BuildReplayGraph(edited, Identity(edited.devices));
+  const ReplayGraph b = BuildReplayGraph(cleared, Identity(cleared.devices));
+  REQUIRE(a.pending == b.pending);
+  REQUIRE(a.succ_begin == b.succ_begin);
+  REQUIRE(a.succ == b.succ);
+  REQUIRE(a.work == b.work);
+  // Op 0 now precedes `last` (the edited dep), which the generator's positions did not say.
+  const ReplayGraph original = BuildReplayGraph(generated, Identity(generated.devices));
+  REQUIRE(a.pending[last] == original.pending[last]);  // one dep for another
+  const auto succ0 =
+      std::vector<int>(a.succ.begin() + a.succ_begin[0], a.succ.begin() + a.succ_begin[1]);
+  REQUIRE(std::find(succ0.begin(), succ0.end(), last) != succ0.end());
+}
+
+TEST_CASE("An error before the first wrong after position names the same op as the keys do") {
+  Schedule s = Generate(Tiny(Strategy::kOneFOneB, 1, 2, 1, 2));
+  // Op 1 names an undeclared group; the last op's after dep is wrong (its position no longer
+  // names its key): building by position stops at op 1 first, as building by key does.
+  s.ops[1].kind = OpKind::kAllReduce;
+  s.ops[1].group = "missing";
+  int last = -1;
+  for (int i = 0; i < static_cast<int>(s.ops.size()); ++i) {
+    if (!s.ops[i].after.empty()) last = i;
+  }
+  REQUIRE(last > 1);
+  s.ops[last].after.back() = s.ops[0].key;
+  REQUIRE_THROWS_WITH(BuildReplayGraph(s, Identity(s.devices)),
+                      Contains(s.ops[1].key + ": group missing is not declared"));
+}
+
+TEST_CASE("WorkTimeCache by work number calls the cost model once per number") {
+  const testing::FakeCost cost(1, 2);  // 1 ns per layer and token forward, 2 backward
+  WorkIndex index;
+  SliceWork a;
+  a.layers = 2;
+  a.tokens = 16;
+  SliceWork b = a;
+  b.pass = Pass::kBackward;
+  REQUIRE(index.Intern(a) == 0);
+  REQUIRE(index.Intern(b) == 1);
+  REQUIRE(index.Intern(a) == 0);  // known: the same number
+  REQUIRE(index.Size() == 2);
+  WorkTimeCache cache(cost);
+  REQUIRE(cache.Time(1, index.Works()) == 64);  // 2 x 16 x 2 ns
+  REQUIRE(cache.Time(0, index.Works()) == 32);  // 2 x 16 x 1 ns
+  REQUIRE(cache.Time(1, index.Works()) == 64);
+  REQUIRE(cache.Size() == 2);
+}
+
+}  // namespace
+}  // namespace terasim

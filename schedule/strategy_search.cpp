@@ -352,7 +352,11 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request, bool r
       o.strategy == Strategy::kDualPipeV) {
     steps = m + (p - 1) / (3.0 * v);
   }
-  c.bound_s = LowerBoundNs(o, request, unit_compute + recompute_ns, steps - m, replay) / 1e9;
+  // The bound's units without recomputation: recompute_ns is an estimate (a third of the unit,
+  // a share of it for selective), not a lower bound (measured: gpt3-1b 2x1x8 on p3.16xlarge:2
+  // with selective recomputation, 1.3846 s against a replay of 1.3800 s); PipelineTimesOf
+  // counts the recomputation each backward op runs (PassNs).
+  c.bound_s = LowerBoundNs(o, request, unit_compute, steps - m, replay) / 1e9;
   c.estimate_s = steps * (unit_total + recompute_ns) / 1e9;
   c.ops_estimate = EstimateOps(o, c.units);
   if (o.zero == 3 && o.dp > 1) {

@@ -352,11 +352,20 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request, bool r
       o.strategy == Strategy::kDualPipeV) {
     steps = m + (p - 1) / (3.0 * v);
   }
-  // The bound's units without recomputation: recompute_ns is an estimate (a third of the unit,
-  // a share of it for selective), not a lower bound (measured: gpt3-1b 2x1x8 on p3.16xlarge:2
-  // with selective recomputation, 1.3846 s against a replay of 1.3800 s); PipelineTimesOf
-  // counts the recomputation each backward op runs (PassNs).
-  c.bound_s = LowerBoundNs(o, request, unit_compute, steps - m, replay) / 1e9;
+  // The bound's units count the recomputation the backward ops run, not recompute_ns, an
+  // estimate (a third of the unit, a share of it for selective) that can exceed it (measured:
+  // gpt3-1b 2x1x8 on p3.16xlarge:2 with selective recomputation, 1.3846 s against a replay of
+  // 1.3800 s): with T >= 2 the generator writes per layer part ops, so the stage's layers
+  // times one layer's extra; with T = 1 (whole-stage ops) none here (PipelineTimesOf counts
+  // each op's).
+  double recompute_bound_ns = 0;
+  if (o.recompute != Recompute::kNone && o.tp > 1) {
+    GenerateOptions plain = o;
+    plain.recompute = Recompute::kNone;
+    recompute_bound_ns = stage.LayersPerStage() *
+                         (PassNs(o, Pass::kBackward, 0, 1) - PassNs(plain, Pass::kBackward, 0, 1));
+  }
+  c.bound_s = LowerBoundNs(o, request, unit_compute, recompute_bound_ns, steps - m, replay) / 1e9;
   c.estimate_s = steps * (unit_total + recompute_ns) / 1e9;
   c.ops_estimate = EstimateOps(o, c.units);
   if (o.zero == 3 && o.dp > 1) {
@@ -448,7 +457,8 @@ double StrategySearch::StepTailUncachedNs(const GenerateOptions& o, const Search
 }
 
 double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
-                                    double unit_compute_ns, double fill_steps, bool replay) const {
+                                    double unit_compute_ns, double recompute_ns, double fill_steps,
+                                    bool replay) const {
   const int L = model_.sequence;
   const int stages = o.pp * o.virtual_stages;
   // Blocking tp collectives: schedule/generator.cpp puts each layer part's tp collective on
@@ -466,11 +476,15 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
                                : request.collective_ns(OpKind::kAllReduce, group, bytes);
     tp_ns = 4.0 * part * (model_.layers / stages) * o.virtual_stages;
   }
-  const double unit = unit_compute_ns + tp_ns;
+  const double unit = unit_compute_ns + recompute_ns + tp_ns;
   // On the other stages with sequence parallelism the replay runs a stage's forward faster
   // than compute + collectives (measured: gpt3-1b 1x8x2 on p3.16xlarge:2, stage 1 47 ms
-  // against stage 0's 57 ms), so there only the compute is counted.
-  const double other_unit = o.sequence_parallel && o.tp > 1 ? unit_compute_ns : unit;
+  // against stage 0's 57 ms), so there only the compute is counted. Their recomputation is
+  // left out: full recomputation's first RECOMPUTE op runs before the gradient arrives, so a
+  // fill step can be shorter than a unit (measured: gpt3-175b gpipe 4x32x4 on
+  // p4d.24xlarge:64, 23.303 s with it against a replay of 23.302 s).
+  const double other_unit =
+      o.sequence_parallel && o.tp > 1 ? unit_compute_ns : unit_compute_ns + tp_ns;
   // The fill steps run on the other stages, which may hold one layer less than the first:
   // scaled by floor / ceil of the layers per stage (compute grows with the layers).
   const double fill_scale = static_cast<double>(model_.layers / stages) /
@@ -671,10 +685,11 @@ const StrategySearch::PipelineTimes& StrategySearch::PipelineTimesOf(
   // (StageLayers: the first L mod (P V) stages hold one layer more).
   const std::vector<Range> layers = StageLayers(model_.layers, p, v);
   std::vector<std::vector<std::array<double, 4>>> step_ns(p);
-  // Full recomputation's RECOMPUTE ops need no input gradient: the chunk's recomputed forward
-  // may run before the gradient arrives (the generator writes it per layer, each just before
-  // that layer's backward, or as one op before the chunk's), so only the rest of a backward
-  // counts after the arrival.
+  // Full recomputation's RECOMPUTE ops need no input gradient: with T >= 2 the generator
+  // writes them per layer, each just before that layer's backward, so the top layer's may run
+  // before the gradient arrives; with T = 1 (one op per chunk, or per layer where bucketed)
+  // the chunk's whole recomputed forward may. Only the rest of a backward counts after the
+  // arrival.
   std::vector<std::vector<double>> early_ns(p);
   for (int r = 0; r < p; ++r) {
     const double part = TpPartNs(o, request, r);
@@ -684,7 +699,9 @@ const StrategySearch::PipelineTimes& StrategySearch::PipelineTimesOf(
       step_ns[r].push_back({forward, PassNs(o, Pass::kBackward, part, n),
                             PassNs(o, Pass::kBackwardInput, part, n),
                             PassNs(o, Pass::kBackwardWeight, 0, n)});
-      early_ns[r].push_back(o.recompute == Recompute::kFull ? PassNs(o, Pass::kForward, 0, n) : 0);
+      early_ns[r].push_back(o.recompute != Recompute::kFull ? 0
+                            : o.tp > 1                      ? PassNs(o, Pass::kForward, 0, 1)
+                                                            : PassNs(o, Pass::kForward, 0, n));
     }
   }
   // The end of each (stage, micro-batch)'s forward and backward (its input part with a split
@@ -844,8 +861,20 @@ double StrategySearch::PipelineTailNs(const GenerateOptions& o, const SearchRequ
     const double latest = *std::max_element(times.rank_end.begin(), times.rank_end.end());
     ns = std::max(ns, latest + all + last_opt + gather);
     if (request.busiest_link_ns) {
+      // After the barrier every device of the replica runs its own: every pipeline rank's T
+      // tp ranks, each chunk's layers over its dp group (GPUs d P T + r T + t), sharing the
+      // links of the nodes they share.
       std::vector<CollectiveLoad> loads;
-      loads_of(reduction, order, loads);
+      for (int r = 0; r < o.pp; ++r) {
+        for (int chunk = 0; chunk < o.virtual_stages; ++chunk) {
+          const int stage = v_shape && chunk == 1 ? 2 * o.pp - 1 - r : chunk * o.pp + r;
+          for (int t = 0; t < o.tp; ++t) {
+            CollectiveLoad load{reduction, {}, gradient_bytes(layers[stage].Length()), 1};
+            for (int g : dp_group) load.gpus.push_back(g + r * o.tp + t);
+            loads.push_back(std::move(load));
+          }
+        }
+      }
       ns = std::max(ns, latest + request.busiest_link_ns(loads) + last_opt + gather);
     }
     return ns;

@@ -266,13 +266,14 @@ class StrategySearch {
     std::vector<int> finish_order;
   };
   // A lower bound of any replay of the micro-batch family candidate `o`, in ns: the pipeline
-  // of M units of `unit_compute_ns` (plus the blocking tp collectives) and `fill_steps` more on
-  // the other stages, the first micro-batch's p2p trip where nothing fills it, and StepTailNs.
-  // With `replay`, also every rank's order replayed at its steps' lower bounds
+  // of M units of `unit_compute_ns` (plus `recompute_ns` and the blocking tp collectives) and
+  // `fill_steps` more on the other stages, the first micro-batch's p2p trip where nothing fills it,
+  // and StepTailNs. With `replay`, also every rank's order replayed at its steps' lower bounds
   // (PipelineTimesOf, PipelineTailNs); Estimate's own callers always ask for it, ChooseRecipe
   // only for the variant it chooses (the others' bounds are never used).
   double LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
-                      double unit_compute_ns, double fill_steps, bool replay) const;
+                      double unit_compute_ns, double recompute_ns, double fill_steps,
+                      bool replay) const;
   bool Estimate(Candidate& candidate, const SearchRequest& request, bool replay) const;
   // With D >= 2: the first rank's chunks (its whole stage with V = 1) complete their weight
   // gradients one after another near the end, each no earlier than its own order's steps before

@@ -47,7 +47,13 @@
 // (its stage's with V = 1) steps after that chunk's last backward, which waits for the
 // micro-batches' chain through the pipeline (ChunkStepsNs). The network terms come from
 // SearchRequest::collective_ns / transfers_ns (tools/planning_context costs them alone on the
-// cluster); without them it is compute only. A terapipe candidate's analytic memory is
+// cluster); without them it is compute only. For the candidate each configuration keeps, also
+// every pipeline rank's order replayed with each step at its lower bound (PipelineTimesOf: the
+// longest path of the rank orders and the boundary transfers, which takes in the fill, the
+// drain and every wait), then what the generator runs after the first rank's last step: every
+// chunk's OPTIMIZER on the compute stream, its dp reduction and, with ZeRO-1 / 2, every
+// chunk's ALLGATHER after the last OPTIMIZER in series on the dp stream (PipelineTailNs).
+// A terapipe candidate's analytic memory is
 // TeraPipeMemoryLowerBound (for any slicing before the planner runs: what cannot fit is not
 // planned). Run prunes by analytic memory first (never generated), then generates, checks memory
 // (schedule/memory_estimate.h) and evaluates (the caller's callback: the simulator) the rest in

@@ -18,7 +18,8 @@ namespace {
 // order (the callback returns a time no bound reaches, so nothing is pruned by the bound), and
 // checks bound <= replay. Returns how many were replayed.
 int CheckBounds(const std::string& model, const std::string& cluster, int batch,
-                NetworkMode network, int per_family) {
+                NetworkMode network, int per_family,
+                const std::vector<Family>& families = AllFamilies()) {
   PlanningInputs inputs;
   inputs.model = model;
   inputs.cluster = cluster;
@@ -27,6 +28,7 @@ int CheckBounds(const std::string& model, const std::string& cluster, int batch,
   SearchRequest request;
   request.batch = batch;
   request.max_evaluations_per_family = per_family;
+  request.families = families;
   context.SetNetworkBounds(request);
   StrategySearch search(context.model(), context.cluster(), context.device(), context.cost());
   int replayed = 0;
@@ -84,8 +86,11 @@ TEST_CASE("The search's lower bounds never exceed the replay on A100 nodes with 
   // 32 A100s on four p4d nodes (NVSwitch inside, EFA between): megatron's recipe (T = 8 with
   // sequence parallelism, ZeRO-1 over D = 2 or 4, interleaved chunks), where the pipeline's
   // replay (PipelineTimesOf) and the distributed optimizer's tail (PipelineTailNs) bring the
-  // bounds within a few per cent of the replays. The first 8 of each family.
-  CHECK(CheckBounds("gpt3-1b", "p4d.24xlarge:4", 32, NetworkMode::kFlow, 8) > 40);
+  // bounds within a few per cent of the replays. The first 4 of each micro-batch family
+  // (terapipe's bound is the slicing planner's, not replayed here).
+  std::vector<Family> families = AllFamilies();
+  families.erase(std::find(families.begin(), families.end(), Family::kTeraPipe));
+  CHECK(CheckBounds("gpt3-1b", "p4d.24xlarge:4", 32, NetworkMode::kFlow, 4, families) >= 28);
 }
 
 TEST_CASE("The search's bounds of megatron's interleaved candidates come near their replays",

@@ -44,6 +44,41 @@ std::vector<PipelineStep> FirstRankOrder(const GenerateOptions& o) {
   }
 }
 
+// Pipeline rank `rank`'s order under the strategy of `o` as Generate writes it (micro-batches
+// of one slice); empty for the orders the bounds do not replay (terapipe, imported) and for
+// shapes the order does not support.
+std::vector<PipelineStep> RankOrder(const GenerateOptions& o, int rank) {
+  const int p = o.pp, v = o.virtual_stages, m = o.microbatches;
+  const std::vector<int> ones(m, 1);
+  switch (o.strategy) {
+    case Strategy::kGpipe:
+      return FlushOrder(ones, o.backward_in_forward_order);
+    case Strategy::kOneFOneB:
+      return OneFOneBOrder(p, rank, ones);
+    case Strategy::kZbH1:
+    case Strategy::kZbH2:
+      return ZeroBubbleOrder(o.strategy == Strategy::kZbH1 ? ZeroBubble::kH1 : ZeroBubble::kH2, p,
+                             rank, m);
+    case Strategy::kLoopedBfs:
+      return LoopedBfsOrder(v, m);
+    case Strategy::kInterleaved:
+      if (!InterleavedSupports(p, m)) return {};
+      return InterleavedOrder(p, v, rank, m);
+    case Strategy::kInterleavedZb:
+      if (!InterleavedSupports(p, m)) return {};
+      return InterleavedZeroBubbleOrder(p, v, rank, m);
+    case Strategy::kZbV:
+      return v == 2 ? ZbvOrder(p, rank, m) : std::vector<PipelineStep>{};
+    case Strategy::kDualPipeV:
+      if (v != 2 || !DualPipeVSupports(p, m)) return {};
+      return DualPipeVOrder(p, rank, m);
+    case Strategy::kTeraPipe:
+    case Strategy::kImported:
+      break;
+  }
+  return {};
+}
+
 // Micro-batches of activations the first stage holds at its peak, in units of one
 // micro-batch's activations of the stage's layers (all its chunks together).
 double InFlightMicrobatches(const GenerateOptions& o) {
@@ -241,6 +276,10 @@ StrategySearch::StrategySearch(const ModelCard& model, const Cluster& cluster,
     : model_(model), cluster_(cluster), device_(device), compute_(compute) {}
 
 bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const {
+  return Estimate(c, request, true);
+}
+
+bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request, bool replay) const {
   const GenerateOptions& o = c.options;
   StageCost stage(model_, compute_, cluster_, {o.pp, o.tp, o.boundary});
   const int L = model_.sequence;
@@ -315,7 +354,20 @@ bool StrategySearch::Estimate(Candidate& c, const SearchRequest& request) const 
       o.strategy == Strategy::kDualPipeV) {
     steps = m + (p - 1) / (3.0 * v);
   }
-  c.bound_s = LowerBoundNs(o, request, unit_compute + recompute_ns, steps - m) / 1e9;
+  // The bound's units count the recomputation the backward ops run, not recompute_ns, an
+  // estimate (a third of the unit, a share of it for selective) that can exceed it (measured:
+  // gpt3-1b 2x1x8 on p3.16xlarge:2 with selective recomputation, 1.3846 s against a replay of
+  // 1.3800 s): with T >= 2 the generator writes per layer part ops, so the stage's layers
+  // times one layer's extra; with T = 1 (whole-stage ops) none here (PipelineTimesOf counts
+  // each op's).
+  double recompute_bound_ns = 0;
+  if (o.recompute != Recompute::kNone && o.tp > 1) {
+    GenerateOptions plain = o;
+    plain.recompute = Recompute::kNone;
+    recompute_bound_ns = stage.LayersPerStage() *
+                         (PassNs(o, Pass::kBackward, 0, 1) - PassNs(plain, Pass::kBackward, 0, 1));
+  }
+  c.bound_s = LowerBoundNs(o, request, unit_compute, recompute_bound_ns, steps - m, replay) / 1e9;
   c.estimate_s = steps * (unit_total + recompute_ns) / 1e9;
   c.ops_estimate = EstimateOps(o, c.units);
   if (o.zero == 3 && o.dp > 1) {
@@ -407,7 +459,8 @@ double StrategySearch::StepTailUncachedNs(const GenerateOptions& o, const Search
 }
 
 double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
-                                    double unit_compute_ns, double fill_steps) const {
+                                    double unit_compute_ns, double recompute_ns, double fill_steps,
+                                    bool replay) const {
   const int L = model_.sequence;
   const int stages = o.pp * o.virtual_stages;
   // Blocking tp collectives: schedule/generator.cpp puts each layer part's tp collective on
@@ -425,11 +478,15 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
                                : request.collective_ns(OpKind::kAllReduce, group, bytes);
     tp_ns = 4.0 * part * (model_.layers / stages) * o.virtual_stages;
   }
-  const double unit = unit_compute_ns + tp_ns;
+  const double unit = unit_compute_ns + recompute_ns + tp_ns;
   // On the other stages with sequence parallelism the replay runs a stage's forward faster
   // than compute + collectives (measured: gpt3-1b 1x8x2 on p3.16xlarge:2, stage 1 47 ms
-  // against stage 0's 57 ms), so there only the compute is counted.
-  const double other_unit = o.sequence_parallel && o.tp > 1 ? unit_compute_ns : unit;
+  // against stage 0's 57 ms), so there only the compute is counted. Their recomputation is
+  // left out: full recomputation's first RECOMPUTE op runs before the gradient arrives, so a
+  // fill step can be shorter than a unit (measured: gpt3-175b gpipe 4x32x4 on
+  // p4d.24xlarge:64, 23.303 s with it against a replay of 23.302 s).
+  const double other_unit =
+      o.sequence_parallel && o.tp > 1 ? unit_compute_ns : unit_compute_ns + tp_ns;
   // The fill steps run on the other stages, which may hold one layer less than the first:
   // scaled by floor / ceil of the layers per stage (compute grows with the layers).
   const double fill_scale = static_cast<double>(model_.layers / stages) /
@@ -442,39 +499,55 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
   // stages in order; consecutive stages on one rank hand over in memory), tp rank 0 of rank r
   // being GPU r T.
   double chain_ns = 0, first_trip = 0;
-  std::vector<double> hops(std::max(0, stages - 1), 0.0);  // per boundary vs -> vs + 1
+  static const std::vector<double> kNoHops;
+  const std::vector<double>* hops = &kNoHops;       // per boundary vs -> vs + 1 (0: none)
+  const std::vector<double>* back_hops = &kNoHops;  // and its gradient, vs + 1 -> vs
   if (o.pp > 1 && request.transfers_ns) {
     Bytes bytes = static_cast<Bytes>(o.microbatch_size) * L * model_.hidden * 2;
     if (o.sequence_parallel && o.tp > 1) bytes /= o.tp;
-    std::vector<int> ranks;  // the rank of each virtual stage
-    for (int vs = 0; vs < stages; ++vs) {
-      const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
-      ranks.push_back(v_shape && vs >= o.pp ? 2 * o.pp - 1 - vs : vs % o.pp);
-    }
-    std::map<std::pair<int, int>, double> pair_ns;
-    for (int vs = 0; vs + 1 < stages; ++vs) {
-      if (ranks[vs] == ranks[vs + 1]) continue;
+    const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
+    const int senders = o.boundary == Boundary::kBroadcast ? 1 : o.tp;
+    // Remembered by what they depend on: every recipe variant of a configuration asks again.
+    const auto key = std::make_tuple(o.pp, o.virtual_stages, v_shape, o.tp, bytes, senders);
+    auto at = hop_ns_.find(key);
+    if (at == hop_ns_.end()) {
+      std::vector<int> ranks;  // the rank of each virtual stage
+      for (int vs = 0; vs < stages; ++vs) {
+        ranks.push_back(v_shape && vs >= o.pp ? 2 * o.pp - 1 - vs : vs % o.pp);
+      }
+      std::vector<double> forward(std::max(0, stages - 1), 0.0), backward(forward.size(), 0.0);
       // Point to point: every tp rank sends its tensor to its peer at once, and the next
       // stage's first tp collective needs every rank's (sharing the node's NICs); broadcast:
-      // tp rank 0 to tp rank 0 (its broadcast inside the stage not counted).
-      // The same rank pair recurs once per chunk with V > 1: costed once.
-      const auto pair = std::make_pair(ranks[vs], ranks[vs + 1]);
-      const auto known = pair_ns.find(pair);
-      if (known != pair_ns.end()) {
-        hops[vs] = known->second;
-        chain_ns += 2 * known->second;
-        if (vs + 1 < o.pp) first_trip += known->second;
-        continue;
+      // tp rank 0 to tp rank 0 (its broadcast inside the stage not counted). The gradient goes
+      // back over the same pairs reversed. The same rank pair recurs once per chunk with
+      // V > 1: costed once.
+      std::map<std::pair<int, int>, std::pair<double, double>> pair_ns;
+      for (int vs = 0; vs + 1 < stages; ++vs) {
+        if (ranks[vs] == ranks[vs + 1]) continue;
+        const auto pair = std::make_pair(ranks[vs], ranks[vs + 1]);
+        auto known = pair_ns.find(pair);
+        if (known == pair_ns.end()) {
+          std::vector<std::pair<int, int>> there, back;
+          for (int t = 0; t < senders; ++t) {
+            there.emplace_back(ranks[vs] * o.tp + t, ranks[vs + 1] * o.tp + t);
+            back.emplace_back(ranks[vs + 1] * o.tp + t, ranks[vs] * o.tp + t);
+          }
+          known = pair_ns
+                      .emplace(pair, std::make_pair(request.transfers_ns(there, bytes),
+                                                    request.transfers_ns(back, bytes)))
+                      .first;
+        }
+        forward[vs] = known->second.first;
+        backward[vs] = known->second.second;
       }
-      std::vector<std::pair<int, int>> pairs;
-      const int senders = o.boundary == Boundary::kBroadcast ? 1 : o.tp;
-      for (int t = 0; t < senders; ++t) {
-        pairs.emplace_back(ranks[vs] * o.tp + t, ranks[vs + 1] * o.tp + t);
-      }
-      const double c = request.transfers_ns(pairs, bytes);
-      pair_ns.emplace(pair, c);
-      hops[vs] = c;
-      chain_ns += 2 * c;  // forward, and the gradient back
+      at = hop_ns_.emplace(key, std::make_pair(std::move(forward), std::move(backward))).first;
+    }
+    hops = &at->second.first;
+    back_hops = &at->second.second;
+    for (int vs = 0; vs + 1 < stages; ++vs) {
+      const double c = (*hops)[vs];
+      if (c == 0) continue;  // the same rank (or nothing to cross)
+      chain_ns += 2 * c;     // forward, and the gradient back
       if (vs + 1 < o.pp) first_trip += c;
     }
   }
@@ -524,11 +597,337 @@ double StrategySearch::LowerBoundNs(const GenerateOptions& o, const SearchReques
       ns = std::max(ns, request.busiest_link_ns(loads));
     }
   }
-  return std::max(ns + StepTailNs(o, request), ChunkStepsNs(o, request, part, hops));
+  ns += StepTailNs(o, request);
+  if (!replay) return std::max(ns, ChunkStepsNs(o, request, part, *hops, nullptr));
+  // Every rank's order replayed at the steps' lower bounds, and what follows the first rank's
+  // last step.
+  const std::vector<double> no_hops(std::max(0, stages - 1), 0.0);
+  const PipelineTimes& times = PipelineTimesOf(o, request, hops->empty() ? no_hops : *hops,
+                                               back_hops->empty() ? no_hops : *back_hops);
+  if (!times.rank_end.empty()) ns = std::max(ns, PipelineTailNs(o, request, times));
+  return std::max(ns,
+                  ChunkStepsNs(o, request, part, *hops, times.rank_end.empty() ? nullptr : &times));
+}
+
+double StrategySearch::TpPartNs(const GenerateOptions& o, const SearchRequest& request,
+                                int rank) const {
+  if (o.tp < 2 || !request.collective_ns) return 0;
+  std::vector<int> group;
+  for (int t = 0; t < o.tp; ++t) group.push_back(rank * o.tp + t);
+  const Bytes bytes = static_cast<Bytes>(o.microbatch_size) * model_.sequence * model_.hidden * 2;
+  return o.sequence_parallel ? request.collective_ns(OpKind::kAllGather, group, bytes) +
+                                   request.collective_ns(OpKind::kReduceScatter, group, bytes)
+                             : request.collective_ns(OpKind::kAllReduce, group, bytes);
+}
+
+double StrategySearch::PassNs(const GenerateOptions& o, Pass pass, double part_ns,
+                              int layers) const {
+  // Selective recomputation makes a backward (or its input part) recompute the attention core
+  // first, as sim/op_work.cpp costs it; full recomputation runs the layer's forward again
+  // before it (its RECOMPUTE ops, their tp collectives not counted).
+  const auto compute = [&](Pass p) {
+    // Remembered: every recipe variant of a configuration asks again.
+    const bool selective =
+        o.recompute == Recompute::kSelective && (p == Pass::kBackward || p == Pass::kBackwardInput);
+    const auto key = std::make_tuple(p, o.microbatch_size, o.tp, selective, layers);
+    const auto known = pass_compute_ns_.find(key);
+    if (known != pass_compute_ns_.end()) return known->second;
+    SliceWork work;
+    work.pass = p;
+    work.rows = o.microbatch_size;
+    work.tokens = model_.sequence;
+    work.tp = o.tp;
+    work.recompute_attention = selective;
+    if (o.tp == 1) {
+      // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
+      work.layers = layers;
+      work.block = Block::kWhole;
+      return pass_compute_ns_[key] = static_cast<double>(compute_.Time(work));
+    }
+    work.layers = 1;
+    double ns = 0;
+    for (Block block : {Block::kAttention, Block::kMlp}) {
+      work.block = block;
+      ns += static_cast<double>(compute_.Time(work));
+    }
+    return pass_compute_ns_[key] = layers * ns;
+  };
+  double ns = compute(pass) + (o.tp > 1 ? layers * 2 * part_ns : 0);
+  if (o.recompute == Recompute::kFull &&
+      (pass == Pass::kBackward || pass == Pass::kBackwardInput)) {
+    ns += compute(Pass::kForward);
+  }
+  return ns;
+}
+
+const StrategySearch::PipelineTimes& StrategySearch::PipelineTimesOf(
+    const GenerateOptions& o, const SearchRequest& request, const std::vector<double>& forward_hops,
+    const std::vector<double>& backward_hops) const {
+  const auto key = std::make_tuple(
+      o.strategy, o.pp, o.virtual_stages, o.microbatches, o.microbatch_size, o.tp, o.recompute,
+      o.sequence_parallel, o.boundary, o.backward_in_forward_order,
+      static_cast<bool>(request.collective_ns), static_cast<bool>(request.transfers_ns));
+  const auto known = pipeline_times_.find(key);
+  if (known != pipeline_times_.end()) return known->second;
+  PipelineTimes& out = pipeline_times_[key];
+  const int p = o.pp, v = o.virtual_stages, m = o.microbatches, stages = p * v;
+  std::vector<std::vector<PipelineStep>> orders(p);
+  for (int r = 0; r < p; ++r) {
+    orders[r] = RankOrder(o, r);
+    if (orders[r].empty()) return out;
+  }
+  const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
+  const auto stage_of = [&](int rank, int chunk) {
+    return v_shape && chunk == 1 ? 2 * p - 1 - rank : chunk * p + rank;
+  };
+  const auto rank_of = [&](int stage) {
+    return v_shape && stage >= p ? 2 * p - 1 - stage : stage % p;
+  };
+  // Per rank and chunk: forward, whole backward, input-gradient and weight-gradient steps
+  // (StageLayers: the first L mod (P V) stages hold one layer more).
+  const std::vector<Range> layers = StageLayers(model_.layers, p, v);
+  std::vector<std::vector<std::array<double, 4>>> step_ns(p);
+  // Full recomputation's RECOMPUTE ops need no input gradient: with T >= 2 the generator
+  // writes them per layer, each just before that layer's backward, so the top layer's may run
+  // before the gradient arrives; with T = 1 (one op per chunk, or per layer where bucketed)
+  // the chunk's whole recomputed forward may. Only the rest of a backward counts after the
+  // arrival.
+  std::vector<std::vector<double>> early_ns(p);
+  for (int r = 0; r < p; ++r) {
+    const double part = TpPartNs(o, request, r);
+    for (int c = 0; c < v; ++c) {
+      const int n = layers[stage_of(r, c)].Length();
+      const double forward = PassNs(o, Pass::kForward, part, n);
+      step_ns[r].push_back({forward, PassNs(o, Pass::kBackward, part, n),
+                            PassNs(o, Pass::kBackwardInput, part, n),
+                            PassNs(o, Pass::kBackwardWeight, 0, n)});
+      early_ns[r].push_back(o.recompute != Recompute::kFull ? 0
+                            : o.tp > 1                      ? PassNs(o, Pass::kForward, 0, 1)
+                                                            : PassNs(o, Pass::kForward, 0, n));
+    }
+  }
+  // The end of each (stage, micro-batch)'s forward and backward (its input part with a split
+  // backward); -1 until replayed.
+  std::vector<double> forward_end(static_cast<size_t>(stages) * m, -1.0);
+  std::vector<double> backward_end(forward_end.size(), -1.0);
+  std::vector<size_t> next(p, 0);
+  std::vector<double> clock(p, 0.0);
+  out.last_weight_start.assign(v, 0.0);
+  out.last_weight_end.assign(v, 0.0);
+  // The first rank's last weight-gradient step of each chunk, in order.
+  std::vector<int> last_weight(v, -1);
+  for (int i = 0; i < static_cast<int>(orders[0].size()); ++i) {
+    const PipelineStep& step = orders[0][i];
+    if (!step.forward && step.part != BackwardPart::kInput) last_weight[step.chunk] = i;
+  }
+  // Each rank runs its order as far as its inputs are known; a rank whose step waits is
+  // resumed once the step it waits for has run.
+  std::vector<int> ready;
+  std::vector<char> queued(p, 1);
+  for (int r = p - 1; r >= 0; --r) ready.push_back(r);
+  while (!ready.empty()) {
+    const int r = ready.back();
+    ready.pop_back();
+    queued[r] = 0;
+    const std::vector<PipelineStep>& order = orders[r];
+    while (next[r] < order.size()) {
+      const PipelineStep& step = order[next[r]];
+      const int vs = stage_of(r, step.chunk);
+      const size_t at = static_cast<size_t>(vs) * m + step.microbatch;
+      double start = clock[r];
+      int wake = -1;
+      double* end_slot;
+      int kind;
+      if (step.forward) {
+        if (vs > 0) {
+          const double input = forward_end[at - m];
+          if (input < 0) break;
+          start = std::max(start, input + forward_hops[vs - 1]);
+        }
+        if (vs + 1 < stages) wake = rank_of(vs + 1);
+        end_slot = &forward_end[at];
+        kind = 0;
+      } else if (step.part != BackwardPart::kWeight) {
+        const double input = vs + 1 < stages ? backward_end[at + m] : forward_end[at];
+        if (input < 0) break;
+        start = std::max(
+            start, input + (vs + 1 < stages ? backward_hops[vs] : 0.0) - early_ns[r][step.chunk]);
+        if (vs > 0) wake = rank_of(vs - 1);
+        end_slot = &backward_end[at];
+        kind = step.part == BackwardPart::kWhole ? 1 : 2;
+      } else {
+        if (backward_end[at] < 0) break;
+        start = std::max(start, backward_end[at]);
+        end_slot = nullptr;
+        kind = 3;
+      }
+      const double end = start + step_ns[r][step.chunk][kind];
+      if (end_slot != nullptr) *end_slot = end;
+      clock[r] = end;
+      if (r == 0 && last_weight[step.chunk] == static_cast<int>(next[r])) {
+        out.last_weight_start[step.chunk] = start;
+        out.last_weight_end[step.chunk] = end;
+        out.finish_order.push_back(step.chunk);
+      }
+      ++next[r];
+      if (wake >= 0 && wake != r && !queued[wake]) {
+        queued[wake] = 1;
+        ready.push_back(wake);
+      }
+    }
+  }
+  for (int r = 0; r < p; ++r) {
+    if (next[r] < orders[r].size()) {  // a wait no step resolves: not replayed
+      out = PipelineTimes{};
+      return out;
+    }
+  }
+  out.rank_end = clock;
+  return out;
+}
+
+double StrategySearch::PipelineTailNs(const GenerateOptions& o, const SearchRequest& request,
+                                      const PipelineTimes& times) const {
+  const int zero = o.dp > 1 ? o.zero : 0;
+  const std::vector<Range> layers = StageLayers(model_.layers, o.pp, o.virtual_stages);
+  const bool v_shape = o.strategy == Strategy::kZbV || o.strategy == Strategy::kDualPipeV;
+  const auto chunk_layers = [&](int chunk) {
+    return layers[v_shape && chunk == 1 ? 2 * o.pp - 1 : chunk * o.pp].Length();
+  };
+  // Each chunk's OPTIMIZER: its tp shard, 1 / D of it with ZeRO (sim/op_work.cpp).
+  const auto optimizer_ns = [&](int n) {
+    SliceWork opt;
+    opt.pass = Pass::kOptimizer;
+    opt.layers = n;
+    opt.rows = 1;
+    opt.tp = std::max(1, o.tp) * (zero > 0 ? o.dp : 1);
+    return static_cast<double>(compute_.Time(opt));
+  };
+  // The generator writes every chunk's OPTIMIZER on the compute stream after the rank's last
+  // step, in the order the chunks' last weight-gradient steps ran (`finish_order`), each
+  // after its chunk's dp reduction; so every rank's compute stream runs its V OPTIMIZERs
+  // (each of at least floor(L / (P V)) layers) after its last step.
+  const int floor_layers = std::max(1, model_.layers / (o.pp * o.virtual_stages));
+  double ns = 0;
+  for (double end : times.rank_end) {
+    ns = std::max(ns, end + o.virtual_stages * optimizer_ns(floor_layers));
+  }
+  const std::vector<int>& order = times.finish_order;
+  if (order.empty()) return ns;
+  const int last = order.back();
+  double before_last = 0;  // the OPTIMIZERs before the last chunk's
+  for (size_t k = 0; k + 1 < order.size(); ++k) before_last += optimizer_ns(chunk_layers(order[k]));
+  const double last_opt = optimizer_ns(chunk_layers(last));
+  const double end = times.rank_end[0];
+  if (!request.collective_ns || o.dp < 2 || zero == 3) return ns;
+  // The generator's mode (Mode()): ZeRO-1 / 2 turn bucketed into per stage.
+  DpStep mode = ResolvedDpStep(o);
+  if (mode == DpStep::kBucketed && zero > 0) mode = DpStep::kPerStage;
+  const OpKind reduction = zero > 0 ? OpKind::kReduceScatter : OpKind::kAllReduce;
+  std::vector<int> tp_group;
+  for (int t = 0; t < o.tp; ++t) tp_group.push_back(t);
+  std::vector<int> dp_group;
+  for (int d = 0; d < o.dp; ++d) dp_group.push_back(d * o.pp * o.tp);
+  const auto gradient_bytes = [&](int n) {
+    return 2 * static_cast<Bytes>(n) * model_.ParamsPerLayer() / o.tp;
+  };
+  // Sequence parallelism's tp sum of the last chunk's replicated gradients (ARSP, 6 vectors
+  // of `hidden` a layer in fp16): on the compute stream after the last step, before the dp
+  // reduction (bucketed: on the dp stream after its last bucket).
+  const double arsp = o.sequence_parallel && o.tp > 1
+                          ? request.collective_ns(OpKind::kAllReduce, tp_group,
+                                                  2 * Bytes{6} * model_.hidden * chunk_layers(last))
+                          : 0;
+  // The T tp ranks' loads of `kind` of the chunks `chunks` on their dp groups.
+  const auto loads_of = [&](OpKind kind, const std::vector<int>& chunks,
+                            std::vector<CollectiveLoad>& loads) {
+    for (int chunk : chunks) {
+      for (int t = 0; t < o.tp; ++t) {
+        CollectiveLoad load{kind, {}, gradient_bytes(chunk_layers(chunk)), 1};
+        for (int g : dp_group) load.gpus.push_back(g + t);
+        loads.push_back(std::move(load));
+      }
+    }
+  };
+  if (mode == DpStep::kFlattened) {
+    // A barrier over the replica after every rank's last step, then each chunk's ALLREDUCE
+    // (ZeRO-1 / 2: REDUCE_SCATTER) in series on the dp stream, the last chunk's OPTIMIZER
+    // after the last of them (and its ALLGATHER after that).
+    double all = 0;
+    for (int chunk : order) {
+      all += request.collective_ns(reduction, dp_group, gradient_bytes(chunk_layers(chunk)));
+    }
+    const double gather = zero > 0 ? request.collective_ns(OpKind::kAllGather, dp_group,
+                                                           gradient_bytes(chunk_layers(last)))
+                                   : 0;
+    const double latest = *std::max_element(times.rank_end.begin(), times.rank_end.end());
+    ns = std::max(ns, latest + all + last_opt + gather);
+    if (request.busiest_link_ns) {
+      // After the barrier every device of the replica runs its own: every pipeline rank's T
+      // tp ranks, each chunk's layers over its dp group (GPUs d P T + r T + t), sharing the
+      // links of the nodes they share.
+      std::vector<CollectiveLoad> loads;
+      for (int r = 0; r < o.pp; ++r) {
+        for (int chunk = 0; chunk < o.virtual_stages; ++chunk) {
+          const int stage = v_shape && chunk == 1 ? 2 * o.pp - 1 - r : chunk * o.pp + r;
+          for (int t = 0; t < o.tp; ++t) {
+            CollectiveLoad load{reduction, {}, gradient_bytes(layers[stage].Length()), 1};
+            for (int g : dp_group) load.gpus.push_back(g + r * o.tp + t);
+            loads.push_back(std::move(load));
+          }
+        }
+      }
+      ns = std::max(ns, latest + request.busiest_link_ns(loads) + last_opt + gather);
+    }
+    return ns;
+  }
+  if (mode == DpStep::kBucketed) {
+    // The last chunk's last bucket (one layer at least) waits for its lowest layer's
+    // backward, the end of the last step; then ARSP on the dp stream; then its OPTIMIZER.
+    const double bucket = request.collective_ns(OpKind::kAllReduce, dp_group, gradient_bytes(1));
+    return std::max(ns, end + std::max(before_last, bucket + arsp) + last_opt);
+  }
+  if (zero == 0) {
+    // Per stage: each chunk's ALLREDUCE on the dp stream after its last step (and ARSP);
+    // the last chunk's OPTIMIZER after it and after the other OPTIMIZERs.
+    const double reduce =
+        request.collective_ns(OpKind::kAllReduce, dp_group, gradient_bytes(chunk_layers(last)));
+    ns = std::max(ns, end + arsp + std::max(before_last, reduce) + last_opt);
+    if (request.busiest_link_ns) {
+      std::vector<CollectiveLoad> loads;
+      loads_of(OpKind::kAllReduce, {last}, loads);
+      ns = std::max(ns, end + arsp + request.busiest_link_ns(loads) + last_opt);
+    }
+    return ns;
+  }
+  // ZeRO-1 / 2: each chunk's REDUCE_SCATTER on the dp stream after its last step (the last
+  // chunk's after ARSP), then, after every chunk's OPTIMIZER, each chunk's ALLGATHER on the
+  // dp stream in the same order: every ALLGATHER runs after the last REDUCE_SCATTER, in
+  // series, and the last one after the last OPTIMIZER; after the last step the busiest link
+  // carries the T tp ranks' last reduce-scatters and every all-gather.
+  const double scatter =
+      request.collective_ns(OpKind::kReduceScatter, dp_group, gradient_bytes(chunk_layers(last)));
+  double gathers = 0;
+  for (int chunk : order) {
+    gathers +=
+        request.collective_ns(OpKind::kAllGather, dp_group, gradient_bytes(chunk_layers(chunk)));
+  }
+  const double last_gather =
+      request.collective_ns(OpKind::kAllGather, dp_group, gradient_bytes(chunk_layers(last)));
+  ns = std::max({ns, end + arsp + scatter + gathers,
+                 end + arsp + std::max(before_last, scatter) + last_opt + last_gather});
+  if (request.busiest_link_ns) {
+    std::vector<CollectiveLoad> loads;
+    loads_of(OpKind::kReduceScatter, {last}, loads);
+    loads_of(OpKind::kAllGather, order, loads);
+    ns = std::max(ns, end + arsp + request.busiest_link_ns(loads));
+  }
+  return ns;
 }
 
 double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request,
-                                    double tp_part_ns, const std::vector<double>& hops) const {
+                                    double tp_part_ns, const std::vector<double>& hops,
+                                    const PipelineTimes* times) const {
   const int zero = o.dp > 1 ? o.zero : 0;
   if (o.dp < 2 || zero == 3 || !request.busiest_link_ns) return 0;
   const int m = o.microbatches, v = o.virtual_stages, stages = o.pp * v;
@@ -605,43 +1004,8 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
   // parts forward, two backward or input-gradient; the weight-gradient part has none,
   // schedule/generator.cpp).
   const int floor_layers = std::max(1, model_.layers / stages);
-  // Selective recomputation makes a backward (or its input part) recompute the attention core
-  // first, as sim/op_work.cpp costs it; full recomputation runs the layer's forward again
-  // before it (its RECOMPUTE ops, their tp collectives not counted).
   const auto pass_ns = [&](Pass pass, double part_ns, int layers) {
-    const auto compute = [&](Pass p) {
-      // Remembered: every recipe variant of a configuration asks again.
-      const bool selective = o.recompute == Recompute::kSelective &&
-                             (p == Pass::kBackward || p == Pass::kBackwardInput);
-      const auto key = std::make_tuple(p, o.microbatch_size, o.tp, selective, layers);
-      const auto known = pass_compute_ns_.find(key);
-      if (known != pass_compute_ns_.end()) return known->second;
-      SliceWork work;
-      work.pass = p;
-      work.rows = o.microbatch_size;
-      work.tokens = model_.sequence;
-      work.tp = o.tp;
-      work.recompute_attention = selective;
-      if (o.tp == 1) {
-        // One op per chunk, or one per layer (bucketed): the chunk's op costs no more.
-        work.layers = layers;
-        work.block = Block::kWhole;
-        return pass_compute_ns_[key] = static_cast<double>(compute_.Time(work));
-      }
-      work.layers = 1;
-      double ns = 0;
-      for (Block block : {Block::kAttention, Block::kMlp}) {
-        work.block = block;
-        ns += static_cast<double>(compute_.Time(work));
-      }
-      return pass_compute_ns_[key] = layers * ns;
-    };
-    double ns = compute(pass) + (o.tp > 1 ? layers * 2 * part_ns : 0);
-    if (o.recompute == Recompute::kFull &&
-        (pass == Pass::kBackward || pass == Pass::kBackwardInput)) {
-      ns += compute(Pass::kForward);
-    }
-    return ns;
+    return PassNs(o, pass, part_ns, layers);
   };
   // The first rank's chunks: their virtual stages in order, and their layers (StageLayers: the
   // first L mod (P V) stages hold one layer more).
@@ -720,6 +1084,10 @@ double StrategySearch::ChunkStepsNs(const GenerateOptions& o, const SearchReques
     for (size_t k = 0; k < steps[c].size() && k < pass.size(); ++k) {
       for (int i = 0; i < 4; ++i) series += steps[c][k][i] * pass[k][i];
     }
+    // The pipeline's replay at its steps' lower bounds reaches the chunk's last step no earlier.
+    if (times != nullptr) {
+      chain = std::max(chain, bucketed ? times->last_weight_start[c] : times->last_weight_end[c]);
+    }
     done.emplace_back(std::max(chain, series), chunk_step_ns(stage_layers[s].Length()));
   }
   std::sort(done.begin(), done.end());
@@ -767,7 +1135,8 @@ void StrategySearch::ChooseRecipe(Candidate& c, const std::vector<GenerateOption
   for (const GenerateOptions& o : variants) {
     Scored v{c, AnalyticMemory(o)};
     v.candidate.options = o;
-    if (!Estimate(v.candidate, request)) continue;
+    // Without the pipeline's replay (PipelineTimesOf): only the chosen variant's bound is used.
+    if (!Estimate(v.candidate, request, false)) continue;
     scored.push_back(std::move(v));
   }
   if (scored.empty()) return;
@@ -793,6 +1162,7 @@ void StrategySearch::ChooseRecipe(Candidate& c, const std::vector<GenerateOption
   }
   const Scored& best = scored[chosen];
   c = best.candidate;
+  if (best.memory.peak <= capacity) Estimate(c, request, true);  // its bound in full
   c.analytic_peak = best.memory.peak;
   c.analytic_fits = best.memory.peak <= capacity;
   if (!c.analytic_fits) {

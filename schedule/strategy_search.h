@@ -47,7 +47,13 @@
 // (its stage's with V = 1) steps after that chunk's last backward, which waits for the
 // micro-batches' chain through the pipeline (ChunkStepsNs). The network terms come from
 // SearchRequest::collective_ns / transfers_ns (tools/planning_context costs them alone on the
-// cluster); without them it is compute only. A terapipe candidate's analytic memory is
+// cluster); without them it is compute only. For the candidate each configuration keeps, also
+// every pipeline rank's order replayed with each step at its lower bound (PipelineTimesOf: the
+// longest path of the rank orders and the boundary transfers, which takes in the fill, the
+// drain and every wait), then what the generator runs after the first rank's last step: every
+// chunk's OPTIMIZER on the compute stream, its dp reduction and, with ZeRO-1 / 2, every
+// chunk's ALLGATHER after the last OPTIMIZER in series on the dp stream (PipelineTailNs).
+// A terapipe candidate's analytic memory is
 // TeraPipeMemoryLowerBound (for any slicing before the planner runs: what cannot fit is not
 // planned). Run prunes by analytic memory first (never generated), then generates, checks memory
 // (schedule/memory_estimate.h) and evaluates (the caller's callback: the simulator) the rest in
@@ -263,11 +269,24 @@ class StrategySearch {
   bool Estimate(Candidate& candidate, const SearchRequest& request) const;
 
  private:
+  // Every pipeline rank's order replayed with each step at its lower bound (PipelineTimesOf).
+  struct PipelineTimes {
+    std::vector<double> rank_end;  // per pipeline rank: the end of its last step
+    // Per chunk of the first rank: the start and end of its last weight-gradient step, and
+    // the chunks in the order those steps run (what the generator's OPTIMIZERs follow).
+    std::vector<double> last_weight_start, last_weight_end;
+    std::vector<int> finish_order;
+  };
   // A lower bound of any replay of the micro-batch family candidate `o`, in ns: the pipeline
-  // of M units of `unit_compute_ns` (plus the blocking tp collectives) and `fill_steps` more on
-  // the other stages, the first micro-batch's p2p trip where nothing fills it, and StepTailNs.
+  // of M units of `unit_compute_ns` (plus `recompute_ns` and the blocking tp collectives) and
+  // `fill_steps` more on the other stages, the first micro-batch's p2p trip where nothing fills it,
+  // and StepTailNs. With `replay`, also every rank's order replayed at its steps' lower bounds
+  // (PipelineTimesOf, PipelineTailNs); Estimate's own callers always ask for it, ChooseRecipe
+  // only for the variant it chooses (the others' bounds are never used).
   double LowerBoundNs(const GenerateOptions& o, const SearchRequest& request,
-                      double unit_compute_ns, double fill_steps) const;
+                      double unit_compute_ns, double recompute_ns, double fill_steps,
+                      bool replay) const;
+  bool Estimate(Candidate& candidate, const SearchRequest& request, bool replay) const;
   // With D >= 2: the first rank's chunks (its whole stage with V = 1) complete their weight
   // gradients one after another near the end, each no earlier than its own order's steps before
   // it in series from the start, and than the chain of the micro-batch whose backward there
@@ -276,7 +295,29 @@ class StrategySearch {
   // from each on, the dp steps of that chunk and the later ones, for all T tp ranks, still
   // cross the busiest link (busiest_link_ns). 0 when it does not apply.
   double ChunkStepsNs(const GenerateOptions& o, const SearchRequest& request, double tp_part_ns,
-                      const std::vector<double>& hops) const;
+                      const std::vector<double>& hops, const PipelineTimes* times) const;
+  // The earliest times any replay can reach in the micro-batch pipeline of `o` (replica 0, tp
+  // rank 0 of each pipeline rank): each rank's compute stream runs its order's steps one after
+  // another, each step no shorter than its compute and blocking tp collectives (PassNs, on
+  // that rank's own tp group); a forward waits for the previous virtual stage's forward of
+  // its micro-batch and a backward (or its input part) for the next stage's, plus the
+  // boundary transfer between ranks (`forward_hops` / `backward_hops` per boundary vs ->
+  // vs + 1, 0 where none). The longest path of that graph, whose edges every replay keeps.
+  // Empty for orders it does not know (terapipe, imported).
+  const PipelineTimes& PipelineTimesOf(const GenerateOptions& o, const SearchRequest& request,
+                                       const std::vector<double>& forward_hops,
+                                       const std::vector<double>& backward_hops) const;
+  // A pass over `layers` layers of one micro-batch: its compute ops, with `part_ns` per
+  // blocking tp collective (two a layer, none for the weight-gradient part) and full
+  // recomputation's forward before a backward.
+  double PassNs(const GenerateOptions& o, Pass pass, double part_ns, int layers) const;
+  // One layer part's blocking tp collectives on the tp group of pipeline rank `rank` of
+  // replica 0 (ALLREDUCE, or ALLGATHER + REDUCE_SCATTER with sequence parallelism).
+  double TpPartNs(const GenerateOptions& o, const SearchRequest& request, int rank) const;
+  // What follows the first rank's last step (`times`): its chunks' data-parallel steps and
+  // OPTIMIZERs as the generator orders them (see the definition).
+  double PipelineTailNs(const GenerateOptions& o, const SearchRequest& request,
+                        const PipelineTimes& times) const;
   // What follows the first rank's last backward: its data-parallel step and its OPTIMIZER.
   double StepTailNs(const GenerateOptions& o, const SearchRequest& request) const;
   double StepTailUncachedNs(const GenerateOptions& o, const SearchRequest& request,
@@ -299,6 +340,17 @@ class StrategySearch {
   mutable std::map<std::tuple<int, int, int, bool, int>, double> chunk_step_ns_;
   // StepTailNs by (D, P, T, V, ZeRO, bucketed, with collectives, with link loads).
   mutable std::map<std::tuple<int, int, int, int, int, bool, bool, bool>, double> step_tail_ns_;
+  // PipelineTimesOf by (strategy, P, V, M, b, T, recompute, sequence parallel, boundary,
+  // backward order, with collectives, with transfers).
+  mutable std::map<
+      std::tuple<Strategy, int, int, int, int, int, Recompute, bool, Boundary, bool, bool, bool>,
+      PipelineTimes>
+      pipeline_times_;
+  // LowerBoundNs' boundary transfers per boundary, forward and back, by (P, V, V placement,
+  // T, bytes, senders).
+  mutable std::map<std::tuple<int, int, bool, int, Bytes, int>,
+                   std::pair<std::vector<double>, std::vector<double>>>
+      hop_ns_;
   // Estimate's unit compute and unit time by (P, T, boundary, micro-batch size).
   mutable std::map<std::tuple<int, int, Boundary, int>, std::pair<double, double>> unit_ns_;
   // ChunkStepsNs' compute of a pass over a chunk by (pass, micro-batch size, T, selective

@@ -113,7 +113,9 @@ TEST_CASE("Enumerate uses every GPU with degrees that fit the model", "[schedule
         // (largest) stage and the fill steps on stages of floor(L / (P V)) layers (scaled by
         // floor / ceil), or one micro-batch's chain through the P ranks of floor-sized
         // stages (half of it with a split backward), whichever is longer; then the first
-        // rank's last chunk's OPTIMIZER (floor(L / (P V)) layers of its tp shard).
+        // rank's last chunk's OPTIMIZER (floor(L / (P V)) layers of its tp shard). At least
+        // that: the bound also replays every rank's order at its steps' lower bounds
+        // (PipelineTimesOf; tests/tools/search_bounds_test.cpp checks it against replays).
         const int stages = o.pp * o.virtual_stages;
         const double scale = 1.0 * (24 / stages) / ((24 + stages - 1) / stages);
         const bool split = f == Family::kZeroBubble || f == Family::kInterleavedZb ||
@@ -121,7 +123,7 @@ TEST_CASE("Enumerate uses every GPU with degrees that fit the model", "[schedule
         const double pipeline = o.microbatches * unit + (steps - o.microbatches) * unit * scale;
         const double chain = o.pp * unit * scale * (split ? 0.5 : 1.0);
         SliceWork opt{Pass::kOptimizer, 24 / stages, Block::kWhole, 1, 0, 0, o.tp};
-        CHECK(c.bound_s == Approx((std::max(pipeline, chain) + s.cost.Time(opt)) / 1e9));
+        CHECK(c.bound_s >= Approx((std::max(pipeline, chain) + s.cost.Time(opt)) / 1e9));
       }
     }
   }

@@ -6,7 +6,15 @@ namespace terasim {
 
 void EventQueue::ThrowEmpty() { TERASIM_CHECK(false, "Pop on an empty event queue"); }
 
+void EventQueue::ThrowFull() const {
+  TERASIM_CHECK(false, "event queue past its limits ({} events pushed, {} in its heap)", next_seq_,
+                heap_.size());
+}
+
 void EventQueue::HeapPush(const Event& event) {
+  if (event.seq >= kMaxSeq || (free_.empty() && events_.size() >> kSlotBits != 0)) [[unlikely]] {
+    ThrowFull();
+  }
   uint32_t slot;
   if (!free_.empty()) {
     slot = free_.back();
@@ -30,7 +38,7 @@ void EventQueue::HeapPush(const Event& event) {
 }
 
 Event EventQueue::HeapPop() {
-  const uint32_t slot = heap_[0].slot;
+  const uint32_t slot = SlotOf(heap_[0]);
   const Key last = heap_.back();
   heap_.pop_back();
   const size_t n = heap_.size();

@@ -8,8 +8,10 @@
 // zero-length transfer). Those go to a FIFO instead of the heap: an event pushed with the time
 // of the last one popped (or of the FIFO's last) is already in (time, seq) order behind the
 // FIFO, and Pop takes the smaller of the FIFO's front and the heap's top. The heap itself is
-// 4-ary (half the levels of a binary heap) over (time, seq, slot) keys, the events' payloads
-// held aside in reused slots.
+// 4-ary (half the levels of a binary heap) over 16-byte keys, one 128-bit integer each: the
+// time, then the seq and the slot of the event's payload (held aside in reused slots) packed
+// below it, so that one integer comparison orders two events by (time, seq). Limits: 2^40
+// events pushed and 2^24 events in the heap at once (InternalError beyond).
 #pragma once
 
 #include <cstddef>
@@ -35,6 +37,9 @@ class EventQueue {
   // Inline, as is Pop's FIFO path: one of each per event.
   uint64_t Push(Event event) {
     event.seq = next_seq_++;
+    if (event.seq >= kMaxSeq) [[unlikely]] {
+      ThrowFull();
+    }
     const bool fifo_empty = fifo_head_ == fifo_.size();
     if (fifo_empty ? event.time_ns == last_popped_ns_ : event.time_ns == fifo_.back().time_ns) {
       if (fifo_empty) {
@@ -74,21 +79,23 @@ class EventQueue {
   size_t Size() const { return heap_.size() + (fifo_.size() - fifo_head_); }
 
  private:
-  // A heap entry: the order key and the slot of its event in events_.
-  struct Key {
-    TimeNs time_ns;
-    uint64_t seq;
-    uint32_t slot;
-  };
+  // A heap entry: time_ns x 2^64 + seq x 2^24 + the slot of its event in events_. Keys of
+  // distinct events differ in (time, seq), so their order is the events' (time, seq) order.
+  static constexpr int kSlotBits = 24;
+  static constexpr uint64_t kMaxSeq = uint64_t{1} << (64 - kSlotBits);
+  using Key = __int128;
   static Key MakeKey(TimeNs time_ns, uint64_t seq, uint32_t slot) {
-    return Key{time_ns, seq, slot};
+    return static_cast<Key>(static_cast<unsigned __int128>(static_cast<uint64_t>(time_ns)) << 64 |
+                            (seq << kSlotBits | slot));
   }
-  static bool Before(const Key& x, const Key& y) {
-    return x.time_ns != y.time_ns ? x.time_ns < y.time_ns : x.seq < y.seq;
+  static uint32_t SlotOf(Key key) {
+    return static_cast<uint32_t>(static_cast<uint64_t>(key) & ((uint64_t{1} << kSlotBits) - 1));
   }
+  static bool Before(Key x, Key y) { return x < y; }
   void HeapPush(const Event& event);
   Event HeapPop();
   [[noreturn]] static void ThrowEmpty();
+  [[noreturn]] void ThrowFull() const;
 
   std::vector<Key> heap_;       // 4-ary min-heap
   std::vector<Event> events_;   // by slot

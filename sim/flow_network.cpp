@@ -74,17 +74,20 @@ int FlowNetwork::InternRoute(const std::vector<int>& route) {
   }
   const int id = static_cast<int>(routes_.size()) - 1;
   route_index_[i] = {hash, id};
+  route_views_.push_back({interned.channels.data(), interned.weights.data(),
+                          static_cast<int>(interned.channels.size())});
   return id;
 }
 
 int FlowNetwork::StartFlowOn(int route, double amount, TimeNs latency_ns, int64_t tag) {
-  TERASIM_CHECK(route >= 0 && route < static_cast<int>(routes_.size()), "unknown route {}", route);
+  TERASIM_CHECK(route >= 0 && route < static_cast<int>(route_views_.size()), "unknown route {}",
+                route);
   const int id = TakeSlot(free_flows_, flows_);
   Flow& flow = flows_[id];
-  const Route& interned = routes_[route];
-  flow.channels = interned.channels.data();
-  flow.weights = interned.weights.data();
-  flow.route_size = static_cast<int>(interned.channels.size());
+  const RouteView& view = route_views_[route];
+  flow.channels = view.channels;
+  flow.weights = view.weights;
+  flow.route_size = view.size;
   flow.remaining = std::max(0.0, amount);
   flow.rate = 0;
   flow.tag = tag;
@@ -152,31 +155,45 @@ void FlowNetwork::Activate(int id) {
     return;
   }
   flow.moving = true;
-  for (int k = 0; k < flow.route_size; ++k) {
-    const int c = flow.channels[k];
+  // MarkDirty per channel; the recomputation it schedules once, after the loop (the loop
+  // schedules nothing else, so it keeps its place).
+  const int* const route = flow.channels;
+  const int* const weights = flow.weights;
+  const int size = flow.route_size;
+  const TimeNs now = engine_.Now();
+  for (int k = 0; k < size; ++k) {
+    const int c = route[k];
     Channel& channel = channels_[c];
-    if (channel.flows.empty()) channel.busy_since_ns = engine_.Now();
+    if (channel.flows.empty()) channel.busy_since_ns = now;
     channel.flows.push_back(id);
-    channel.weight += flow.weights[k];
-    MarkDirty(c);
+    channel.weight += weights[k];
+    if (!channel.dirty) {
+      channel.dirty = true;
+      dirty_channels_.push_back(c);
+    }
   }
+  if (!reallocate_pending_) ScheduleReallocate();
 }
 
 void FlowNetwork::Finish(int id) {
   Flow& flow = flows_[id];
   if (flow.moving) {
     const TimeNs now = engine_.Now();
-    for (int k = 0; k < flow.route_size; ++k) {
-      const int c = flow.channels[k];
+    const int* const route = flow.channels;
+    const int* const weights = flow.weights;
+    const int size = flow.route_size;
+    for (int k = 0; k < size; ++k) {
+      const int c = route[k];
       Channel& channel = channels_[c];
-      if (channel.flows.size() == 1) {
-        channel.flows.clear();  // it was alone there
+      std::vector<int>& on = channel.flows;
+      if (on.size() == 1) {
+        on.clear();  // it was alone there
       } else {
         // The others keep their order (the order progressive filling fixes them in).
-        channel.flows.erase(std::find(channel.flows.begin(), channel.flows.end(), id));
+        on.erase(std::find(on.begin(), on.end(), id));
       }
-      channel.weight -= flow.weights[k];
-      if (!channel.flows.empty()) {
+      channel.weight -= weights[k];
+      if (!on.empty()) {
         MarkDirty(c);
         continue;
       }
@@ -197,20 +214,14 @@ void FlowNetwork::Finish(int id) {
   listener_.OnFlowDone(tag);
 }
 
-void FlowNetwork::MarkDirty(int c) {
-  if (!channels_[c].dirty) {
-    channels_[c].dirty = true;
-    dirty_channels_.push_back(c);
+void FlowNetwork::ScheduleReallocate() {
+  reallocate_pending_ = true;
+  if (reserved_ && !engine_.Passed(reserved_time_ns_, reserved_seq_)) {
+    engine_.ScheduleReserved(reserved_time_ns_, reserved_seq_, handler_id_, kReallocate);
+  } else {
+    engine_.Schedule(engine_.Now(), handler_id_, kReallocate);
   }
-  if (!reallocate_pending_) {
-    reallocate_pending_ = true;
-    if (reserved_ && !engine_.Passed(reserved_time_ns_, reserved_seq_)) {
-      engine_.ScheduleReserved(reserved_time_ns_, reserved_seq_, handler_id_, kReallocate);
-    } else {
-      engine_.Schedule(engine_.Now(), handler_id_, kReallocate);
-    }
-    reserved_ = false;
-  }
+  reserved_ = false;
 }
 
 void FlowNetwork::KeepReallocatePlace() {

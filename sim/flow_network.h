@@ -81,17 +81,18 @@ class FlowNetwork : public EventHandler {
  private:
   enum EventKind { kActivate = 0, kReallocate = 1, kFinish = 2 };
 
+  // The fields every event touches first (one cache line), then the solver's and the rest.
   struct Channel {
-    double capacity_per_s = 0;
     std::vector<int> flows;  // active (moving) flows crossing it, each once
-    int weight = 0;          // their crossings' weights summed
-    double total_rate = 0;   // sum of their rates at the last recomputation
+    double capacity_per_s = 0;
+    uint64_t visit = 0;  // traversal stamp
     TimeNs busy_since_ns = 0;
     TimeNs busy_ns = 0;
-    uint64_t visit = 0;        // traversal stamp
+    int weight = 0;  // their crossings' weights summed
+    bool dirty = false;
+    double total_rate = 0;     // sum of their rates at the last recomputation
     uint64_t route_stamp = 0;  // == route_stamp_ while StartFlow lists a route crossing it
     int route_pos = 0;         // then: its index in that flow's route
-    bool dirty = false;
     // Solver scratch, valid while this channel is in the component being solved.
     double left_per_s = 0;      // capacity not yet given to fixed flows
     double rate_sum = 0;        // sum of the new rates of its flows
@@ -142,7 +143,16 @@ class FlowNetwork : public EventHandler {
   void Activate(int flow);
   void Finish(int flow);
   // Lists channel (whose flows changed) for the recomputation due at this instant.
-  void MarkDirty(int channel);
+  void MarkDirty(int channel) {
+    Channel& ch = channels_[channel];
+    if (!ch.dirty) {
+      ch.dirty = true;
+      dirty_channels_.push_back(channel);
+    }
+    if (!reallocate_pending_) ScheduleReallocate();
+  }
+  // Schedules the recomputation (at the place KeepReallocatePlace kept, if not passed yet).
+  void ScheduleReallocate();
   // A channel's last flow left (and no sampler watches totals): nothing to solve, but the
   // recomputation such a change scheduled would have taken a place in the event order. Keeps
   // that place (Engine::Reserve) instead; MarkDirty fills it if work arrives before it passes.
@@ -174,6 +184,14 @@ class FlowNetwork : public EventHandler {
   std::vector<Flow> flows_;
   std::vector<int> free_flows_;
   std::deque<Route> routes_;
+  // Per route id: its distinct channels, their weights and their number (views of routes_'
+  // arrays, which never move), so that starting a flow reads one dense entry.
+  struct RouteView {
+    const int* channels;
+    const int* weights;
+    int size;
+  };
+  std::vector<RouteView> route_views_;
   // Open addressing over routes_ by a hash of the listed channels: (hash, route id), id -1 empty.
   std::vector<std::pair<uint64_t, int>> route_index_;
   std::vector<int> dirty_channels_;

@@ -383,7 +383,10 @@ void Replay::StartPhase(int id) {
   while (instance.phase < static_cast<int>(plan.phases.size())) {
     const std::vector<int>& runs = phase_runs[instance.phase];
     if (!runs.empty()) {
-      instance.runs.assign(plan.phases[instance.phase].runs.size(), RunProgress{});
+      // Only the runs it starts are read: reset those (the others keep stale counts).
+      const size_t num_runs = plan.phases[instance.phase].runs.size();
+      if (instance.runs.size() < num_runs) instance.runs.resize(num_runs);
+      for (int r : runs) instance.runs[r] = RunProgress{};
       instance.runs_left = static_cast<int>(runs.size());
       for (int r : runs) StartRunStep(id, r);
       return;

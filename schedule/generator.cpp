@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <map>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -178,7 +177,8 @@ class DeviceEmitter {
         after_(after),
         sfx_(plan.RankSuffix(r)),
         tp_group_(plan.TpGroup(d, p)),
-        dp_group_(plan.DpGroup(p, r)) {}
+        dp_group_(plan.DpGroup(p, r)),
+        layer_done_(plan.options.model.layers, -1) {}
 
   void Emit(const std::vector<PipelineStep>& steps) {
     // The last step of each chunk that completes weight gradients (a whole backward or a
@@ -333,20 +333,20 @@ class DeviceEmitter {
     after_.op.push_back(dep);
   }
 
-  Op& Add(std::string key, OpKind kind, std::string stream) {
+  Op& Add(std::string key, OpKind kind, std::string_view stream) {
     // Closes the row of the op before (its deps are all in) and opens this op's.
     after_.begin.push_back(static_cast<int>(after_.op.size()));
     Op& op = ops_.emplace_back();
     op.key = std::move(key);
     op.kind = kind;
     op.device = device_;
-    op.stream = std::move(stream);
+    op.stream = stream;
     return op;
   }
 
   // An op that carries or computes one unit: stage, micro-batch, rows, tokens.
-  Op& AddUnitOp(std::string key, OpKind kind, std::string stream, const UnitPlace& u) {
-    Op& op = Add(std::move(key), kind, std::move(stream));
+  Op& AddUnitOp(std::string key, OpKind kind, std::string_view stream, const UnitPlace& u) {
+    Op& op = Add(std::move(key), kind, stream);
     op.stage = u.stage;
     op.microbatch = u.mb;
     op.rows = u.rows;
@@ -377,9 +377,9 @@ class DeviceEmitter {
   // boundary while its peer receives on another) would deadlock on one shared queue; one queue
   // per boundary and direction carries one stage's micro-batches in the order both ends run
   // them, as PyTorch's asynchronous sends and receives do.
-  std::string BoundaryStream(const char* kind, bool forward, int stage) const {
-    if (!plan_.boundary_streams) return kind;
-    return Name(kind, forward ? ".f.s" : ".b.s", stage).Str();
+  Name BoundaryStream(const char* kind, bool forward, int stage) const {
+    if (!plan_.boundary_streams) return Name(kind);
+    return Name(kind, forward ? ".f.s" : ".b.s", stage);
   }
 
   // Whether a unit of `stage` hands its tensor to or from stage `other` across a boundary (a
@@ -404,7 +404,7 @@ class DeviceEmitter {
     int last = -1;
     if (!broadcast || r_ == 0) {
       Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).Str(), OpKind::kRecv,
-                         BoundaryStream("recv", forward, u.stage), u);
+                         BoundaryStream("recv", forward, u.stage).View(), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
       op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
       op.bytes = BoundaryBytes(u);
@@ -412,7 +412,7 @@ class DeviceEmitter {
     }
     if (broadcast) {
       Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).Str(), OpKind::kBroadcast,
-                         BoundaryStream("recv", forward, u.stage), u);
+                         BoundaryStream("recv", forward, u.stage).View(), u);
       op.group = tp_group_;
       op.peer = plan_.Device(d_, p_, 0);
       op.tensor = tensor.Str();
@@ -433,7 +433,7 @@ class DeviceEmitter {
     const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.end : layers.begin, '.',
                       u.tensor_tag);
     Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).Str(), OpKind::kSend,
-                       BoundaryStream("send", forward, u.stage), u);
+                       BoundaryStream("send", forward, u.stage).View(), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
     op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
     op.bytes = BoundaryBytes(u);
@@ -689,7 +689,9 @@ class DeviceEmitter {
       op.group = plan_.DpGroup(p_, r_);
       op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
       op.bytes = LayersGradientBytes(bucket.Length());
-      After(op, layer_done_.at(bucket.begin));
+      const int done = layer_done_[bucket.begin];
+      TERASIM_CHECK(done >= 0, "bucket of layer {}: no backward before it", bucket.begin);
+      After(op, done);
       keys.push_back(Last());
     }
     return keys;
@@ -735,8 +737,8 @@ class DeviceEmitter {
   // Fixed per device: the key suffix (Plan::RankSuffix) and the names of its groups.
   const std::string sfx_, tp_group_, dp_group_;
   // The position of the op after which each layer's weight gradients of the latest backward
-  // are complete.
-  std::map<int, int> layer_done_;
+  // are complete, per layer of the model (-1: none yet).
+  std::vector<int> layer_done_;
 };
 
 // An imported order (schedule/torch_csv.h builds one): a rank per pipeline rank, V stages on

@@ -11,6 +11,7 @@
 #include "models/errors.h"
 #include "models/limits.h"
 #include "models/memory_model.h"
+#include "schedule/compact_schedule.h"
 #include "schedule/pipeline_order.h"
 #include "schedule/slicing_planner.h"
 
@@ -91,13 +92,24 @@ class Name {
   // Inlined, so that a literal piece becomes a store of its known length.
   [[gnu::always_inline]] Name& Append(std::string_view text) {
     if (size_ + text.size() > sizeof(chars_)) TooLong(text);
-    // Pieces are a few characters: word copies inline, where a call to memcpy would not.
+    // Pieces are a few characters: word copies inline, where a call to memcpy would not; the
+    // tail as two overlapping copies of the widest word that fits (not byte by byte).
     const char* from = text.data();
-    size_t left = text.size();
+    const size_t n = text.size();
     char* to = chars_ + size_;
-    size_ += left;
-    for (; left >= 8; left -= 8, from += 8, to += 8) std::memcpy(to, from, 8);
-    for (; left > 0; --left) *to++ = *from++;
+    size_ += n;
+    if (n >= 8) {
+      for (size_t i = 0; i + 8 < n; i += 8) std::memcpy(to + i, from + i, 8);
+      std::memcpy(to + n - 8, from + n - 8, 8);
+    } else if (n >= 4) {
+      std::memcpy(to, from, 4);
+      std::memcpy(to + n - 4, from + n - 4, 4);
+    } else if (n >= 2) {
+      std::memcpy(to, from, 2);
+      std::memcpy(to + n - 2, from + n - 2, 2);
+    } else if (n == 1) {
+      *to = *from;
+    }
     return *this;
   }
   [[gnu::always_inline]] Name& Append(const char* text) { return Append(std::string_view(text)); }
@@ -143,10 +155,10 @@ struct UnitPlace {
 // its tp collectives.
 struct PassNames {
   OpKind kind;
-  const char* key;  // "F", "B", "BI", "BW", "R"
-  const char* tp;   // tensor prefix of its tp collectives: "tpf", "tpb", "tpr" ("" for none)
-  const char* ar;   // all-reduce key prefix: "ARF", "ARB", "ARR"
-  const char* sp;   // sequence-parallel key infix: "F", "B", "R"
+  std::string_view key;  // "F", "B", "BI", "BW", "R"
+  std::string_view tp;   // tensor prefix of its tp collectives: "tpf", "tpb", "tpr" ("" for none)
+  std::string_view ar;   // all-reduce key prefix: "ARF", "ARB", "ARR"
+  std::string_view sp;   // sequence-parallel key infix: "F", "B", "R"
 };
 
 PassNames NamesOf(OpKind kind) {
@@ -461,7 +473,7 @@ class DeviceEmitter {
            int wait) {
     const PassNames names = NamesOf(kind);
     const std::string_view part_name = LayerPartName(part);
-    const bool collectives = plan_.tp > 1 && names.tp[0] != '\0';
+    const bool collectives = plan_.tp > 1 && !names.tp.empty();
     auto is_first = [&](int op) {
       if (first != -1) return false;
       first = op;
@@ -1140,8 +1152,10 @@ Schedule Generate(const GenerateOptions& options) {
       }
     }
   }
-  s.ops.reserve(reserve);
-  s.after_ops.begin.reserve(reserve + 1);
+  // In huge pages (a hint): the ops of a 1T schedule are some 200 MB, faulted in 4 kB pages
+  // otherwise.
+  ReserveHuge(s.ops, reserve);
+  ReserveHuge(s.after_ops.begin, reserve + 1);
   // Device by device (rank order: replica, pipeline rank, tp rank), each in issue order.
   for (int d = 0; d < plan.dp; ++d) {
     for (int p = 0; p < plan.pp; ++p) {

@@ -146,9 +146,6 @@ struct UnitPlace {
   Range tokens;
   Name tag;         // "s{stage}.m{mb}.t{t0}-{t1}", the unit's part of op keys
   Name tensor_tag;  // "m{mb}.t{t0}-{t1}", its part of tensor identities
-
-  std::string Tag() const { return tag.Str(); }
-  std::string TensorTag() const { return tensor_tag.Str(); }
 };
 
 // What a compute op of one unit computes: the key prefix, the kind and the tensor prefix of
@@ -509,7 +506,6 @@ class DeviceEmitter {
   Name ReplicaName(const UnitPlace& u) const {
     return Name('u', u.mb - d_ * plan_.Microbatches(), ".t", u.tokens.begin, '-', u.tokens.end);
   }
-  std::string ReplicaTag(const UnitPlace& u) const { return ReplicaName(u).Str(); }
 
   // ZeRO-3: the all-gather of layer `layer`'s parameters for one unit's `tag` pass ("F"
   // forward, "B" backward and its recomputation), on the `zero` stream. It waits for the
@@ -529,11 +525,11 @@ class DeviceEmitter {
   // ZeRO-3: the reduce-scatter of layer `layer`'s weight gradients of one unit, after the op at
   // position `last`. Returns its position.
   int ScatterGradients(const UnitPlace& u, int layer, int last) {
-    Op& op = AddUnitOp(fmt::format("RSG.{}.l{}{}", u.Tag(), layer, Sfx()), OpKind::kReduceScatter,
-                       "dp", u);
+    Op& op =
+        AddUnitOp(Name("RSG.", u.tag, ".l", layer, sfx_).Str(), OpKind::kReduceScatter, "dp", u);
     op.layers = {layer, layer + 1};
-    op.group = plan_.DpGroup(p_, r_);
-    op.tensor = fmt::format("wgrad.l{}.{}.r{}", layer, ReplicaTag(u), r_);
+    op.group = dp_group_;
+    op.tensor = Name("wgrad.l", layer, '.', ReplicaName(u), ".r", r_).Str();
     op.bytes = LayerParamBytes();
     After(op, last);
     return Last();

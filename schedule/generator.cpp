@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <map>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -12,6 +11,7 @@
 #include "models/errors.h"
 #include "models/limits.h"
 #include "models/memory_model.h"
+#include "schedule/compact_schedule.h"
 #include "schedule/pipeline_order.h"
 #include "schedule/slicing_planner.h"
 
@@ -92,13 +92,24 @@ class Name {
   // Inlined, so that a literal piece becomes a store of its known length.
   [[gnu::always_inline]] Name& Append(std::string_view text) {
     if (size_ + text.size() > sizeof(chars_)) TooLong(text);
-    // Pieces are a few characters: word copies inline, where a call to memcpy would not.
+    // Pieces are a few characters: word copies inline, where a call to memcpy would not; the
+    // tail as two overlapping copies of the widest word that fits (not byte by byte).
     const char* from = text.data();
-    size_t left = text.size();
+    const size_t n = text.size();
     char* to = chars_ + size_;
-    size_ += left;
-    for (; left >= 8; left -= 8, from += 8, to += 8) std::memcpy(to, from, 8);
-    for (; left > 0; --left) *to++ = *from++;
+    size_ += n;
+    if (n >= 8) {
+      for (size_t i = 0; i + 8 < n; i += 8) std::memcpy(to + i, from + i, 8);
+      std::memcpy(to + n - 8, from + n - 8, 8);
+    } else if (n >= 4) {
+      std::memcpy(to, from, 4);
+      std::memcpy(to + n - 4, from + n - 4, 4);
+    } else if (n >= 2) {
+      std::memcpy(to, from, 2);
+      std::memcpy(to + n - 2, from + n - 2, 2);
+    } else if (n == 1) {
+      *to = *from;
+    }
     return *this;
   }
   [[gnu::always_inline]] Name& Append(const char* text) { return Append(std::string_view(text)); }
@@ -135,19 +146,16 @@ struct UnitPlace {
   Range tokens;
   Name tag;         // "s{stage}.m{mb}.t{t0}-{t1}", the unit's part of op keys
   Name tensor_tag;  // "m{mb}.t{t0}-{t1}", its part of tensor identities
-
-  std::string Tag() const { return tag.Str(); }
-  std::string TensorTag() const { return tensor_tag.Str(); }
 };
 
 // What a compute op of one unit computes: the key prefix, the kind and the tensor prefix of
 // its tp collectives.
 struct PassNames {
   OpKind kind;
-  const char* key;  // "F", "B", "BI", "BW", "R"
-  const char* tp;   // tensor prefix of its tp collectives: "tpf", "tpb", "tpr" ("" for none)
-  const char* ar;   // all-reduce key prefix: "ARF", "ARB", "ARR"
-  const char* sp;   // sequence-parallel key infix: "F", "B", "R"
+  std::string_view key;  // "F", "B", "BI", "BW", "R"
+  std::string_view tp;   // tensor prefix of its tp collectives: "tpf", "tpb", "tpr" ("" for none)
+  std::string_view ar;   // all-reduce key prefix: "ARF", "ARB", "ARR"
+  std::string_view sp;   // sequence-parallel key infix: "F", "B", "R"
 };
 
 PassNames NamesOf(OpKind kind) {
@@ -178,7 +186,8 @@ class DeviceEmitter {
         after_(after),
         sfx_(plan.RankSuffix(r)),
         tp_group_(plan.TpGroup(d, p)),
-        dp_group_(plan.DpGroup(p, r)) {}
+        dp_group_(plan.DpGroup(p, r)),
+        layer_done_(plan.options.model.layers, -1) {}
 
   void Emit(const std::vector<PipelineStep>& steps) {
     // The last step of each chunk that completes weight gradients (a whole backward or a
@@ -333,20 +342,20 @@ class DeviceEmitter {
     after_.op.push_back(dep);
   }
 
-  Op& Add(std::string key, OpKind kind, std::string stream) {
+  Op& Add(std::string key, OpKind kind, std::string_view stream) {
     // Closes the row of the op before (its deps are all in) and opens this op's.
     after_.begin.push_back(static_cast<int>(after_.op.size()));
     Op& op = ops_.emplace_back();
     op.key = std::move(key);
     op.kind = kind;
     op.device = device_;
-    op.stream = std::move(stream);
+    op.stream = stream;
     return op;
   }
 
   // An op that carries or computes one unit: stage, micro-batch, rows, tokens.
-  Op& AddUnitOp(std::string key, OpKind kind, std::string stream, const UnitPlace& u) {
-    Op& op = Add(std::move(key), kind, std::move(stream));
+  Op& AddUnitOp(std::string key, OpKind kind, std::string_view stream, const UnitPlace& u) {
+    Op& op = Add(std::move(key), kind, stream);
     op.stage = u.stage;
     op.microbatch = u.mb;
     op.rows = u.rows;
@@ -377,9 +386,9 @@ class DeviceEmitter {
   // boundary while its peer receives on another) would deadlock on one shared queue; one queue
   // per boundary and direction carries one stage's micro-batches in the order both ends run
   // them, as PyTorch's asynchronous sends and receives do.
-  std::string BoundaryStream(const char* kind, bool forward, int stage) const {
-    if (!plan_.boundary_streams) return kind;
-    return Name(kind, forward ? ".f.s" : ".b.s", stage).Str();
+  Name BoundaryStream(const char* kind, bool forward, int stage) const {
+    if (!plan_.boundary_streams) return Name(kind);
+    return Name(kind, forward ? ".f.s" : ".b.s", stage);
   }
 
   // Whether a unit of `stage` hands its tensor to or from stage `other` across a boundary (a
@@ -404,7 +413,7 @@ class DeviceEmitter {
     int last = -1;
     if (!broadcast || r_ == 0) {
       Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).Str(), OpKind::kRecv,
-                         BoundaryStream("recv", forward, u.stage), u);
+                         BoundaryStream("recv", forward, u.stage).View(), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
       op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
       op.bytes = BoundaryBytes(u);
@@ -412,7 +421,7 @@ class DeviceEmitter {
     }
     if (broadcast) {
       Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).Str(), OpKind::kBroadcast,
-                         BoundaryStream("recv", forward, u.stage), u);
+                         BoundaryStream("recv", forward, u.stage).View(), u);
       op.group = tp_group_;
       op.peer = plan_.Device(d_, p_, 0);
       op.tensor = tensor.Str();
@@ -433,7 +442,7 @@ class DeviceEmitter {
     const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.end : layers.begin, '.',
                       u.tensor_tag);
     Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).Str(), OpKind::kSend,
-                       BoundaryStream("send", forward, u.stage), u);
+                       BoundaryStream("send", forward, u.stage).View(), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
     op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
     op.bytes = BoundaryBytes(u);
@@ -461,7 +470,7 @@ class DeviceEmitter {
            int wait) {
     const PassNames names = NamesOf(kind);
     const std::string_view part_name = LayerPartName(part);
-    const bool collectives = plan_.tp > 1 && names.tp[0] != '\0';
+    const bool collectives = plan_.tp > 1 && !names.tp.empty();
     auto is_first = [&](int op) {
       if (first != -1) return false;
       first = op;
@@ -497,7 +506,6 @@ class DeviceEmitter {
   Name ReplicaName(const UnitPlace& u) const {
     return Name('u', u.mb - d_ * plan_.Microbatches(), ".t", u.tokens.begin, '-', u.tokens.end);
   }
-  std::string ReplicaTag(const UnitPlace& u) const { return ReplicaName(u).Str(); }
 
   // ZeRO-3: the all-gather of layer `layer`'s parameters for one unit's `tag` pass ("F"
   // forward, "B" backward and its recomputation), on the `zero` stream. It waits for the
@@ -517,11 +525,11 @@ class DeviceEmitter {
   // ZeRO-3: the reduce-scatter of layer `layer`'s weight gradients of one unit, after the op at
   // position `last`. Returns its position.
   int ScatterGradients(const UnitPlace& u, int layer, int last) {
-    Op& op = AddUnitOp(fmt::format("RSG.{}.l{}{}", u.Tag(), layer, Sfx()), OpKind::kReduceScatter,
-                       "dp", u);
+    Op& op =
+        AddUnitOp(Name("RSG.", u.tag, ".l", layer, sfx_).Str(), OpKind::kReduceScatter, "dp", u);
     op.layers = {layer, layer + 1};
-    op.group = plan_.DpGroup(p_, r_);
-    op.tensor = fmt::format("wgrad.l{}.{}.r{}", layer, ReplicaTag(u), r_);
+    op.group = dp_group_;
+    op.tensor = Name("wgrad.l", layer, '.', ReplicaName(u), ".r", r_).Str();
     op.bytes = LayerParamBytes();
     After(op, last);
     return Last();
@@ -689,7 +697,9 @@ class DeviceEmitter {
       op.group = plan_.DpGroup(p_, r_);
       op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
       op.bytes = LayersGradientBytes(bucket.Length());
-      After(op, layer_done_.at(bucket.begin));
+      const int done = layer_done_[bucket.begin];
+      TERASIM_CHECK(done >= 0, "bucket of layer {}: no backward before it", bucket.begin);
+      After(op, done);
       keys.push_back(Last());
     }
     return keys;
@@ -735,8 +745,8 @@ class DeviceEmitter {
   // Fixed per device: the key suffix (Plan::RankSuffix) and the names of its groups.
   const std::string sfx_, tp_group_, dp_group_;
   // The position of the op after which each layer's weight gradients of the latest backward
-  // are complete.
-  std::map<int, int> layer_done_;
+  // are complete, per layer of the model (-1: none yet).
+  std::vector<int> layer_done_;
 };
 
 // An imported order (schedule/torch_csv.h builds one): a rank per pipeline rank, V stages on
@@ -1138,8 +1148,10 @@ Schedule Generate(const GenerateOptions& options) {
       }
     }
   }
-  s.ops.reserve(reserve);
-  s.after_ops.begin.reserve(reserve + 1);
+  // In huge pages (a hint): the ops of a 1T schedule are some 200 MB, faulted in 4 kB pages
+  // otherwise.
+  ReserveHuge(s.ops, reserve);
+  ReserveHuge(s.after_ops.begin, reserve + 1);
   // Device by device (rank order: replica, pipeline rank, tp rank), each in issue order.
   for (int d = 0; d < plan.dp; ++d) {
     for (int p = 0; p < plan.pp; ++p) {

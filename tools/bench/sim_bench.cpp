@@ -26,11 +26,15 @@
 //   plan-<setting>                 PlanSlicing at granularity 1 for each Table-1 setting
 //                                  (tools/data/paper_settings.json)                 [PlanSlicing]
 // Generation and loading are left out of the times (they are reported as "prep s").
+// Each simulation row's note ends with a digest of its result (every device's fractions, every
+// link's bytes and busy time, the critical path, the iteration time): equal digests before and
+// after a change mean byte-identical figures. --only NAME$ (a trailing $) runs that row alone.
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <functional>
@@ -75,6 +79,28 @@ double WallNow() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// FNV-1a over the result's figures (see the header): a before/after identity check.
+uint64_t ResultDigest(const SimResult& result) {
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](const void* data, size_t size) {
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < size; ++i) h = (h ^ bytes[i]) * 1099511628211ULL;
+  };
+  for (const DeviceResult& d : result.devices) {
+    mix(&d.compute_fraction, sizeof d.compute_fraction);
+    mix(&d.comm_fraction, sizeof d.comm_fraction);
+    mix(&d.idle_fraction, sizeof d.idle_fraction);
+  }
+  for (const LinkResult& l : result.links) {
+    mix(&l.link, sizeof l.link);
+    mix(&l.bytes, sizeof l.bytes);
+    mix(&l.busy_ns, sizeof l.busy_ns);
+  }
+  for (const std::string& key : result.critical_path) mix(key.data(), key.size());
+  mix(&result.iteration_time_ns, sizeof result.iteration_time_ns);
+  return h;
+}
+
 // Times `body` (wall and process CPU) into row.
 template <typename F>
 void Measure(Row& row, F&& body) {
@@ -116,8 +142,9 @@ Row SimRow(const std::string& name, const GenerateOptions& gen, const std::strin
   }
   row.events = result.events;
   row.flows = result.flows;
-  row.note = fmt::format("iter {:.6f} s, fold {}", NsToSeconds(result.iteration_time_ns),
-                         result.fold_order);
+  row.note =
+      fmt::format("iter {:.6f} s, fold {}, digest {:016x}", NsToSeconds(result.iteration_time_ns),
+                  result.fold_order, ResultDigest(result));
   return row;
 }
 
@@ -321,7 +348,11 @@ int main(int argc, char** argv) {
   std::printf("%-28s %9s %11s %10s %8s %9s %9s %10s %8s  %s\n", "configuration", "ops", "events",
               "flows", "prep s", "wall s", "cpu s", "events/s", "RSS MB", "note");
   for (const auto& [name, make] : rows) {
-    if (!only.empty() && name.find(only) == std::string::npos) continue;
+    if (!only.empty() && only.back() == '$') {
+      if (name != only.substr(0, only.size() - 1)) continue;  // --only NAME$: that row alone
+    } else if (!only.empty() && name.find(only) == std::string::npos) {
+      continue;
+    }
     RunForked(make);
   }
   return 0;

@@ -36,6 +36,7 @@ class OperatorList {
                   "bad SliceWork: rows {} tokens {} context {} tp {} heads {}", work.rows,
                   work.tokens, work.context, work.tp, model.heads);
     const int64_t t = work.tp;
+    t_ = t;
     b_ = work.rows;
     l_ = work.tokens;
     c_ = work.context;
@@ -92,6 +93,7 @@ class OperatorList {
     Gemm("attn_v", b_ * heads_, l_, d_, c_ + l_);
     if (core_only) return;
     Gemm("proj", 1, bl_, h_, h_t_);
+    Collective("proj.allreduce");
     Memory("bias_dropout_add1", 3 * kFp16 * x_ + x_);  // two inputs, one output, the mask
   }
 
@@ -104,6 +106,7 @@ class OperatorList {
     Gemm("fc1", 1, bl_, f_t_, h_);
     Memory("bias_gelu", 2 * kFp16 * bl_ * f_t_);
     Gemm("fc2", 1, bl_, h_, f_t_);
+    Collective("fc2.allreduce");
     Memory("bias_dropout_add2", 3 * kFp16 * x_ + x_);
   }
 
@@ -113,6 +116,7 @@ class OperatorList {
     Gemm("fc2.dX", 1, bl_, f_t_, h_);
     Memory(fused ? "gelu.bwd" : "relu.bwd", 3 * kFp16 * bl_ * f_t_);
     Gemm("fc1.dX", 1, bl_, h_, f_t_);
+    Collective("fc1.dX.allreduce");
     // Eager: PyTorch 1.x LayerNorm backward in four kernels (internal gradients, fused
     // parameters, dX, gamma / beta), reading dY and X twice.
     Memory("ln2.bwd", (fused ? 3 : 5) * kFp16 * x_, fused ? 2 : 4);
@@ -133,6 +137,7 @@ class OperatorList {
     Gemm("scores.dQ", b_ * heads_, l_, d_, c_ + l_);
     Gemm("scores.dK", b_ * heads_, c_ + l_, d_, l_);
     Gemm("qkv.dX", 1, bl_, h_, 3 * h_t_);
+    Collective("qkv.dX.allreduce");
     Memory("ln1.bwd", 3 * kFp16 * x_, 2);
     Memory("grad_add1", 3 * kFp16 * x_);
   }
@@ -149,6 +154,16 @@ class OperatorList {
     Gemm("qkv.dW", 1, h_, 3 * h_t_, bl_);
     Memory("attn_bias_grads", kFp16 * bl_ * (h_ + 3 * h_t_), 2);
     Accumulate("attn_grad_accumulate", accumulate_bytes);
+  }
+
+  // The host's call of a tensor-parallel collective (tp > 1 and tp_collectives only).
+  void Collective(const char* name) {
+    if (!options_.tp_collectives || t_ == 1) return;
+    LayerOperator op;
+    op.name = name;
+    op.kind = OperatorKind::kCollective;
+    op.kernels = 0;
+    ops_.push_back(op);
   }
 
   std::vector<LayerOperator> Take() { return std::move(ops_); }
@@ -201,6 +216,7 @@ class OperatorList {
     if (core_only) return;
     Memory("context_layout", 2 * kFp16 * bl_ * h_t_);  // transpose(0, 1).contiguous()
     Gemm("proj", 1, bl_, h_, h_t_);
+    Collective("proj.allreduce");
     Memory("proj_bias", 2 * kFp16 * bl_ * h_);  // after the row-parallel reduce
     Memory("residual1", 3 * kFp16 * x_);
   }
@@ -211,6 +227,7 @@ class OperatorList {
     Memory("fc1_bias", 2 * kFp16 * bl_ * f_t_);
     Memory("relu", 2 * kFp16 * bl_ * f_t_);
     Gemm("fc2", 1, bl_, h_, f_t_);
+    Collective("fc2.allreduce");
     Memory("fc2_bias", 2 * kFp16 * bl_ * h_);
     Memory("residual2", 3 * kFp16 * x_);
   }
@@ -231,6 +248,7 @@ class OperatorList {
     Memory("q_scale.bwd", 2 * kFp16 * bl_ * h_t_);
     Memory("qkv_layout.bwd", 2 * kFp16 * 3 * bl_ * h_t_, 2);  // chunk's cat, then a copy
     Gemm("qkv.dX", 1, bl_, h_, 3 * h_t_);
+    Collective("qkv.dX.allreduce");
     Memory("ln1.bwd", 5 * kFp16 * x_, 4);
     Memory("grad_add1", 3 * kFp16 * x_);
   }
@@ -238,6 +256,7 @@ class OperatorList {
   LayerOperatorOptions options_;
   int64_t b_ = 0, l_ = 0, c_ = 0, h_ = 0, d_ = 0, heads_ = 0, h_t_ = 0, f_t_ = 0, bl_ = 0;
   int64_t x_ = 0;
+  int64_t t_ = 1;
   int64_t sequence_ = 0;  // the key/value cache's rows (eager variant)
   int64_t score_ = 0;
   std::vector<LayerOperator> ops_;

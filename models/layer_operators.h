@@ -54,6 +54,10 @@ const char* OperatorPassName(OperatorPass pass);
 enum class OperatorKind {
   kGemm,    // a (batched) matrix multiply: tensor cores, tile and wave quantization
   kMemory,  // elementwise, reduction or copy: bytes over the memory bandwidth
+  // A tensor-parallel collective's call on the host (LayerOperatorOptions::tp_collectives):
+  // no kernel on the compute stream, no FLOPs, no bytes (the network model costs the
+  // collective itself); the host pays OperatorModelParams::collective_host_ns to issue it.
+  kCollective,
 };
 
 struct LayerOperator {
@@ -66,7 +70,7 @@ struct LayerOperator {
   int64_t k = 0;
   Flops flops = 0;  // 2 batch m n k for GEMMs, 0 otherwise
   Bytes bytes = 0;  // read and written from device memory, fp16 tensors, 1-byte masks
-  int kernels = 1;  // kernel launches it takes
+  int kernels = 1;  // kernel launches it takes (0 for kCollective)
   // Memory operators that do not stream contiguous tensors: a row reduction (LayerNorm,
   // softmax, bias gradients), a broadcast over heads (the mask), or a copy that permutes or
   // reads a strided view (layout copies, the chunked q, the causal mask's triu and cat, writes
@@ -83,6 +87,12 @@ struct LayerOperatorOptions {
   // from the QKV output, the mask without the context's zeros, no cache writes and no
   // sequence-long cache gradient. Precondition when false: context 0.
   bool kv_cache = true;
+  // At tp > 1, the host's calls of the tensor-parallel collectives (kCollective), two per
+  // pass as Megatron-LM's layers issue them: forward, the row-parallel reduce after proj and
+  // after fc2 ("proj.allreduce", "fc2.allreduce"); backward-input, the column-parallel
+  // input gradient's after qkv.dX and fc1.dX ("qkv.dX.allreduce", "fc1.dX.allreduce").
+  // False: none listed (a device without collective_host_ns).
+  bool tp_collectives = false;
 };
 
 // The operators of one layer (or one block of it: work.block) for `pass` on one rank, in the

@@ -28,6 +28,7 @@ OperatorCostModel::OperatorCostModel(ModelCard model, DeviceSpec device, bool se
   options_.sequence_parallel = sequence_parallel;
   options_.kv_cache = kv_cache;
   options_.weight_gradient_passes = device_.compute.weight_gradient_passes;
+  options_.tp_collectives = params_.collective_host_ns > 0;
 }
 
 std::string OperatorCostModel::Name() const {
@@ -64,6 +65,12 @@ OperatorCostModel::GemmTiming OperatorCostModel::GemmOnTile(const LayerOperator&
 OperatorTiming OperatorCostModel::Cost(const LayerOperator& op, TimeNs host_ns) const {
   OperatorTiming t;
   t.op = op;
+  if (op.kind == OperatorKind::kCollective) {
+    // The host's call only: the collective's own time is the network model's.
+    t.overhead_s = NsToSeconds(params_.collective_host_ns);
+    t.bound = "host";
+    return t;
+  }
   const bool gemm = op.kind == OperatorKind::kGemm && op.flops > 0;
   const double efficiency = gemm        ? params_.gemm_memory_efficiency
                             : op.layout ? params_.layout_memory_efficiency

@@ -24,6 +24,10 @@
 // launch; backward_kernel_overhead_ns in the backward passes, where the autograd engine
 // runs each node); the GPU starts it when it is issued and the previous one is done:
 //     host_i = host_{i-1} + kernels_i x overhead,  end_i = max(host_i, end_{i-1}) + gpu_i.
+// At tp > 1 a device with collective_host_ns lists the host's tensor-parallel collective
+// calls among the kernels (LayerOperatorOptions::tp_collectives, two per forward and two per
+// backward-input pass): each adds collective_host_ns to the host's time and nothing to the
+// GPU's (the collective itself is the network model's op).
 // A pass of `layers` layers is one such queue, starting empty (each op of the schedule begins
 // after a synchronization); its time is the last end. Small slices are launch-bound (flat in
 // the slice length), large ones GPU-bound, and attention's score-sized operators grow with
@@ -57,7 +61,8 @@ struct OperatorTiming {
   int64_t waves = 0;      // GEMMs: waves of tiles over the SMs
   int tile_m = 0;         // GEMMs: the tile it runs on (rows x columns of the output)
   int tile_n = 0;
-  // "compute", "memory" or "launch" (the host's issue time exceeds the GPU's work).
+  // "compute", "memory", "launch" (the host's issue time exceeds the GPU's work) or "host"
+  // (a collective call: host time only).
   const char* bound = "";
 };
 

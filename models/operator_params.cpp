@@ -21,7 +21,7 @@ OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   r.RejectUnknown({"gemm_efficiency", "tile_m", "tile_n", "kernel_overhead_ns", "memory_efficiency",
                    "kernel_gpu_ns", "tile_k_overhead", "tiles", "l2_bw_bytes_per_s",
                    "gemm_memory_efficiency", "backward_kernel_overhead_ns",
-                   "layout_memory_efficiency", "fused", "default", "note"});
+                   "layout_memory_efficiency", "collective_host_ns", "fused", "default", "note"});
   OperatorModelParams p;
   p.gemm_efficiency = RequireFraction(r, "gemm_efficiency");
   p.tile_m = static_cast<int>(r.RequireInt("tile_m", 1));
@@ -41,6 +41,13 @@ OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
     if (p.backward_kernel_overhead_ns > 10 * kNsPerMs) {
       ThrowInput("{}: backward_kernel_overhead_ns: {} is more than 10 ms per kernel", r.where(),
                  p.backward_kernel_overhead_ns);
+    }
+  }
+  if (r.Has("collective_host_ns")) {
+    p.collective_host_ns = r.RequireInt("collective_host_ns", 0);
+    if (p.collective_host_ns > 10 * kNsPerMs) {
+      ThrowInput("{}: collective_host_ns: {} is more than 10 ms per call", r.where(),
+                 p.collective_host_ns);
     }
   }
   p.memory_efficiency = RequireFraction(r, "memory_efficiency");

@@ -43,6 +43,11 @@ struct OperatorModelParams {
   // the autograd engine's per-node work (input buffers, output allocation) on top of the
   // dispatch (optional: kernel_overhead_ns).
   TimeNs backward_kernel_overhead_ns = 0;
+  // Host-side cost of one tensor-parallel collective call at tp > 1 (the tensor-parallel
+  // layer's autograd function and the NCCL call on the host; the collective's GPU time is
+  // the network model's): LayerOperatorOptions::tp_collectives (optional, 0 when absent: no
+  // collective calls listed).
+  TimeNs collective_host_ns = 0;
   // Fraction of the memory bandwidth that memory-bound kernels reach, (0, 1].
   double memory_efficiency = 0;
   // Fraction of the memory bandwidth that the memory operators which do not stream

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "models/device_spec.h"
 #include "models/errors.h"
@@ -647,4 +649,88 @@ TEST_CASE("row reductions, broadcasts and permuting copies run at the layout ban
   CHECK(gpu(ta, "softmax_cast") ==
         Approx(Find(fwd, "softmax_cast").bytes /
                (fast.memory_bw_bytes_per_s * fast.operator_model->memory_efficiency)));
+}
+
+TEST_CASE("operator_model: collective_host_ns is optional and checked", "[models][operators]") {
+  CHECK(ParseWith("").collective_host_ns == 0);  // absent: no collective calls listed
+  CHECK(ParseWith(R"(, "collective_host_ns": 80000)").collective_host_ns == 80000);
+  CHECK_THROWS_WITH(ParseWith(R"(, "collective_host_ns": -1)"),
+                    Catch::Contains("t.json: collective_host_ns"));
+  CHECK_THROWS_WITH(ParseWith(R"(, "collective_host_ns": 20000000)"),
+                    Catch::Contains("collective_host_ns: 20000000 is more than 10 ms per call"));
+}
+
+TEST_CASE("tensor-parallel collective calls: two per forward and backward, host time only",
+          "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-13b");
+  for (bool fused : {false, true}) {
+    LayerOperatorOptions options;
+    options.fused = fused;
+    options.tp_collectives = true;
+    auto names = [&](const std::vector<LayerOperator>& ops) {
+      std::vector<std::string> out;
+      for (const LayerOperator& op : ops) {
+        if (op.kind == OperatorKind::kCollective) {
+          // A call: no kernel on the compute stream, no FLOPs, no bytes.
+          CHECK(op.kernels == 0);
+          CHECK(op.flops == 0);
+          CHECK(op.bytes == 0);
+          out.push_back(op.name);
+        }
+      }
+      return out;
+    };
+    // Megatron-LM's layers: the row-parallel reduce after proj and fc2, the column-parallel
+    // input gradient's after fc1.dX and qkv.dX; nothing in backward-weight.
+    const auto fwd = LayerOperators(m, Work(704, 0, 8), OperatorPass::kForward, options);
+    CHECK(names(fwd) == std::vector<std::string>{"proj.allreduce", "fc2.allreduce"});
+    for (size_t i = 0; i + 1 < fwd.size(); ++i) {
+      if (std::strcmp(fwd[i].name, "proj") == 0)
+        CHECK(std::strcmp(fwd[i + 1].name, "proj.allreduce") == 0);
+    }
+    CHECK(names(LayerOperators(m, Work(704, 0, 8), OperatorPass::kBackwardInput, options)) ==
+          std::vector<std::string>{"fc1.dX.allreduce", "qkv.dX.allreduce"});
+    CHECK(
+        names(LayerOperators(m, Work(704, 0, 8), OperatorPass::kBackwardWeight, options)).empty());
+    // Selective recomputation redoes the attention core only: no collective.
+    CHECK(names(LayerOperators(m, Work(704, 0, 8), OperatorPass::kRecomputeSelective, options))
+              .empty());
+    // tp 1 has no collective, nor does a device without collective_host_ns.
+    CHECK(names(LayerOperators(m, Work(704, 0, 1), OperatorPass::kForward, options)).empty());
+    options.tp_collectives = false;
+    CHECK(names(LayerOperators(m, Work(704, 0, 8), OperatorPass::kForward, options)).empty());
+  }
+  // Eager whole backward (autograd's order): the input gradient's all-reduce after the
+  // linear's node, i.e. after its dW.
+  LayerOperatorOptions eager;
+  eager.tp_collectives = true;
+  const auto whole = LayerBackwardOperators(m, Work(704, 0, 8), eager);
+  for (size_t i = 0; i + 2 < whole.size(); ++i) {
+    if (std::strcmp(whole[i].name, "qkv.dX") == 0) {
+      CHECK(std::strcmp(whole[i + 1].name, "qkv.dW") == 0);
+      CHECK(std::strcmp(whole[i + 2].name, "qkv.dX.allreduce") == 0);
+    }
+  }
+
+  // Launch-bound (1 token at tp 8: every kernel's GPU time is under the 55 us of host time
+  // per kernel): each call adds its host time to the pass, 2 x 1 ms per forward and per
+  // backward; at tp 1 nothing changes.
+  DeviceSpec with = V100();
+  with.operator_model->collective_host_ns = 1000000;
+  DeviceSpec without = V100();
+  without.operator_model->collective_host_ns = 0;
+  const OperatorCostModel a(m, with), b(m, without);
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    SliceWork w = Work(1, 0, 8);
+    w.pass = pass;
+    CHECK(NsToSeconds(a.Time(w)) == Approx(NsToSeconds(b.Time(w)) + 2e-3).epsilon(1e-6));
+    w.tp = 1;
+    CHECK(a.Time(w) == b.Time(w));
+  }
+  for (const OperatorTiming& t : a.Breakdown(Work(1, 0, 8), OperatorPass::kForward)) {
+    if (t.op.kind != OperatorKind::kCollective) continue;
+    CHECK(t.overhead_s == Approx(1e-3));
+    CHECK(t.gpu_s == 0);
+    CHECK(std::strcmp(t.bound, "host") == 0);
+  }
 }

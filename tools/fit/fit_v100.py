@@ -16,6 +16,10 @@ into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
     mask broadcast over heads; permuting and strided copies; models/layer_operators.h
     LayerOperator::layout; absent: memory_efficiency; `--start layout_memory_efficiency=V`
     frees it)
+  * collective_host_ns  host time per tensor-parallel collective call at tp > 1 (two per layer
+    forward, two per backward: the tensor-parallel layers' autograd functions and NCCL calls,
+    which a single-layer timing at tp 1 never pays; absent: no such calls; `--start
+    collective_host_ns=V` frees it)
 (--fix NAME=VALUE holds any of them. The fit in the data file frees the first three and fixes
 kernel_gpu_ns=0 tile_k_overhead=0 gemm_memory_efficiency=0.833: a GEMM's operand streams at the
 V100's measured 750 GB/s of global memory bandwidth over 900 GB/s, Jia et al. 2018, "Dissecting the
@@ -60,16 +64,20 @@ OPERATOR_PARAMETERS = [
     ("gemm_memory_efficiency", 0.3, 1.0, "operator"),
     ("backward_kernel_overhead_ns", 5000.0, 300000.0, "operator"),
     ("layout_memory_efficiency", 0.1, 1.0, "operator"),
+    ("collective_host_ns", 1000.0, 1000000.0, "operator"),
 ]
 # Optional in the data file: 0 writes them absent (their fallbacks: memory_efficiency,
 # kernel_overhead_ns, memory_efficiency).
-OPTIONAL = {"gemm_memory_efficiency", "backward_kernel_overhead_ns", "layout_memory_efficiency"}
-INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead", "backward_kernel_overhead_ns"}
+OPTIONAL = {"gemm_memory_efficiency", "backward_kernel_overhead_ns", "layout_memory_efficiency",
+            "collective_host_ns"}
+INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead", "backward_kernel_overhead_ns",
+           "collective_host_ns"}
 NETWORK_PARAMETERS = [
     ("efficiency", 0.3, 1.0, "network"),
     ("latency_us", 5.0, 2000.0, "network"),
 ]
-fit_p3.LOG_SCALE = {"kernel_overhead_ns", "backward_kernel_overhead_ns", "latency_us"}
+fit_p3.LOG_SCALE = {"kernel_overhead_ns", "backward_kernel_overhead_ns", "latency_us",
+                    "collective_host_ns"}
 
 
 class OperatorEvaluator(fit_p3.Evaluator):

@@ -44,7 +44,7 @@ error at every point; writes nothing to the source tree.
 Usage: tools/fit/fit_v100.py [--terasim build/release/tools/terasim] [--evaluations 60] [--jobs 2]
                              [--network analytic|flow] [--with-network] [--only-report]
                              [--start NAME=VALUE ...] [--fix NAME=VALUE ...]
-                             [--layer-no-kv-cache]
+                             [--layer-no-kv-cache] [--loss squares|minimax]
 """
 import argparse
 import json
@@ -117,6 +117,8 @@ def main():
                              "TeraPipe's latency script ran a layer at context 0 (default: with "
                              "it, as a training run's first slice)")
     parser.add_argument("--only-report", action="store_true")
+    parser.add_argument("--loss", default="squares", choices=["squares", "minimax"],
+                        help="minimax: the largest relative error, every point alike")
     args = parser.parse_args()
 
     fit_p3.PARAMETERS = OPERATOR_PARAMETERS + (NETWORK_PARAMETERS if args.with_network else [])
@@ -156,7 +158,7 @@ def main():
 
     def objective(x):
         values = values_of(x)
-        loss, predicted = ev.loss(values)
+        loss, predicted = ev.loss(values, minimax=args.loss == "minimax")
         if loss < best["loss"]:
             best.update(loss=loss, values=values, predicted=predicted)
             print(f"[{ev.count}] new best", file=sys.stderr)

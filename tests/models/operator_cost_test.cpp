@@ -315,7 +315,7 @@ TEST_CASE("per-kernel GPU time and the tile's fixed steps add to the roofline",
   }
 }
 
-TEST_CASE("operator_model: kernel_gpu_ns, tile_k_overhead, backward host time optional, bounded",
+TEST_CASE("operator_model: kernel_gpu_ns, tile_k_overhead, host times optional, bounded",
           "[models][operators]") {
   const auto parse = ParseWith;
   // Absent: 0, i.e. the plain roofline of each operator.
@@ -332,10 +332,14 @@ TEST_CASE("operator_model: kernel_gpu_ns, tile_k_overhead, backward host time op
   // backward_kernel_overhead_ns absent: the forward's host time per kernel (1000 ns here).
   CHECK(parse("").backward_kernel_overhead_ns == 1000);
   CHECK(parse(R"(, "backward_kernel_overhead_ns": 2500)").backward_kernel_overhead_ns == 2500);
-  CHECK_THROWS_WITH(parse(R"(, "backward_kernel_overhead_ns": -1)"),
-                    Catch::Contains("t.json: backward_kernel_overhead_ns"));
-  CHECK_THROWS_WITH(parse(R"(, "backward_kernel_overhead_ns": 20000000)"),
-                    Catch::Contains("backward_kernel_overhead_ns: 20000000 is more than 10 ms"));
+  // collective_host_ns absent: 0, no collective calls listed.
+  CHECK(parse("").collective_host_ns == 0);
+  CHECK(parse(R"(, "collective_host_ns": 80000)").collective_host_ns == 80000);
+  for (const std::string key : {"backward_kernel_overhead_ns", "collective_host_ns"}) {
+    CHECK_THROWS_WITH(parse(", \"" + key + "\": -1"), Catch::Contains("t.json: " + key));
+    CHECK_THROWS_WITH(parse(", \"" + key + "\": 20000000"),
+                      Catch::Contains(key + ": 20000000 is more than 10 ms"));
+  }
 }
 
 TEST_CASE("each GEMM runs on the tile that finishes it first", "[models][operators]") {
@@ -649,15 +653,6 @@ TEST_CASE("row reductions, broadcasts and permuting copies run at the layout ban
   CHECK(gpu(ta, "softmax_cast") ==
         Approx(Find(fwd, "softmax_cast").bytes /
                (fast.memory_bw_bytes_per_s * fast.operator_model->memory_efficiency)));
-}
-
-TEST_CASE("operator_model: collective_host_ns is optional and checked", "[models][operators]") {
-  CHECK(ParseWith("").collective_host_ns == 0);  // absent: no collective calls listed
-  CHECK(ParseWith(R"(, "collective_host_ns": 80000)").collective_host_ns == 80000);
-  CHECK_THROWS_WITH(ParseWith(R"(, "collective_host_ns": -1)"),
-                    Catch::Contains("t.json: collective_host_ns"));
-  CHECK_THROWS_WITH(ParseWith(R"(, "collective_host_ns": 20000000)"),
-                    Catch::Contains("collective_host_ns: 20000000 is more than 10 ms per call"));
 }
 
 TEST_CASE("tensor-parallel collective calls: two per forward and backward, host time only",

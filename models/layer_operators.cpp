@@ -280,6 +280,18 @@ const char* OperatorPassName(OperatorPass pass) {
   return "?";
 }
 
+const char* OperatorKindName(OperatorKind kind) {
+  switch (kind) {
+    case OperatorKind::kGemm:
+      return "gemm";
+    case OperatorKind::kMemory:
+      return "memory";
+    case OperatorKind::kCollective:
+      return "collective";
+  }
+  return "?";
+}
+
 std::vector<LayerOperator> LayerOperators(const ModelCard& model, const SliceWork& work,
                                           OperatorPass pass, const LayerOperatorOptions& options) {
   OperatorList list(model, work, options);

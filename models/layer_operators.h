@@ -60,6 +60,9 @@ enum class OperatorKind {
   kCollective,
 };
 
+// "gemm", "memory", "collective".
+const char* OperatorKindName(OperatorKind kind);
+
 struct LayerOperator {
   const char* name = "";  // e.g. "qkv", "softmax", "fc1.dW"; static storage
   OperatorKind kind = OperatorKind::kMemory;

@@ -45,7 +45,7 @@ nlohmann::json BreakdownJson(const OperatorCostModel& model, const SliceWork& wo
     int kernels = 0;
     for (const OperatorTiming& t : model.Breakdown(work, pass)) {
       rows.push_back({{"operator", t.op.name},
-                      {"kind", t.op.kind == OperatorKind::kGemm ? "gemm" : "memory"},
+                      {"kind", OperatorKindName(t.op.kind)},
                       {"shape", {t.op.batch, t.op.m, t.op.n, t.op.k}},
                       {"flops", t.op.flops},
                       {"bytes", t.op.bytes},

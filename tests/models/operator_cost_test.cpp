@@ -727,5 +727,6 @@ TEST_CASE("tensor-parallel collective calls: two per forward and backward, host 
     CHECK(t.overhead_s == Approx(1e-3));
     CHECK(t.gpu_s == 0);
     CHECK(std::strcmp(t.bound, "host") == 0);
+    CHECK(std::strcmp(OperatorKindName(t.op.kind), "collective") == 0);
   }
 }

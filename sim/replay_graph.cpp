@@ -115,6 +115,13 @@ class FlatIndex {
   size_t mask_ = 0;
 };
 
+// Sorts `values` and drops repeats.
+template <typename T>
+void SortUnique(std::vector<T>* values) {
+  std::sort(values->begin(), values->end());
+  values->erase(std::unique(values->begin(), values->end()), values->end());
+}
+
 // The hash of a SEND's identity: (source device, destination device, tensor).
 size_t SendHash(int src, int dst, std::string_view tensor) {
   const uint64_t pair =
@@ -224,6 +231,9 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   // collective (a representatives-only schedule uses few of the groups).
   std::vector<std::vector<int>> issued(num_groups);
   std::vector<std::vector<int>> instance_of(num_groups);  // group -> k -> instance
+  // The last plan key and SEND pair listed (consecutive ops mostly repeat them).
+  std::tuple<int, int, Bytes, int> last_plan{-1, -1, 0, -1};
+  std::pair<int, int> last_send{-1, -1};
   for (int i = 0; i < n; ++i) {
     const Op& op = ops[i];
     // The place for error messages, formatted only when one is thrown.
@@ -274,6 +284,9 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
       send_ops.emplace_back(SendHash(op.device, op.peer, op.tensor), i);
+      const std::pair<int, int> pair{op.device, op.peer};
+      if (pair != last_send) g.comm_keys.sends.push_back(pair);
+      last_send = pair;
     } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
       recv_ops.emplace_back(SendHash(op.peer, op.device, op.tensor), i);
     }
@@ -297,6 +310,11 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
         g.instances.push_back(instance);
       }
       g.instance[i] = instances[nth];
+      const std::tuple<int, int, Bytes, int> plan{
+          k, static_cast<int>(op.kind), op.bytes,
+          op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices ? op.peer : -1};
+      if (plan != last_plan) g.comm_keys.plans.push_back(plan);
+      last_plan = plan;
     }
   }
   // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
@@ -342,6 +360,8 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) g.succ[fill[after.op[k]]++] = i;
   }
   g.works = works.Works();
+  SortUnique(&g.comm_keys.plans);
+  SortUnique(&g.comm_keys.sends);
   return true;
 }
 

@@ -23,33 +23,8 @@ int TpOf(const Schedule& schedule, const Op& op, int group) {
   return op.kind == OpKind::kOptimizer ? std::max(1, schedule.shape.tp) : 1;
 }
 
-}  // namespace
-
-SliceWork SliceWorkOf(const Schedule& schedule, const Op& op) {
-  return SliceWorkOf(op, TpOf(schedule, op, op.group.empty() ? -1 : schedule.FindGroup(op.group)));
-}
-
-std::vector<int> WorkTpDegrees(const Schedule& schedule) {
-  std::unordered_map<std::string_view, int> index;
-  index.reserve(schedule.groups.size());
-  // Later duplicates do not replace the first (FindGroup returns the first).
-  for (size_t g = 0; g < schedule.groups.size(); ++g) {
-    index.emplace(schedule.groups[g].name, static_cast<int>(g));
-  }
-  std::vector<int> tp(schedule.ops.size());
-  for (size_t i = 0; i < schedule.ops.size(); ++i) {
-    const Op& op = schedule.ops[i];
-    int group = -1;
-    if (!op.group.empty()) {
-      auto it = index.find(op.group);
-      if (it != index.end()) group = it->second;
-    }
-    tp[i] = TpOf(schedule, op, group);
-  }
-  return tp;
-}
-
-SliceWork SliceWorkOf(const Op& op, int tp) {
+// SliceWorkOf(op, tp), inline for WorkIndex::Intern(op, tp).
+[[gnu::always_inline]] inline SliceWork WorkOf(const Op& op, int tp) {
   TERASIM_CHECK(IsCompute(op.kind), "{} is not a compute op", op.key);
   SliceWork work;
   switch (op.kind) {
@@ -83,6 +58,34 @@ SliceWork SliceWorkOf(const Op& op, int tp) {
   return work;
 }
 
+}  // namespace
+
+SliceWork SliceWorkOf(const Schedule& schedule, const Op& op) {
+  return SliceWorkOf(op, TpOf(schedule, op, op.group.empty() ? -1 : schedule.FindGroup(op.group)));
+}
+
+std::vector<int> WorkTpDegrees(const Schedule& schedule) {
+  std::unordered_map<std::string_view, int> index;
+  index.reserve(schedule.groups.size());
+  // Later duplicates do not replace the first (FindGroup returns the first).
+  for (size_t g = 0; g < schedule.groups.size(); ++g) {
+    index.emplace(schedule.groups[g].name, static_cast<int>(g));
+  }
+  std::vector<int> tp(schedule.ops.size());
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const Op& op = schedule.ops[i];
+    int group = -1;
+    if (!op.group.empty()) {
+      auto it = index.find(op.group);
+      if (it != index.end()) group = it->second;
+    }
+    tp[i] = TpOf(schedule, op, group);
+  }
+  return tp;
+}
+
+SliceWork SliceWorkOf(const Op& op, int tp) { return WorkOf(op, tp); }
+
 // A new SliceWork field must join WorkIndex::Key (or two works differing in it would share a
 // time): this fails when SliceWork's size changes.
 static_assert(sizeof(SliceWork) == 40, "SliceWork changed: update WorkIndex::Key");
@@ -114,7 +117,7 @@ void WorkIndex::Grow() {
   }
 }
 
-int WorkIndex::Intern(const SliceWork& work) {
+[[gnu::always_inline]] inline int WorkIndex::InternWork(const SliceWork& work) {
   const Key key{work.tokens,
                 work.context,
                 work.layers,
@@ -134,6 +137,10 @@ int WorkIndex::Intern(const SliceWork& work) {
   works_.push_back(work);
   return id;
 }
+
+int WorkIndex::Intern(const Op& op, int tp) { return InternWork(WorkOf(op, tp)); }
+
+int WorkIndex::Intern(const SliceWork& work) { return InternWork(work); }
 
 TimeNs WorkTimeCache::TimeOf(int id, const SliceWork& work) {
   if (id >= static_cast<int>(ns_.size())) ns_.resize(id + 1, -1);

@@ -33,6 +33,8 @@ class WorkIndex {
  public:
   // The number of `work`, added when new.
   int Intern(const SliceWork& work);
+  // Intern(SliceWorkOf(op, tp)), without the SliceWork's copies (a replay graph's per-op call).
+  int Intern(const Op& op, int tp);
   const std::vector<SliceWork>& Works() const { return works_; }
   int Size() const { return static_cast<int>(works_.size()); }
 
@@ -49,6 +51,7 @@ class WorkIndex {
     int id = -1;
   };
   static size_t Hash(const Key& k);
+  int InternWork(const SliceWork& work);
   void Grow();
   std::vector<Slot> slots_;  // size a power of 2, at most half full
   std::vector<SliceWork> works_;

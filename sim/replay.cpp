@@ -83,14 +83,17 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
 
 void Replay::ApplyFold() {
   const int n = static_cast<int>(ops_.size());
-  std::vector<int> partner(n), group(n, -1);
-  for (int i = 0; i < n; ++i) {
+  // A declared fold reads the comm keys, not the ops (sim/symmetry_fold.h).
+  const bool declared = schedule_.symmetry.representatives_only;
+  std::vector<int> partner(declared ? 0 : n), group(declared ? 0 : n, -1);
+  for (int i = 0; i < static_cast<int>(partner.size()); ++i) {
     partner[i] = ops_[i].partner;
     if (ops_[i].instance >= 0) group[i] = instances_[ops_[i].instance].group;
   }
-  const FoldGraph graph{
+  FoldGraph graph{
       schedule_,           placement_,           work_tp_, partner, group, succ_begin_, succ_,
       options_.compute_ns, options_.device_speed};
+  graph.comm_keys = &comm_keys_;
   if (schedule_.symmetry.representatives_only) {
     // Only the representatives' ops are in the schedule: fold by its declared symmetry or not
     // at all.
@@ -154,6 +157,7 @@ void Replay::BuildGraph() {
   succ_begin_ = std::move(graph.succ_begin);
   succ_ = std::move(graph.succ);
   group_gpus_ = std::move(graph.group_gpus);
+  comm_keys_ = std::move(graph.comm_keys);
   instances_.resize(graph.instances.size());
   // Room for each instance's ops: as many as the schedule maps to it.
   for (int i = 0; i < n; ++i) {

@@ -224,6 +224,7 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> succ_begin_;     // CSR successor lists
   std::vector<int> succ_;
   std::vector<std::vector<int>> group_gpus_;
+  CommKeys comm_keys_;  // ReplayGraph::comm_keys, for ApplyFold
   std::vector<Instance> instances_;
   std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)
   std::vector<std::vector<RunProgress>> run_pool_;  // Instance::runs of finished instances

@@ -115,6 +115,13 @@ class FlatIndex {
   size_t mask_ = 0;
 };
 
+// Sorts `values` and drops repeats.
+template <typename T>
+void SortUnique(std::vector<T>* values) {
+  std::sort(values->begin(), values->end());
+  values->erase(std::unique(values->begin(), values->end()), values->end());
+}
+
 // The hash of a SEND's identity: (source device, destination device, tensor).
 size_t SendHash(int src, int dst, std::string_view tensor) {
   const uint64_t pair =
@@ -158,6 +165,10 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   ReplayGraph& g = *out;
   g = ReplayGraph{};
   g.pending.assign(n, 0);
+  // Successor counts of op i at succ_begin[i + 2] while the ops are read; their prefix sums
+  // then put op i's first slot at succ_begin[i + 1], the cursor that filling advances to its
+  // end, which is op i + 1's begin: the CSR offsets without a pass of their own.
+  g.succ_begin.assign(n + 2, 0);
   g.partner.assign(n, -1);
   g.instance.assign(n, -1);
   g.work_tp.assign(n, 1);
@@ -196,7 +207,7 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   // (consecutive ops mostly name the same group).
   std::string_view last_group_name;
   int last_group = -2;
-  auto group_of = [&](const std::string& name) {
+  auto group_of = [&](const std::string& name) __attribute__((always_inline)) {
     if (last_group != -2 && SameText(name, last_group_name)) return last_group;
     last_group_name = name;
     last_group = group_index.Find(HashOf(name),
@@ -224,6 +235,9 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   // collective (a representatives-only schedule uses few of the groups).
   std::vector<std::vector<int>> issued(num_groups);
   std::vector<std::vector<int>> instance_of(num_groups);  // group -> k -> instance
+  // The last plan key and SEND pair listed (consecutive ops mostly repeat them).
+  std::tuple<int, int, Bytes, int> last_plan{-1, -1, 0, -1};
+  std::pair<int, int> last_send{-1, -1};
   for (int i = 0; i < n; ++i) {
     const Op& op = ops[i];
     // The place for error messages, formatted only when one is thrown.
@@ -237,13 +251,14 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     const bool compute = g.op_class[i] == OpClass::kCompute;
     const bool collective = g.op_class[i] == OpClass::kCollective;
     auto& tails = stream_tail[op.device];
-    auto tail = std::find_if(tails.begin(), tails.end(),
-                             [&](const auto& t) { return SameText(t.first, op.stream); });
+    auto tail = tails.begin();
+    while (tail != tails.end() && !SameText(tail->first, op.stream)) ++tail;
     if (tail == tails.end()) {
       tails.emplace_back(op.stream, i);
     } else {
       stream_pred[i] = tail->second;
       tail->second = i;
+      ++g.succ_begin[stream_pred[i] + 2];
     }
     if (by_position) {
       // The generator's positions stand for the keys only where each names its key.
@@ -251,6 +266,7 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
       if (after.begin[i + 1] - after.begin[i] != static_cast<int>(op.after.size())) return false;
       for (const std::string& key : op.after) {
         if (*dep < 0 || *dep >= n || !SameText(ops[*dep].key, key)) return false;
+        ++g.succ_begin[*dep + 2];
         ++dep;
       }
     } else {
@@ -260,8 +276,10 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
             key_index.Find(HashOf(dep), [&](int j) { return SameText(ops[j].key, dep); });
         if (pred < 0) ThrowInput("{}: after: unknown key {}", at(), dep);
         resolved.op.push_back(pred);
+        ++g.succ_begin[pred + 2];
       }
     }
+    g.pending[i] = (stream_pred[i] >= 0 ? 1 : 0) + static_cast<int>(op.after.size());
     if (compute) {
       // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
       if (!op.group.empty()) {
@@ -270,10 +288,13 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
       } else if (op.kind == OpKind::kOptimizer) {
         g.work_tp[i] = std::max(1, schedule.shape.tp);
       }
-      g.work[i] = works.Intern(SliceWorkOf(op, g.work_tp[i]));
+      g.work[i] = works.Intern(op, g.work_tp[i]);
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
       send_ops.emplace_back(SendHash(op.device, op.peer, op.tensor), i);
+      const std::pair<int, int> pair{op.device, op.peer};
+      if (pair != last_send) g.comm_keys.sends.push_back(pair);
+      last_send = pair;
     } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
       recv_ops.emplace_back(SendHash(op.peer, op.device, op.tensor), i);
     }
@@ -297,6 +318,11 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
         g.instances.push_back(instance);
       }
       g.instance[i] = instances[nth];
+      const std::tuple<int, int, Bytes, int> plan{
+          k, static_cast<int>(op.kind), op.bytes,
+          op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices ? op.peer : -1};
+      if (plan != last_plan) g.comm_keys.plans.push_back(plan);
+      last_plan = plan;
     }
   }
   // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
@@ -320,28 +346,20 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
       g.partner[send] = i;
     }
   }
-  g.succ_begin.assign(n + 1, 0);
   if (!by_position) resolved.begin.push_back(static_cast<int>(resolved.op.size()));
   // CSR successor lists: each op's successors in the order of the ops they precede, a stream
   // successor before the `after` deps of the same op.
+  for (int i = 2; i <= n + 1; ++i) g.succ_begin[i] += g.succ_begin[i - 1];
+  g.succ.resize(g.succ_begin[n + 1]);
+  int* cursor = g.succ_begin.data() + 1;
   for (int i = 0; i < n; ++i) {
-    if (stream_pred[i] >= 0) {
-      ++g.succ_begin[stream_pred[i] + 1];
-      ++g.pending[i];
-    }
-    for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) {
-      ++g.succ_begin[after.op[k] + 1];
-      ++g.pending[i];
-    }
+    if (stream_pred[i] >= 0) g.succ[cursor[stream_pred[i]]++] = i;
+    for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) g.succ[cursor[after.op[k]]++] = i;
   }
-  for (int i = 0; i < n; ++i) g.succ_begin[i + 1] += g.succ_begin[i];
-  g.succ.resize(g.succ_begin[n]);
-  std::vector<int> fill(g.succ_begin.begin(), g.succ_begin.end() - 1);
-  for (int i = 0; i < n; ++i) {
-    if (stream_pred[i] >= 0) g.succ[fill[stream_pred[i]]++] = i;
-    for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) g.succ[fill[after.op[k]]++] = i;
-  }
+  g.succ_begin.pop_back();
   g.works = works.Works();
+  SortUnique(&g.comm_keys.plans);
+  SortUnique(&g.comm_keys.sends);
   return true;
 }
 

@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cstdint>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "models/compute_cost.h"
@@ -38,6 +40,16 @@ inline OpClass ClassOf(OpKind kind) {
   return index < kTableKinds ? table.of[index] : ClassifyKind(kind);
 }
 
+// What a declared fold reads of the ops (SymmetryFold::Declared, sim/symmetry_fold.h),
+// collected while the graph is built so that the fold makes no pass over the ops of its own.
+struct CommKeys {
+  // The distinct (group, kind, bytes, root device) of the collective ops, the root the peer
+  // of a BROADCAST in range and -1 otherwise; sorted.
+  std::vector<std::tuple<int, int, Bytes, int>> plans;
+  // The distinct (device, peer) of the SEND ops with a peer in range; sorted.
+  std::vector<std::pair<int, int>> sends;
+};
+
 struct ReplayGraph {
   // One collective instance: the k-th collective on a group on each member.
   struct Instance {
@@ -63,6 +75,7 @@ struct ReplayGraph {
   std::vector<int> device;        // per op: its device (Op::device)
   std::vector<Instance> instances;
   std::vector<std::vector<int>> group_gpus;  // per group: the GPUs of its ranks
+  CommKeys comm_keys;
 };
 
 // Whether schedule.after_ops (set by the generator) stands for the `after` keys of its ops: it

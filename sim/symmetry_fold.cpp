@@ -567,9 +567,13 @@ std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& pe
   // In device terms first (a root is a device), closed under the renamings, then on GPUs.
   std::set<PlanKey> keys;
   std::set<std::pair<int, int>> pairs;
+  if (g_.comm_keys != nullptr) {
+    keys.insert(g_.comm_keys->plans.begin(), g_.comm_keys->plans.end());
+    pairs.insert(g_.comm_keys->sends.begin(), g_.comm_keys->sends.end());
+  }
   PlanKey last_key{-1, -1, 0, -1};
   std::pair<int, int> last_pair{-1, -1};
-  for (size_t i = 0; i < s_.ops.size(); ++i) {
+  for (size_t i = 0; g_.comm_keys == nullptr && i < s_.ops.size(); ++i) {
     const Op& op = s_.ops[i];
     if (g_.group[i] >= 0) {
       const PlanKey key{

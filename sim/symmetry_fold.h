@@ -69,6 +69,7 @@
 #include "sim/collective_plan.h"
 #include "sim/folded_plan.h"
 #include "sim/network_topology.h"
+#include "sim/replay_graph.h"
 #include "sim/route_cache.h"
 
 namespace terasim {
@@ -84,6 +85,10 @@ struct FoldGraph {
   const std::vector<int>& succ;
   const std::vector<TimeNs>& compute_ns;    // ReplayOptions::compute_ns
   const std::vector<double>& device_speed;  // ReplayOptions::device_speed
+  // The collectives' plan keys and the SENDs' pairs (ReplayGraph::comm_keys) where the caller
+  // kept them: Declared then reads no op, nor `partner` and `group` (which may be empty); else
+  // it collects them from the ops and `group`. Find reads the ops either way.
+  const CommKeys* comm_keys = nullptr;
 };
 
 // How SymmetryFold::Declared's refusals begin (and the InputError a replay of such a schedule

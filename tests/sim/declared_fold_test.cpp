@@ -12,7 +12,10 @@
 #include "schedule/generator.h"
 #include "schedule/memory_estimate.h"
 #include "sim/cluster_topology.h"
+#include "sim/replay_graph.h"
+#include "sim/route_cache.h"
 #include "sim/simulator.h"
+#include "sim/symmetry_fold.h"
 #include "tests/sim/fake_cost.h"
 #include "tests/sim/fake_topology.h"
 #include "tests/sim/fold_cases.h"
@@ -397,6 +400,44 @@ TEST_CASE("an input that breaks the declared symmetry is refused") {
                         Catch::Contains("must ascend from 0 below --tp 4"));
     REQUIRE_THROWS_WITH(Generate(Representatives(options, 1, {0, 1, 2, 3})),
                         Catch::Contains("must ascend from 0 below --tp 4"));
+  }
+}
+
+TEST_CASE("a declared fold from the replay graph's comm keys is the fold from the ops") {
+  // SymmetryFold::Declared reads the plan keys and SEND pairs from ReplayGraph::comm_keys where
+  // given (a replay), else from the ops and their groups: the same fold either way, folded
+  // (dp2 pp2 tp2: replica shift and tp rotation, order 4) and refused (a slow device).
+  const FakeTopology topology = TwoNodes();
+  const Schedule reps = Generate(Representatives(Options(Strategy::kOneFOneB, 2, 2, 2)));
+  std::vector<int> placement;
+  for (int d = 0; d < reps.devices; ++d) placement.push_back(d);
+  const ReplayGraph graph = BuildReplayGraph(reps, placement);
+  std::vector<int> group(graph.instance.size(), -1);
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (graph.instance[i] >= 0) group[i] = graph.instances[graph.instance[i]].group;
+  }
+  const std::vector<int> none;
+  const std::vector<TimeNs> measured;
+  for (const std::vector<double>& speed : {std::vector<double>{}, std::vector<double>{1, 0.5}}) {
+    INFO("speeds " << speed.size());
+    const FoldGraph from_ops{reps,          placement, graph.work_tp,
+                             graph.partner, group,     graph.succ_begin,
+                             graph.succ,    measured,  speed};
+    // With the keys, neither the partners nor the groups are read.
+    FoldGraph from_keys{reps,       placement, graph.work_tp, none, none, graph.succ_begin,
+                        graph.succ, measured,  speed};
+    from_keys.comm_keys = &graph.comm_keys;
+    RouteCache routes_a(topology), routes_b(topology);
+    const SymmetryFold a = SymmetryFold::Declared(from_ops, topology, routes_a, {});
+    const SymmetryFold b = SymmetryFold::Declared(from_keys, topology, routes_b, {});
+    REQUIRE(a.Order() == (speed.empty() ? 4 : 1));
+    REQUIRE(b.Order() == a.Order());
+    REQUIRE(b.WhyNot() == a.WhyNot());
+    for (int d = 0; d < reps.devices; ++d) REQUIRE(b.RepDevice(d) == a.RepDevice(d));
+    for (int l = 0; l < static_cast<int>(topology.Links().size()); ++l) {
+      REQUIRE(b.LinkRep(l) == a.LinkRep(l));
+      REQUIRE(b.LinkMultiplicity(l) == a.LinkMultiplicity(l));
+    }
   }
 }
 

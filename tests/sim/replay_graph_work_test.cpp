@@ -1,8 +1,10 @@
-// The compute work the replay graph resolves per op (ReplayGraph::work, WorkIndex) and its `after`
-// positions checked while it is built (a mismatch found late falls back to the keys).
+// The compute work the replay graph resolves per op (ReplayGraph::work, WorkIndex), the comm keys
+// it collects for a declared fold (ReplayGraph::comm_keys) and its `after` positions checked
+// while it is built (a mismatch found late falls back to the keys).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -70,6 +72,53 @@ TEST_CASE("The replay graph numbers each compute op's work as SliceWorkOf has it
       }
     }
     REQUIRE(static_cast<int>(g.works.size()) < compute);
+  }
+}
+
+TEST_CASE("WorkIndex numbers an op as it numbers the op's SliceWork") {
+  GenerateOptions options = Tiny(Strategy::kOneFOneB, 2, 2, 2, 3);
+  options.recompute = Recompute::kSelective;  // backward works recompute attention
+  const Schedule s = Generate(options);
+  const std::vector<int> tp = WorkTpDegrees(s);
+  WorkIndex by_op, by_work;
+  int compute = 0;
+  for (size_t i = 0; i < s.ops.size(); ++i) {
+    if (!IsCompute(s.ops[i].kind)) continue;
+    ++compute;
+    // Both number works 0, 1, ... in order of first appearance: the same sequence of ids.
+    REQUIRE(by_op.Intern(s.ops[i], tp[i]) == by_work.Intern(SliceWorkOf(s.ops[i], tp[i])));
+  }
+  REQUIRE(by_op.Size() == by_work.Size());
+  REQUIRE(by_op.Size() < compute);  // micro-batches repeat their stage's works
+  for (int k = 0; k < by_op.Size(); ++k) REQUIRE(SameWork(by_op.Works()[k], by_work.Works()[k]));
+}
+
+TEST_CASE("The replay graph's comm keys are its ops' distinct plan keys and SEND pairs") {
+  GenerateOptions broadcast = Tiny(Strategy::kOneFOneB, 2, 2, 2, 2);
+  broadcast.boundary = Boundary::kBroadcast;  // BROADCASTs with a root
+  for (const GenerateOptions& options : {Tiny(Strategy::kTeraPipe, 2, 2, 2, 2), broadcast}) {
+    const Schedule s = Generate(options);
+    const ReplayGraph g = BuildReplayGraph(s, Identity(s.devices));
+    // Every collective op's (group, kind, bytes, root device or -1), every SEND's (device,
+    // peer), as sets: sorted, each once.
+    std::set<std::tuple<int, int, Bytes, int>> plans;
+    std::set<std::pair<int, int>> sends;
+    bool rooted = false;
+    for (size_t i = 0; i < s.ops.size(); ++i) {
+      const Op& op = s.ops[i];
+      if (g.instance[i] >= 0) {
+        const bool root = op.kind == OpKind::kBroadcast;
+        rooted = rooted || root;
+        plans.emplace(g.instances[g.instance[i]].group, static_cast<int>(op.kind), op.bytes,
+                      root ? op.peer : -1);
+      }
+      if (op.kind == OpKind::kSend) sends.emplace(op.device, op.peer);
+    }
+    REQUIRE(!plans.empty());
+    REQUIRE(!sends.empty());
+    REQUIRE(g.comm_keys.plans == std::vector(plans.begin(), plans.end()));
+    REQUIRE(g.comm_keys.sends == std::vector(sends.begin(), sends.end()));
+    REQUIRE(rooted == (options.boundary == Boundary::kBroadcast));
   }
 }
 

@@ -587,15 +587,33 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
   }
   int passes = 0;
   std::vector<double> totals(n);
+  // Sizes that no plan in an interval (nor in its sub-intervals) beating the incumbent can
+  // use are "dead" there: their DPs are skipped and their totals taken as kInf (the plans
+  // that can still win use none of them, so every bound stays valid for those plans).
+  std::vector<char> dead(n, 0);
   auto sum_at = [&](double level) {
     ++passes;
     // Each size's level DP is independent of the others: two threads share them.
     ForEachSize(n, [&](size_t s) {
+      if (dead[s]) {
+        totals[s] = kInf;
+        return;
+      }
       SolveLevel(p.positions, level, false, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
     });
     TryPlan(p, *work, level, totals, incumbent);
     return BatchSum(p, totals, nullptr);
+  };
+  // Marks dead the sizes whose micro-batch, at the totals just solved (at some hi), cannot
+  // be in a plan with t >= lo that beats the incumbent: (K - 1) lo + total + rest >= limit.
+  // Totals only grow as hi falls and lo only rises in sub-intervals: they stay dead there.
+  auto mark_dead = [&](double lo) {
+    const double lim = Limit(*incumbent);
+    const std::vector<double> rest = RestBounds(p, totals);
+    for (size_t s = 0; s < n; ++s) {
+      if (!(k_minus_1 * lo + totals[s] + rest[s] < lim)) dead[s] = 1;
+    }
   };
   const double sum_top = sum_at(top);
   double limit = Limit(*incumbent);
@@ -606,13 +624,20 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
     }
     return;
   }
-  // An interval [lo, hi] of t where every plan takes at least (K - 1) lo + sum_hi.
+  mark_dead(0);
+  // An interval [lo, hi] of t where every plan takes at least (K - 1) lo + sum_hi, and the
+  // sizes dead in it.
   struct Interval {
     double lo, hi, sum_hi;
+    std::vector<char> dead;
   };
   auto leaf = [&](const Interval& iv) {
     ++passes;
     ForEachSize(n, [&](size_t s) {
+      if (dead[s]) {
+        totals[s] = kInf;
+        return;
+      }
       SolveLevel(p.positions, iv.hi, true, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
     });
@@ -642,10 +667,12 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
       w.kept.erase(std::unique(w.kept.begin(), w.kept.end()), w.kept.end());
     });
   };
-  std::vector<Interval> stack = {{0, top, sum_top}};
+  std::vector<Interval> stack;
+  stack.push_back({0, top, sum_top, dead});
   while (!stack.empty()) {
-    Interval iv = stack.back();
+    Interval iv = std::move(stack.back());
     stack.pop_back();
+    dead = std::move(iv.dead);
     for (;;) {
       limit = Limit(*incumbent);
       if (!(k_minus_1 * iv.lo + iv.sum_hi < limit) || !(req.stages * iv.lo < limit)) break;
@@ -655,6 +682,7 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
         if (cap < iv.hi * (1 - kLeafWidth) && passes < kMaxPasses) {
           iv.hi = cap;
           iv.sum_hi = sum_at(cap);
+          mark_dead(iv.lo);
           continue;
         }
         iv.hi = std::min(iv.hi, cap);
@@ -664,8 +692,9 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
         break;
       }
       const double mid = 0.5 * (iv.lo + iv.hi);
-      stack.push_back({mid, iv.hi, iv.sum_hi});
-      iv = {iv.lo, mid, sum_at(mid)};
+      stack.push_back({mid, iv.hi, iv.sum_hi, dead});
+      iv = {iv.lo, mid, sum_at(mid), {}};
+      mark_dead(iv.lo);
     }
   }
 }

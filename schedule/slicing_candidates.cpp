@@ -20,8 +20,14 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // With at least kSampleFrom unit positions, only the rows every kSampleTokens tokens (at
 // least every unit) are evaluated before the bounds have pruned the edges (below that,
-// every row: the search is cheap). Costs grow little over that much context.
+// every row: the search is cheap). Costs grow little over that much context. Where they
+// grow faster (a kSampleTokens-token slice of the largest micro-batch at mid-sequence costs
+// more than kSteepGrowth more after kSampleTokens more context), bounds from such rows
+// prune little, and the rows every kSteepSampleTokens tokens are evaluated instead. Either
+// way the bounds are valid; this only trades cost evaluations against pruning.
 constexpr int kSampleTokens = 64;
+constexpr int kSteepSampleTokens = 16;
+constexpr double kSteepGrowth = 0.0045;
 // After the first pruning, the surviving edges of coarsely sampled rows are bounded again
 // from the rows every kRefineTokens tokens (at least every unit) before exact costs.
 constexpr int kRefineTokens = 8;
@@ -480,7 +486,14 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
   for (size_t s = 0; s < n; ++s) rate_totals[s] = rate[s] * p.sizes[s] * req.sequence;
   const std::vector<double> rest_by_rate = RestBounds(p, rate_totals);
   const std::vector<double> cap = CostCaps(p, curves, limit);
-  const int stride = positions >= kSampleFrom ? std::max(1, kSampleTokens / g) : 1;
+  int sample_tokens = kSampleTokens;
+  if (req.sequence >= 4 * kSampleTokens) {
+    const int b = p.sizes.back(), mid = req.sequence / 2;
+    const double here = checked(b, kSampleTokens, mid);
+    const double later = checked(b, kSampleTokens, mid + kSampleTokens);
+    if (later > here * (1 + kSteepGrowth)) sample_tokens = kSteepSampleTokens;
+  }
+  const int stride = positions >= kSampleFrom ? std::max(1, sample_tokens / g) : 1;
 
   std::vector<Work> work(n);
   ForEachSize(n, [&](size_t s) {

@@ -463,20 +463,29 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
     return CheckedCost(p, rows, tokens, context);
   };
   // Rates, from the slices without context (row 0 of the edges: kept for reuse). Slice
-  // lengths are whole units or reach the (ragged) end of the sequence.
+  // lengths are whole units or reach the (ragged) end of the sequence. A plan within the
+  // limit has no unit costing limit / K or more (K times its largest unit bounds it), so
+  // row 0 stops at its first such slice (longer ones cost no less): the rates are those of
+  // the slices a plan within the limit may hold.
   std::vector<double> rate(n, kInf);
   std::vector<std::vector<double>> row0(n);
   std::vector<RateCurve> curves(n);
   ForEachSize(n, [&](size_t s) {
     const double b = p.sizes[s];
     std::vector<std::pair<double, double>> points;  // (cost, per-token rate)
+    bool whole = true;                              // row 0 still below the limit
     for (int u = 1; u <= positions; ++u) {
-      row0[s].push_back(checked(p.sizes[s], p.TokenAt(u), 0));
-      points.emplace_back(row0[s].back(), row0[s].back() / (b * p.TokenAt(u)));
+      if (whole) {
+        row0[s].push_back(checked(p.sizes[s], p.TokenAt(u), 0));
+        points.emplace_back(row0[s].back(), row0[s].back() / (b * p.TokenAt(u)));
+        whole = req.stages * row0[s].back() < limit;
+      }
       if (req.sequence % g != 0 && u > 1) {
         const int to_end = req.sequence - p.TokenAt(u - 1);  // a last slice from unit u - 1
         const double x = checked(p.sizes[s], to_end, 0);
         points.emplace_back(x, x / (b * to_end));
+      } else if (!whole) {
+        break;
       }
     }
     curves[s] = RateCurve(std::move(points));

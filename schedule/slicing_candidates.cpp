@@ -278,10 +278,23 @@ TERASIM_AVX2_CLONES void SolveSampledLevel(int positions, double level, bool wit
     const uint32_t listed = std::min<uint32_t>(m, static_cast<uint32_t>(costs.size()));
     const double* after = suffix + i + 1;
     const double* x = costs.data();
-    double best = kInf;
-    for (uint32_t k = 0; k < listed; ++k) best = std::min(best, x[k] + after[k]);
+    // Minima in four independent lanes (vectorizable; the minimum of the same values, so
+    // the same bits). Past the listed costs, tail + min(after) = min(tail + after): rounding
+    // keeps the order.
+    double edge[4] = {kInf, kInf, kInf, kInf}, later[4] = {kInf, kInf, kInf, kInf};
+    uint32_t k = 0;
+    for (; k + 4 <= listed; k += 4) {
+      for (int j = 0; j < 4; ++j) edge[j] = std::min(edge[j], x[k + j] + after[k + j]);
+    }
+    for (; k < listed; ++k) edge[0] = std::min(edge[0], x[k] + after[k]);
+    for (; k + 4 <= m; k += 4) {
+      for (int j = 0; j < 4; ++j) later[j] = std::min(later[j], after[k + j]);
+    }
+    for (; k < m; ++k) later[0] = std::min(later[0], after[k]);
     const double tail = costs.empty() ? 0 : costs.back();
-    for (uint32_t k = listed; k < m; ++k) best = std::min(best, tail + after[k]);
+    double best = std::min(std::min(edge[0], edge[1]), std::min(edge[2], edge[3]));
+    best =
+        std::min(best, tail + std::min(std::min(later[0], later[1]), std::min(later[2], later[3])));
     const double r = w->ragged_cost[i];
     if (r > 0 && r <= level) best = std::min(best, r + suffix[positions]);
     suffix[i] = best;

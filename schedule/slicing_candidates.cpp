@@ -254,19 +254,47 @@ TERASIM_AVX2_CLONES void SolveSampledLevel(int positions, double level, bool wit
     within[b] = n == costs.size() ? std::numeric_limits<uint32_t>::max() : n;
   }
   double* prefix = c.prefix.data();
-  for (int i = 0; i < positions; ++i) {
+  // Row i's edges from its k-th on (the ragged one with the first call).
+  auto relax = [&](int i, uint32_t from_k) {
     const double here = prefix[i];
-    if (!(here < kInf)) continue;
     const std::vector<double>& costs = w->block_cost[i / w->stride];
     const uint32_t m = std::min(w->row_len[i], within[i / w->stride]);
     const uint32_t listed = std::min<uint32_t>(m, static_cast<uint32_t>(costs.size()));
     double* out = prefix + i + 1;
     const double* x = costs.data();
-    for (uint32_t k = 0; k < listed; ++k) out[k] = std::min(out[k], here + x[k]);
+    for (uint32_t k = from_k; k < listed; ++k) out[k] = std::min(out[k], here + x[k]);
     const double tail = here + (costs.empty() ? 0 : costs.back());
-    for (uint32_t k = listed; k < m; ++k) out[k] = std::min(out[k], tail);
+    for (uint32_t k = std::max(listed, from_k); k < m; ++k) out[k] = std::min(out[k], tail);
     const double r = w->ragged_cost[i];
     if (r > 0 && r <= level) prefix[positions] = std::min(prefix[positions], here + r);
+  };
+  for (int i = 0; i < positions; ++i) {
+    const double here = prefix[i];
+    if (!(here < kInf)) continue;
+    const int block = i / w->stride;
+    const std::vector<double>& costs = w->block_cost[block];
+    const uint32_t listed = std::min<uint32_t>(std::min(w->row_len[i], within[block]),
+                                               static_cast<uint32_t>(costs.size()));
+    if (i + 1 < positions && (i + 1) / w->stride == block && listed > 0) {
+      // Rows i and i + 1 share the block's costs: once row i's first edge has made
+      // prefix[i + 1] final, one pass relaxes both rows' listed edges into the same
+      // positions (half the loads and stores; minima of the same values, so the same bits).
+      const double* x = costs.data();
+      double* out = prefix + i + 1;
+      out[0] = std::min(out[0], here + x[0]);
+      const double next = out[0];
+      const uint32_t listed_next = std::min<uint32_t>(std::min(w->row_len[i + 1], within[block]),
+                                                      static_cast<uint32_t>(costs.size()));
+      const uint32_t both = std::min(listed, listed_next + 1);
+      for (uint32_t k = 1; k < both; ++k) {
+        out[k] = std::min(out[k], std::min(here + x[k], next + x[k - 1]));
+      }
+      relax(i, std::max<uint32_t>(both, 1));
+      relax(i + 1, both - 1);
+      ++i;
+      continue;
+    }
+    relax(i, 0);
   }
   if (!with_suffix) return;
   c.suffix.assign(positions + 1, kInf);

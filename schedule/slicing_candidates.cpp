@@ -254,8 +254,8 @@ TERASIM_AVX2_CLONES void SolveSampledLevel(int positions, double level, bool wit
     within[b] = n == costs.size() ? std::numeric_limits<uint32_t>::max() : n;
   }
   double* prefix = c.prefix.data();
-  // Row i's edges from its k-th on (the ragged one with the first call).
-  auto relax = [&](int i, uint32_t from_k) {
+  // Row i's edges from its k-th on, and its ragged one (inlined: part of the AVX2 copy).
+  auto relax = [&](int i, uint32_t from_k) __attribute__((always_inline)) {
     const double here = prefix[i];
     const std::vector<double>& costs = w->block_cost[i / w->stride];
     const uint32_t m = std::min(w->row_len[i], within[i / w->stride]);

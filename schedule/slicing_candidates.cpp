@@ -8,14 +8,26 @@
 
 #include "models/errors.h"
 
+#if defined(__x86_64__) && defined(__linux__)
+#define TERASIM_AVX2_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TERASIM_AVX2_CLONES
+#endif
+
 namespace terasim {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 // With at least kSampleFrom unit positions, only the rows every kSampleTokens tokens (at
 // least every unit) are evaluated before the bounds have pruned the edges (below that,
-// every row: the search is cheap). Costs grow little over that much context.
+// every row: the search is cheap). Costs grow little over that much context. Where they
+// grow faster (a kSampleTokens-token slice of the largest micro-batch at mid-sequence costs
+// more than kSteepGrowth more after kSampleTokens more context), bounds from such rows
+// prune little, and the rows every kSteepSampleTokens tokens are evaluated instead. Either
+// way the bounds are valid; this only trades cost evaluations against pruning.
 constexpr int kSampleTokens = 64;
+constexpr int kSteepSampleTokens = 16;
+constexpr double kSteepGrowth = 0.0045;
 // After the first pruning, the surviving edges of coarsely sampled rows are bounded again
 // from the rows every kRefineTokens tokens (at least every unit) before exact costs.
 constexpr int kRefineTokens = 8;
@@ -228,7 +240,10 @@ void ForEachSize(size_t n, const Fn& fn) {
 // SolveLevel of a sampled Work (prefix already reset). Row i relaxes its first m whole-unit
 // edges, m from the block's count of costs within the level (costs do not decrease along a
 // row): plain loops over contiguous costs, with no parent (Work::PathUnits recovers it).
-void SolveSampledLevel(int positions, double level, bool with_suffix, Work* w) {
+// Most of the search's time is in these loops: on x86-64 Linux an AVX2 copy is chosen at
+// load time where the CPU has it (4 doubles per instruction; adds and minima are exact, so
+// the results are the same bits).
+TERASIM_AVX2_CLONES void SolveSampledLevel(int positions, double level, bool with_suffix, Work* w) {
   SizeCandidates& c = w->edges;
   // within[b]: how many whole-unit edges of block b's rows (at most) cost <= level.
   std::vector<uint32_t>& within = w->within;
@@ -239,19 +254,47 @@ void SolveSampledLevel(int positions, double level, bool with_suffix, Work* w) {
     within[b] = n == costs.size() ? std::numeric_limits<uint32_t>::max() : n;
   }
   double* prefix = c.prefix.data();
-  for (int i = 0; i < positions; ++i) {
+  // Row i's edges from its k-th on, and its ragged one (inlined: part of the AVX2 copy).
+  auto relax = [&](int i, uint32_t from_k) __attribute__((always_inline)) {
     const double here = prefix[i];
-    if (!(here < kInf)) continue;
     const std::vector<double>& costs = w->block_cost[i / w->stride];
     const uint32_t m = std::min(w->row_len[i], within[i / w->stride]);
     const uint32_t listed = std::min<uint32_t>(m, static_cast<uint32_t>(costs.size()));
     double* out = prefix + i + 1;
     const double* x = costs.data();
-    for (uint32_t k = 0; k < listed; ++k) out[k] = std::min(out[k], here + x[k]);
+    for (uint32_t k = from_k; k < listed; ++k) out[k] = std::min(out[k], here + x[k]);
     const double tail = here + (costs.empty() ? 0 : costs.back());
-    for (uint32_t k = listed; k < m; ++k) out[k] = std::min(out[k], tail);
+    for (uint32_t k = std::max(listed, from_k); k < m; ++k) out[k] = std::min(out[k], tail);
     const double r = w->ragged_cost[i];
     if (r > 0 && r <= level) prefix[positions] = std::min(prefix[positions], here + r);
+  };
+  for (int i = 0; i < positions; ++i) {
+    const double here = prefix[i];
+    if (!(here < kInf)) continue;
+    const int block = i / w->stride;
+    const std::vector<double>& costs = w->block_cost[block];
+    const uint32_t listed = std::min<uint32_t>(std::min(w->row_len[i], within[block]),
+                                               static_cast<uint32_t>(costs.size()));
+    if (i + 1 < positions && (i + 1) / w->stride == block && listed > 0) {
+      // Rows i and i + 1 share the block's costs: once row i's first edge has made
+      // prefix[i + 1] final, one pass relaxes both rows' listed edges into the same
+      // positions (half the loads and stores; minima of the same values, so the same bits).
+      const double* x = costs.data();
+      double* out = prefix + i + 1;
+      out[0] = std::min(out[0], here + x[0]);
+      const double next = out[0];
+      const uint32_t listed_next = std::min<uint32_t>(std::min(w->row_len[i + 1], within[block]),
+                                                      static_cast<uint32_t>(costs.size()));
+      const uint32_t both = std::min(listed, listed_next + 1);
+      for (uint32_t k = 1; k < both; ++k) {
+        out[k] = std::min(out[k], std::min(here + x[k], next + x[k - 1]));
+      }
+      relax(i, std::max<uint32_t>(both, 1));
+      relax(i + 1, both - 1);
+      ++i;
+      continue;
+    }
+    relax(i, 0);
   }
   if (!with_suffix) return;
   c.suffix.assign(positions + 1, kInf);
@@ -263,10 +306,23 @@ void SolveSampledLevel(int positions, double level, bool with_suffix, Work* w) {
     const uint32_t listed = std::min<uint32_t>(m, static_cast<uint32_t>(costs.size()));
     const double* after = suffix + i + 1;
     const double* x = costs.data();
-    double best = kInf;
-    for (uint32_t k = 0; k < listed; ++k) best = std::min(best, x[k] + after[k]);
+    // Minima in four independent lanes (vectorizable; the minimum of the same values, so
+    // the same bits). Past the listed costs, tail + min(after) = min(tail + after): rounding
+    // keeps the order.
+    double edge[4] = {kInf, kInf, kInf, kInf}, later[4] = {kInf, kInf, kInf, kInf};
+    uint32_t k = 0;
+    for (; k + 4 <= listed; k += 4) {
+      for (int j = 0; j < 4; ++j) edge[j] = std::min(edge[j], x[k + j] + after[k + j]);
+    }
+    for (; k < listed; ++k) edge[0] = std::min(edge[0], x[k] + after[k]);
+    for (; k + 4 <= m; k += 4) {
+      for (int j = 0; j < 4; ++j) later[j] = std::min(later[j], after[k + j]);
+    }
+    for (; k < m; ++k) later[0] = std::min(later[0], after[k]);
     const double tail = costs.empty() ? 0 : costs.back();
-    for (uint32_t k = listed; k < m; ++k) best = std::min(best, tail + after[k]);
+    double best = std::min(std::min(edge[0], edge[1]), std::min(edge[2], edge[3]));
+    best =
+        std::min(best, tail + std::min(std::min(later[0], later[1]), std::min(later[2], later[3])));
     const double r = w->ragged_cost[i];
     if (r > 0 && r <= level) best = std::min(best, r + suffix[positions]);
     suffix[i] = best;
@@ -448,20 +504,29 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
     return CheckedCost(p, rows, tokens, context);
   };
   // Rates, from the slices without context (row 0 of the edges: kept for reuse). Slice
-  // lengths are whole units or reach the (ragged) end of the sequence.
+  // lengths are whole units or reach the (ragged) end of the sequence. A plan within the
+  // limit has no unit costing limit / K or more (K times its largest unit bounds it), so
+  // row 0 stops at its first such slice (longer ones cost no less): the rates are those of
+  // the slices a plan within the limit may hold.
   std::vector<double> rate(n, kInf);
   std::vector<std::vector<double>> row0(n);
   std::vector<RateCurve> curves(n);
   ForEachSize(n, [&](size_t s) {
     const double b = p.sizes[s];
     std::vector<std::pair<double, double>> points;  // (cost, per-token rate)
+    bool whole = true;                              // row 0 still below the limit
     for (int u = 1; u <= positions; ++u) {
-      row0[s].push_back(checked(p.sizes[s], p.TokenAt(u), 0));
-      points.emplace_back(row0[s].back(), row0[s].back() / (b * p.TokenAt(u)));
+      if (whole) {
+        row0[s].push_back(checked(p.sizes[s], p.TokenAt(u), 0));
+        points.emplace_back(row0[s].back(), row0[s].back() / (b * p.TokenAt(u)));
+        whole = req.stages * row0[s].back() < limit;
+      }
       if (req.sequence % g != 0 && u > 1) {
         const int to_end = req.sequence - p.TokenAt(u - 1);  // a last slice from unit u - 1
         const double x = checked(p.sizes[s], to_end, 0);
         points.emplace_back(x, x / (b * to_end));
+      } else if (!whole) {
+        break;
       }
     }
     curves[s] = RateCurve(std::move(points));
@@ -471,7 +536,14 @@ std::vector<Work> GenerateEdges(const SlicingProblem& p, double limit) {
   for (size_t s = 0; s < n; ++s) rate_totals[s] = rate[s] * p.sizes[s] * req.sequence;
   const std::vector<double> rest_by_rate = RestBounds(p, rate_totals);
   const std::vector<double> cap = CostCaps(p, curves, limit);
-  const int stride = positions >= kSampleFrom ? std::max(1, kSampleTokens / g) : 1;
+  int sample_tokens = kSampleTokens;
+  if (req.sequence >= 4 * kSampleTokens) {
+    const int b = p.sizes.back(), mid = req.sequence / 2;
+    const double here = checked(b, kSampleTokens, mid);
+    const double later = checked(b, kSampleTokens, mid + kSampleTokens);
+    if (later > here * (1 + kSteepGrowth)) sample_tokens = kSteepSampleTokens;
+  }
+  const int stride = positions >= kSampleFrom ? std::max(1, sample_tokens / g) : 1;
 
   std::vector<Work> work(n);
   ForEachSize(n, [&](size_t s) {
@@ -587,15 +659,33 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
   }
   int passes = 0;
   std::vector<double> totals(n);
+  // Sizes that no plan in an interval (nor in its sub-intervals) beating the incumbent can
+  // use are "dead" there: their DPs are skipped and their totals taken as kInf (the plans
+  // that can still win use none of them, so every bound stays valid for those plans).
+  std::vector<char> dead(n, 0);
   auto sum_at = [&](double level) {
     ++passes;
     // Each size's level DP is independent of the others: two threads share them.
     ForEachSize(n, [&](size_t s) {
+      if (dead[s]) {
+        totals[s] = kInf;
+        return;
+      }
       SolveLevel(p.positions, level, false, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
     });
     TryPlan(p, *work, level, totals, incumbent);
     return BatchSum(p, totals, nullptr);
+  };
+  // Marks dead the sizes whose micro-batch, at the totals just solved (at some hi), cannot
+  // be in a plan with t >= lo that beats the incumbent: (K - 1) lo + total + rest >= limit.
+  // Totals only grow as hi falls and lo only rises in sub-intervals: they stay dead there.
+  auto mark_dead = [&](double lo) {
+    const double lim = Limit(*incumbent);
+    const std::vector<double> rest = RestBounds(p, totals);
+    for (size_t s = 0; s < n; ++s) {
+      if (!(k_minus_1 * lo + totals[s] + rest[s] < lim)) dead[s] = 1;
+    }
   };
   const double sum_top = sum_at(top);
   double limit = Limit(*incumbent);
@@ -606,13 +696,20 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
     }
     return;
   }
-  // An interval [lo, hi] of t where every plan takes at least (K - 1) lo + sum_hi.
+  mark_dead(0);
+  // An interval [lo, hi] of t where every plan takes at least (K - 1) lo + sum_hi, and the
+  // sizes dead in it.
   struct Interval {
     double lo, hi, sum_hi;
+    std::vector<char> dead;
   };
   auto leaf = [&](const Interval& iv) {
     ++passes;
     ForEachSize(n, [&](size_t s) {
+      if (dead[s]) {
+        totals[s] = kInf;
+        return;
+      }
       SolveLevel(p.positions, iv.hi, true, &(*work)[s]);
       totals[s] = (*work)[s].edges.prefix[p.positions];
     });
@@ -642,10 +739,12 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
       w.kept.erase(std::unique(w.kept.begin(), w.kept.end()), w.kept.end());
     });
   };
-  std::vector<Interval> stack = {{0, top, sum_top}};
+  std::vector<Interval> stack;
+  stack.push_back({0, top, sum_top, dead});
   while (!stack.empty()) {
-    Interval iv = stack.back();
+    Interval iv = std::move(stack.back());
     stack.pop_back();
+    dead = std::move(iv.dead);
     for (;;) {
       limit = Limit(*incumbent);
       if (!(k_minus_1 * iv.lo + iv.sum_hi < limit) || !(req.stages * iv.lo < limit)) break;
@@ -655,6 +754,7 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
         if (cap < iv.hi * (1 - kLeafWidth) && passes < kMaxPasses) {
           iv.hi = cap;
           iv.sum_hi = sum_at(cap);
+          mark_dead(iv.lo);
           continue;
         }
         iv.hi = std::min(iv.hi, cap);
@@ -664,8 +764,9 @@ void BranchAndBound(const SlicingProblem& p, Incumbent* incumbent, std::vector<W
         break;
       }
       const double mid = 0.5 * (iv.lo + iv.hi);
-      stack.push_back({mid, iv.hi, iv.sum_hi});
-      iv = {iv.lo, mid, sum_at(mid)};
+      stack.push_back({mid, iv.hi, iv.sum_hi, dead});
+      iv = {iv.lo, mid, sum_at(mid), {}};
+      mark_dead(iv.lo);
     }
   }
 }

@@ -8,20 +8,22 @@
 // has latency sum + (K - 1) t >= S(t) + (K - 1) t, where S(t) is the cheapest sum of any plan
 // whose units all cost at most t (non-increasing in t).
 //
-//  1. Lower-bound costs. Only the rows every 64 tokens are evaluated (every row of short
-//     problems); a row in between takes the costs of the sampled row before it, which bound
-//     its own from below (less context). These rows are kept implicit (one cost list per
-//     sampled row, one length per row: no per-edge arrays) until the first pruning. Each
-//     size's slices are also capped: a plan whose units all cost at most t runs every token
-//     at no better than the cheapest rate of a context-free slice costing at most t, which
-//     bounds its sum at each t on a fine geometric grid; a slice costing more than every t
-//     that can still beat the incumbent is dropped.
+//  1. Lower-bound costs. Only the rows every 64 tokens are evaluated (every 16 where costs
+//     grow steeply with the context; every row of short problems); a row in between takes
+//     the costs of the sampled row before it, which bound its own from below (less context). These
+//     rows are kept implicit (one cost list per sampled row, one length per row: no per-edge
+//     arrays) until the first pruning. Each size's slices are also capped: a plan whose units all
+//     cost at most t runs every token at no better than the cheapest rate of a context-free slice
+//     costing at most t, which bounds its sum at each t on a fine geometric grid; a slice costing
+//     more than every t that can still beat the incumbent is dropped.
 //  2. Branch and bound over t. For an interval [lo, hi] of t, any plan takes at least
 //     (K - 1) lo + S(hi); intervals that cannot beat the incumbent are dropped, the others
 //     split until narrow. In a surviving interval, an edge of cost c can only be in a plan
 //     taking at least (K - 1) max(c, lo) + prefix(i) + c + suffix(i + k) + rest, where prefix
 //     and suffix are the cheapest ways to and from the edge and rest the cheapest other
-//     micro-batches, all at level hi. Edges failing this in every interval are dropped.
+//     micro-batches, all at level hi. Edges failing this in every interval are dropped. A
+//     micro-batch size whose cheapest micro-batch plus rest already fails in an interval is
+//     dead there and in its sub-intervals: its DP is skipped and no bound counts it.
 //  3. The survivors are bounded again from the rows every 8 tokens (only the lengths that
 //     survived are evaluated) and pruned again; the survivors of that (few) are evaluated
 //     exactly and pruned once more with exact costs.

@@ -226,6 +226,31 @@ TEST_CASE("PlanSlicing stays exact when its incumbent comes from a coarser plan"
   }
 }
 
+TEST_CASE("PlanSlicing stays exact where costs grow steeply with the context",
+          "[schedule][planner]") {
+  // 256..287 tokens at granularity 1 (the incumbent from the plan at granularity 8) with
+  // attention-heavy costs: a 64-token slice of the largest micro-batch at mid-sequence
+  // costs far more than 0.45 % more after 64 more tokens of context, so the first bounds
+  // come from the rows every 16 tokens rather than every 64.
+  std::mt19937 rng(13);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 3; ++trial) {
+    const double a = 0.5 + u(rng), b = 0.02 + 0.05 * u(rng), overhead = 5 + 20 * u(rng);
+    SliceCostFn cost = [=](int rows, int l, int c) {
+      // Whole multiples of 16 (still non-decreasing): fewer distinct bounds to enumerate.
+      return 16 * std::ceil((overhead + rows * (a * l + b * l * (c + 0.5 * l))) / 16);
+    };
+    const int L = 256 + static_cast<int>(rng() % 32);
+    const int K = 4 + static_cast<int>(rng() % 30);
+    const int B = 1 + static_cast<int>(rng() % 2);
+    INFO("trial " << trial << " L=" << L << " K=" << K << " B=" << B);
+    // The steep case: rows * b * 64 * 64 more out of overhead + rows * 64 (a + b (L / 2 +
+    // 32)), far more than 1 % for these ranges (rounding to 16 moves it by less).
+    CHECK(cost(B, 64, L / 2 + 64) > 1.01 * cost(B, 64, L / 2));
+    CheckExact({L, K, B, 1, {}, false}, cost);
+  }
+}
+
 TEST_CASE("PlanSlicing finds a plan when no single size divides the batch", "[schedule][planner]") {
   // Sizes 2 and 3 for a batch of 5: no uniform seed plan exists, only 2 + 3.
   std::mt19937 rng(3);
@@ -319,4 +344,25 @@ TEST_CASE(
       }
     }
   }
+}
+
+TEST_CASE("PlanSlicing stays exact when most micro-batch sizes cannot win", "[schedule][planner]") {
+  // A per-unit overhead makes small micro-batches slower, so the branch and bound
+  // drops most sizes early in its intervals (their DPs skipped, their totals infinite); the
+  // optimum, which may still mix sizes (7, 11 and 13 have few divisors), must survive.
+  std::mt19937 rng(77);
+  int big = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    SliceCostFn base = RandomGpuCost(rng, 1.0);
+    const double overhead = 5 + 45 * std::uniform_real_distribution<double>(0, 1)(rng);
+    SliceCostFn cost = [=](int rows, int l, int c) { return overhead + base(rows, l, c); };
+    const int L = 6 + static_cast<int>(rng() % 9);   // 6..14 units of one token
+    const int K = 2 + static_cast<int>(rng() % 10);  // 2..11 stages
+    const int B = 7 + static_cast<int>(rng() % 7);   // batch 7..13: every size 1..B
+    INFO("trial " << trial << " L=" << L << " K=" << K << " B=" << B);
+    SlicingPlan plan = CheckExact({L, K, B, 1, {}, false}, cost);
+    // The overhead favours few micro-batches: the largest one holds more than one row.
+    if (SizesUsed(plan).back() > 1) ++big;
+  }
+  CHECK(big > 0);
 }

@@ -94,10 +94,11 @@ class FlowNetwork : public EventHandler {
     uint64_t route_stamp = 0;  // == route_stamp_ while StartFlow lists a route crossing it
     int route_pos = 0;         // then: its index in that flow's route
     // Solver scratch, valid while this channel is in the component being solved.
-    double left_per_s = 0;      // capacity not yet given to fixed flows
-    double rate_sum = 0;        // sum of the new rates of its flows
-    int unfixed = 0;            // crossings by flows not fixed yet
-    uint32_t heap_version = 0;  // bumped whenever its fair share changes
+    double left_per_s = 0;             // capacity not yet given to fixed flows
+    double rate_sum = 0;               // sum of the new rates of its flows
+    int unfixed = 0;                   // crossings by flows not fixed yet
+    uint32_t heap_version = 0;         // bumped whenever its fair share changes
+    const int* batch_route = nullptr;  // ActivateAlone's scratch: the route crossing it
   };
   // An interned route: its channels as listed, and each distinct channel once with its count.
   struct Route {
@@ -149,7 +150,14 @@ class FlowNetwork : public EventHandler {
       ch.dirty = true;
       dirty_channels_.push_back(channel);
     }
-    if (!reallocate_pending_) ScheduleReallocate();
+    if (reallocate_pending_) return;
+    if (finishing_ && !sampler_) {
+      // The batch's later finishes may leave the channel empty: decided after the batch.
+      KeepReallocatePlace();
+      solve_deferred_ = true;
+    } else {
+      ScheduleReallocate();
+    }
   }
   // Schedules the recomputation (at the place KeepReallocatePlace kept, if not passed yet).
   void ScheduleReallocate();
@@ -158,6 +166,16 @@ class FlowNetwork : public EventHandler {
   // that place (Engine::Reserve) instead; MarkDirty fills it if work arrives before it passes.
   void KeepReallocatePlace();
   void Reallocate();
+  // An activation batch whose flows all join idle channels, none shared, with nothing else due
+  // at this instant: activates them and schedules their finishes as the recomputation would,
+  // without it (see the header comment). False, with nothing changed, for any other batch.
+  bool ActivateAlone(const Batch& batch);
+  void ClearDirty();
+  // Channels listed dirty for a kept place that passed with no recomputation there (a finish
+  // batch that left them empty): dropped, as that recomputation would have cleared them.
+  void DropPassedDirty();
+  // Whether a dirty channel carries flows (the recomputation has something to solve).
+  bool AnyDirtyFlows() const;
   // One connected component with flows, component_channels_[channel_begin, channel_end) and
   // component_flows_[flow_begin, flow_end): brings its flows' remaining amounts to now, gives
   // them their max-min fair rates (those of MaxMinFairRates, bit for bit; closed forms for one
@@ -218,6 +236,8 @@ class FlowNetwork : public EventHandler {
   std::vector<int> free_batches_;
   OpenBatch open_activate_, open_finish_;
   bool reallocate_pending_ = false;  // a kReallocate event is queued
+  bool finishing_ = false;           // a finish batch is being handled
+  bool solve_deferred_ = false;      // it marked channels dirty and kept the place for it
   bool reserved_ = false;            // a place for one is kept at (reserved_time_ns_, _seq_)
   TimeNs reserved_time_ns_ = 0;
   uint64_t reserved_seq_ = 0;

@@ -162,9 +162,11 @@ bool FlowNetwork::ActivateAlone(const Batch& batch) {
   if (sampler_ || reallocate_pending_ || engine_.HasEventAt(now)) return false;
   // Every flow moving, on idle channels that no flow of the batch on another route crosses.
   const uint64_t stamp = ++visit_stamp_;
+  bool any = false;
   for (const auto& [id, version] : batch.flows) {
     const Flow& flow = flows_[id];
     if (flow.version != version) continue;
+    any = true;
     if (flow.route_size == 0 || flow.remaining <= 0) return false;
     for (int k = 0; k < flow.route_size; ++k) {
       Channel& channel = channels_[flow.channels[k]];
@@ -174,6 +176,7 @@ bool FlowNetwork::ActivateAlone(const Batch& batch) {
       channel.batch_route = flow.channels;
     }
   }
+  if (!any) return false;  // nothing joins: no recomputation to stand for
   // The place the recomputation would take (ScheduleReallocate's, by Engine::Reserve: every
   // later event keeps its seq), and the dirty channels it would clear.
   if (!reserved_ || engine_.Passed(reserved_time_ns_, reserved_seq_)) engine_.Reserve();

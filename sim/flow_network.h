@@ -18,6 +18,23 @@
 // scheduled back to back (a ring step's flows) share one engine event, dispatched in the order
 // separate events would have been.
 //
+// Two recomputation events are skipped, with every other event at the same (time, seq) place
+// (no rate sampler set; a sampler turns both off):
+// - An activation batch whose flows all join idle channels, flows of different routes sharing
+//   none, while no other event is due at this instant. The recomputation it would schedule is
+//   then the next event dispatched (the batch schedules nothing else), and it would do exactly
+//   this: each route's flows form a component of their own, solved in closed form (the
+//   narrowest channel's capacity / crossings), components in the order of their first flow and
+//   each one's flows in batch order, their finishes scheduled back to back. The batch takes the
+//   recomputation's seq (Engine::Reserve, or the place kept for it) and schedules the same
+//   finishes in the same order with the same seqs; the queue then holds the same events at the
+//   same places, less the recomputation. With any other event due now, that event could run
+//   between and schedule one at a finish's time; such batches take the general path.
+// - A finish batch whose finishes leave every channel they marked dirty empty: the
+//   recomputation would solve nothing. The batch keeps its place instead (KeepReallocatePlace)
+//   and schedules it after the batch only if a dirty channel still carries flows; work arriving
+//   before the place passes fills it with the same dirty list.
+//
 // The replay uses one FlowNetwork for network links (units: bytes, capacity bytes/s) and for
 // each GPU's compute (units: ns of work, capacity 1e9 per s: processor sharing). Not
 // thread-safe; the listener and the engine are borrowed and must outlive the network.

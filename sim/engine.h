@@ -50,6 +50,8 @@ class Engine {
   // The seq the next Schedule will assign: a handler that finds it one above the seq of an
   // event it scheduled knows that nothing was scheduled since (and may add work to that event).
   uint64_t NextSeq() const { return queue_.NextSeq(); }
+  // Whether an event due at time_ns is queued.
+  bool HasEventAt(TimeNs time_ns) const { return queue_.HasEventAt(time_ns); }
 
   // Keeps a place in the event order, at time Now() after every event scheduled so far, for an
   // event that may never be needed: ScheduleReserved puts one there while Passed() is false.

@@ -73,6 +73,11 @@ class EventQueue {
     last_popped_ns_ = event.time_ns;
     return event;
   }
+  // Whether an event due at time_ns is queued (time_ns <= every queued event's time).
+  bool HasEventAt(TimeNs time_ns) const {
+    return (fifo_head_ < fifo_.size() && fifo_[fifo_head_].time_ns == time_ns) ||
+           (!heap_.empty() && static_cast<TimeNs>(heap_[0] >> 64) == time_ns);
+  }
   bool Empty() const { return heap_.empty() && fifo_head_ == fifo_.size(); }
   // The seq the next Push will assign.
   uint64_t NextSeq() const { return next_seq_; }

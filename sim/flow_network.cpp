@@ -111,14 +111,24 @@ void FlowNetwork::Handle(const Event& event) {
       const int b = static_cast<int>(event.a);
       OpenBatch& open = event.kind == kActivate ? open_activate_ : open_finish_;
       if (open.batch == b) open.batch = -1;
-      // By index: finishing a flow may start flows, which may add batches.
-      for (size_t k = 0; k < batches_[b].flows.size(); ++k) {
-        const auto [id, version] = batches_[b].flows[k];
-        if (flows_[id].version != version) continue;  // rescheduled or finished since
-        if (event.kind == kActivate) {
-          Activate(id);
-        } else if (flows_[id].in_use) {
-          Finish(id);
+      if (event.kind == kActivate && ActivateAlone(batches_[b])) {
+        // Done without a recomputation event.
+      } else {
+        finishing_ = event.kind == kFinish;
+        // By index: finishing a flow may start flows, which may add batches.
+        for (size_t k = 0; k < batches_[b].flows.size(); ++k) {
+          const auto [id, version] = batches_[b].flows[k];
+          if (flows_[id].version != version) continue;  // rescheduled or finished since
+          if (event.kind == kActivate) {
+            Activate(id);
+          } else if (flows_[id].in_use) {
+            Finish(id);
+          }
+        }
+        finishing_ = false;
+        if (solve_deferred_) {
+          solve_deferred_ = false;
+          if (!reallocate_pending_ && AnyDirtyFlows()) ScheduleReallocate();
         }
       }
       batches_[b].flows.clear();
@@ -147,6 +157,86 @@ void FlowNetwork::Enqueue(EventKind kind, TimeNs time_ns, int id) {
   open.seq = engine_.Schedule(time_ns, handler_id_, kind, b);
 }
 
+bool FlowNetwork::ActivateAlone(const Batch& batch) {
+  const TimeNs now = engine_.Now();
+  if (sampler_ || reallocate_pending_ || engine_.HasEventAt(now)) return false;
+  // Every flow moving, on idle channels that no flow of the batch on another route crosses.
+  const uint64_t stamp = ++visit_stamp_;
+  bool any = false;
+  for (const auto& [id, version] : batch.flows) {
+    const Flow& flow = flows_[id];
+    if (flow.version != version) continue;
+    any = true;
+    if (flow.route_size == 0 || flow.remaining <= 0) return false;
+    for (int k = 0; k < flow.route_size; ++k) {
+      Channel& channel = channels_[flow.channels[k]];
+      if (!channel.flows.empty()) return false;
+      if (channel.visit == stamp && channel.batch_route != flow.channels) return false;
+      channel.visit = stamp;
+      channel.batch_route = flow.channels;
+    }
+  }
+  if (!any) return false;  // nothing joins: no recomputation to stand for
+  // The place the recomputation would take (ScheduleReallocate's, by Engine::Reserve: every
+  // later event keeps its seq), and the dirty channels it would clear.
+  if (!reserved_ || engine_.Passed(reserved_time_ns_, reserved_seq_)) engine_.Reserve();
+  reserved_ = false;
+  ClearDirty();
+  for (const auto& [id, version] : batch.flows) {
+    Flow& flow = flows_[id];
+    if (flow.version != version) continue;
+    flow.last_update_ns = now;
+    flow.moving = true;
+    for (int k = 0; k < flow.route_size; ++k) {
+      Channel& channel = channels_[flow.channels[k]];
+      channel.busy_since_ns = now;
+      channel.flows.push_back(id);
+      channel.weight += flow.weights[k];
+    }
+  }
+  // Each route's flows are a component: its rate by SolveComponent's closed form (one channel,
+  // or one route: the same arithmetic), its flows' finishes in the order the recomputation
+  // finds them (routes by first flow, then the batch's order: its first channel's list).
+  const uint64_t done = ++visit_stamp_;
+  for (const auto& [id, version] : batch.flows) {
+    const Flow& flow = flows_[id];
+    if (flow.version != version) continue;
+    Channel& first = channels_[flow.channels[0]];
+    if (first.visit == done) continue;
+    first.visit = done;
+    double rate = 0;
+    for (int k = 0; k < flow.route_size; ++k) {
+      const Channel& channel = channels_[flow.channels[k]];
+      const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
+      if (k == 0 || share < rate) rate = share;
+    }
+    for (int f : first.flows) {
+      flows_[f].rate = rate;
+      ScheduleFinish(f);
+    }
+  }
+  return true;
+}
+
+void FlowNetwork::ClearDirty() {
+  for (int c : dirty_channels_) channels_[c].dirty = false;
+  dirty_channels_.clear();
+}
+
+void FlowNetwork::DropPassedDirty() {
+  if (!reallocate_pending_ && !dirty_channels_.empty() &&
+      (!reserved_ || engine_.Passed(reserved_time_ns_, reserved_seq_))) {
+    ClearDirty();
+  }
+}
+
+bool FlowNetwork::AnyDirtyFlows() const {
+  for (int c : dirty_channels_) {
+    if (!channels_[c].flows.empty()) return true;
+  }
+  return false;
+}
+
 void FlowNetwork::Activate(int id) {
   Flow& flow = flows_[id];
   flow.last_update_ns = engine_.Now();
@@ -154,6 +244,7 @@ void FlowNetwork::Activate(int id) {
     ScheduleFinish(id);  // nothing to move: done now
     return;
   }
+  DropPassedDirty();
   flow.moving = true;
   // MarkDirty per channel; the recomputation it schedules once, after the loop (the loop
   // schedules nothing else, so it keeps its place).
@@ -178,6 +269,7 @@ void FlowNetwork::Activate(int id) {
 void FlowNetwork::Finish(int id) {
   Flow& flow = flows_[id];
   if (flow.moving) {
+    DropPassedDirty();
     const TimeNs now = engine_.Now();
     const int* const route = flow.channels;
     const int* const weights = flow.weights;

@@ -18,6 +18,23 @@
 // scheduled back to back (a ring step's flows) share one engine event, dispatched in the order
 // separate events would have been.
 //
+// Two recomputation events are skipped, with every other event at the same (time, seq) place
+// (no rate sampler set; a sampler turns both off):
+// - An activation batch whose flows all join idle channels, flows of different routes sharing
+//   none, while no other event is due at this instant. The recomputation it would schedule is
+//   then the next event dispatched (the batch schedules nothing else), and it would do exactly
+//   this: each route's flows form a component of their own, solved in closed form (the
+//   narrowest channel's capacity / crossings), components in the order of their first flow and
+//   each one's flows in batch order, their finishes scheduled back to back. The batch takes the
+//   recomputation's seq (Engine::Reserve, or the place kept for it) and schedules the same
+//   finishes in the same order with the same seqs; the queue then holds the same events at the
+//   same places, less the recomputation. With any other event due now, that event could run
+//   between and schedule one at a finish's time; such batches take the general path.
+// - A finish batch whose finishes leave every channel they marked dirty empty: the
+//   recomputation would solve nothing. The batch keeps its place instead (KeepReallocatePlace)
+//   and schedules it after the batch only if a dirty channel still carries flows; work arriving
+//   before the place passes fills it with the same dirty list.
+//
 // The replay uses one FlowNetwork for network links (units: bytes, capacity bytes/s) and for
 // each GPU's compute (units: ns of work, capacity 1e9 per s: processor sharing). Not
 // thread-safe; the listener and the engine are borrowed and must outlive the network.
@@ -94,10 +111,11 @@ class FlowNetwork : public EventHandler {
     uint64_t route_stamp = 0;  // == route_stamp_ while StartFlow lists a route crossing it
     int route_pos = 0;         // then: its index in that flow's route
     // Solver scratch, valid while this channel is in the component being solved.
-    double left_per_s = 0;      // capacity not yet given to fixed flows
-    double rate_sum = 0;        // sum of the new rates of its flows
-    int unfixed = 0;            // crossings by flows not fixed yet
-    uint32_t heap_version = 0;  // bumped whenever its fair share changes
+    double left_per_s = 0;             // capacity not yet given to fixed flows
+    double rate_sum = 0;               // sum of the new rates of its flows
+    int unfixed = 0;                   // crossings by flows not fixed yet
+    uint32_t heap_version = 0;         // bumped whenever its fair share changes
+    const int* batch_route = nullptr;  // ActivateAlone's scratch: the route crossing it
   };
   // An interned route: its channels as listed, and each distinct channel once with its count.
   struct Route {
@@ -149,7 +167,14 @@ class FlowNetwork : public EventHandler {
       ch.dirty = true;
       dirty_channels_.push_back(channel);
     }
-    if (!reallocate_pending_) ScheduleReallocate();
+    if (reallocate_pending_) return;
+    if (finishing_ && !sampler_) {
+      // The batch's later finishes may leave the channel empty: decided after the batch.
+      KeepReallocatePlace();
+      solve_deferred_ = true;
+    } else {
+      ScheduleReallocate();
+    }
   }
   // Schedules the recomputation (at the place KeepReallocatePlace kept, if not passed yet).
   void ScheduleReallocate();
@@ -158,6 +183,16 @@ class FlowNetwork : public EventHandler {
   // that place (Engine::Reserve) instead; MarkDirty fills it if work arrives before it passes.
   void KeepReallocatePlace();
   void Reallocate();
+  // An activation batch whose flows all join idle channels, none shared, with nothing else due
+  // at this instant: activates them and schedules their finishes as the recomputation would,
+  // without it (see the header comment). False, with nothing changed, for any other batch.
+  bool ActivateAlone(const Batch& batch);
+  void ClearDirty();
+  // Channels listed dirty for a kept place that passed with no recomputation there (a finish
+  // batch that left them empty): dropped, as that recomputation would have cleared them.
+  void DropPassedDirty();
+  // Whether a dirty channel carries flows (the recomputation has something to solve).
+  bool AnyDirtyFlows() const;
   // One connected component with flows, component_channels_[channel_begin, channel_end) and
   // component_flows_[flow_begin, flow_end): brings its flows' remaining amounts to now, gives
   // them their max-min fair rates (those of MaxMinFairRates, bit for bit; closed forms for one
@@ -218,6 +253,8 @@ class FlowNetwork : public EventHandler {
   std::vector<int> free_batches_;
   OpenBatch open_activate_, open_finish_;
   bool reallocate_pending_ = false;  // a kReallocate event is queued
+  bool finishing_ = false;           // a finish batch is being handled
+  bool solve_deferred_ = false;      // it marked channels dirty and kept the place for it
   bool reserved_ = false;            // a place for one is kept at (reserved_time_ns_, _seq_)
   TimeNs reserved_time_ns_ = 0;
   uint64_t reserved_seq_ = 0;

@@ -92,7 +92,7 @@ void Replay::FindExclusiveGroups() {
   // The instances that run (a representative issues an op of them), their members' streams,
   // and the point-to-point routes (each GPU pair once).
   std::vector<char> runs(instances_.size(), 0);
-  std::vector<std::pair<int, int>> pairs;
+  std::vector<std::vector<int>> destinations(topology_.NumGpus());  // per source GPU
   for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
     const OpState& s = ops_[i];
     if (!fold_.IsRep(s.device)) continue;
@@ -105,18 +105,18 @@ void Replay::FindExclusiveGroups() {
     } else if (s.cls == OpClass::kPointToPoint && s.partner >= 0) {
       // BeginTransfer's route: from the SEND's GPU to its peer's.
       const Op& send = op.kind == OpKind::kSend ? op : schedule_.ops[s.partner];
-      pairs.emplace_back(placement_[send.device], placement_[send.peer]);
-    }
-  }
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  for (const auto& [src, dst] : pairs) {
-    const std::vector<int>& route = routes_.Get(src, dst).links;
-    if (fold_.Folded()) {
-      fold_.FoldRoute(route, &fold_route_);
-      links.ClaimShared(fold_route_);
-    } else {
-      links.ClaimShared(route);
+      const int src = placement_[send.device];
+      const int dst = placement_[send.peer];
+      std::vector<int>& known = destinations[src];
+      if (std::find(known.begin(), known.end(), dst) != known.end()) continue;
+      known.push_back(dst);
+      const std::vector<int>& route = routes_.Get(src, dst).links;
+      if (fold_.Folded()) {
+        fold_.FoldRoute(route, &fold_route_);
+        links.ClaimShared(fold_route_);
+      } else {
+        links.ClaimShared(route);
+      }
     }
   }
   // Every plan's runs' channels, per group (each distinct plan once).
@@ -177,24 +177,36 @@ const Replay::PhaseAlone& Replay::Alone(int plan, int phase) {
   if (cached.alone.empty()) cached.alone.resize(cached.plan.phases.size());
   PhaseAlone& alone = cached.alone[phase];
   if (alone.duration_ns >= 0) return alone;
-  // The runs exactly as StartRunStep starts them, from time 0 in a network of their own.
-  Engine engine;
-  LastFlowDone done(engine);
-  FlowNetwork network(engine, capacity_, done);
+  // The runs exactly as StartRunStep starts them, from time 0 in a network of their own: of
+  // their channels only, numbered in the same order (the solver breaks ties by channel id).
   std::vector<int> channels;
   for (int r : cached.phase_runs[phase]) {
-    const RingRun& run = cached.plan.phases[phase].runs[r];
     const std::vector<int>& route = RunChannels(cached, phase, r);
     channels.insert(channels.end(), route.begin(), route.end());
-    network.StartFlow(route, run.steps * run.bytes_per_flow,
+  }
+  std::sort(channels.begin(), channels.end());
+  channels.erase(std::unique(channels.begin(), channels.end()), channels.end());
+  std::vector<double> capacity;
+  for (int c : channels) capacity.push_back(capacity_[c]);
+  Engine engine;
+  LastFlowDone done(engine);
+  FlowNetwork network(engine, std::move(capacity), done);
+  std::vector<int> local;
+  for (int r : cached.phase_runs[phase]) {
+    const RingRun& run = cached.plan.phases[phase].runs[r];
+    local.clear();
+    for (int c : RunChannels(cached, phase, r)) {
+      local.push_back(static_cast<int>(std::lower_bound(channels.begin(), channels.end(), c) -
+                                       channels.begin()));
+    }
+    network.StartFlow(local, run.steps * run.bytes_per_flow,
                       run.steps * run.alpha_ns + run.latency_ns, r);
   }
   engine.Run();
   alone.duration_ns = done.LastNs();
-  std::sort(channels.begin(), channels.end());
-  channels.erase(std::unique(channels.begin(), channels.end()), channels.end());
-  for (int c : channels) {
-    if (network.BusyNs(c) > 0) alone.busy_ns.emplace_back(c, network.BusyNs(c));
+  for (size_t k = 0; k < channels.size(); ++k) {
+    const TimeNs busy_ns = network.BusyNs(static_cast<int>(k));
+    if (busy_ns > 0) alone.busy_ns.emplace_back(channels[k], busy_ns);
   }
   return alone;
 }
@@ -492,13 +504,9 @@ void Replay::BeginCollective(int id) {
   StartPhase(id);
 }
 
-void Replay::StartPhase(int id) {
+void Replay::StartPhase(int id, bool finish_now) {
   Instance& instance = instances_[id];
   const CollectivePlan& plan = plans_[instance.plan].plan;
-  if (instance.runs.capacity() == 0 && !run_pool_.empty()) {
-    instance.runs = std::move(run_pool_.back());
-    run_pool_.pop_back();
-  }
   const std::vector<std::vector<int>>& phase_runs = plans_[instance.plan].phase_runs;
   while (instance.phase < static_cast<int>(plan.phases.size())) {
     const std::vector<int>& runs = phase_runs[instance.phase];
@@ -511,6 +519,10 @@ void Replay::StartPhase(int id) {
       return;
     }
     if (!runs.empty()) {
+      if (instance.runs.capacity() == 0 && !run_pool_.empty()) {
+        instance.runs = std::move(run_pool_.back());
+        run_pool_.pop_back();
+      }
       // Only the runs it starts are read: reset those (the others keep stale counts).
       const size_t num_runs = plan.phases[instance.phase].runs.size();
       if (instance.runs.size() < num_runs) instance.runs.resize(num_runs);
@@ -521,7 +533,11 @@ void Replay::StartPhase(int id) {
     }
     ++instance.phase;
   }
-  engine_.Schedule(engine_.Now(), handler_id_, kCollectiveDone, id);
+  if (finish_now) {
+    FinishCollective(id);
+  } else {
+    engine_.Schedule(engine_.Now(), handler_id_, kCollectiveDone, id);
+  }
 }
 
 void Replay::StartRunStep(int id, int r) {
@@ -660,7 +676,7 @@ void Replay::Handle(const Event& event) {
   } else if (event.kind == kPhaseDone) {
     const int id = static_cast<int>(event.a);
     ++instances_[id].phase;
-    StartPhase(id);
+    StartPhase(id, /*finish_now=*/true);
   } else {
     TERASIM_CHECK(false, "unknown replay event kind {}", event.kind);
   }

@@ -25,12 +25,24 @@
 // components' events does not reach the phase's: every recomputation at an instant is
 // scheduled at that instant, after every event that was scheduled for it beforehand (the
 // phase's activations and finishes), and a re-solve with no time elapsed leaves remaining
-// amounts unchanged. What does change is where the phase's end falls among other events due
-// at the same ns (it is scheduled when the phase starts, not when its last flow's rate was
-// last set), and the flow network's recomputations that the phase's flows no longer schedule:
-// two ops completing at one ns then complete in another order, which can change which of two
-// simultaneous predecessors an op records as its critical predecessor. sim/replay.h says how
-// the replay keeps that order.
+// amounts unchanged.
+//
+// What is not kept: the place of the phase's end among other events due at the same ns. The
+// flow path ends a phase inside its last flow's finish event (placed when that flow's rate was
+// last set); the closed form ends it in an event placed when the phase starts. Both finish the
+// collective in an event of their own placed at that ns, after every event scheduled for that ns
+// beforehand (finishing it at once moved it before a transfer ending at the same ns, and the
+// op waiting for both then recorded the transfer as its critical predecessor: a TeraPipe case
+// of tests/sim/closed_form_collectives_test.cpp). Two phases (or a phase and a transfer's
+// zero-delay completion) ending at one ns may still end in another order. Times do not depend
+// on that order (processor sharing and max-min rates do not depend on the order flows joined;
+// ties go to the lowest channel id) but for two effects: an op with two predecessors ending at
+// that ns may record the other one as its critical predecessor, and a recomputation at that ns
+// may fall between two changes instead of after both, and a flow whose rate then goes
+// r -> r' -> r has its finish recomputed from its remaining amount (equal up to one ns of
+// rounding). Every terasim_sim_bench row's digest (critical path, link busy time, device
+// times) is unchanged, and tests/sim/closed_form_collectives_test.cpp checks on == off on
+// generated schedules; CollectiveOptions::closed_form = false restores the flows.
 //
 // Plain bookkeeping; no global state.
 #pragma once

@@ -504,7 +504,7 @@ void Replay::BeginCollective(int id) {
   StartPhase(id);
 }
 
-void Replay::StartPhase(int id, bool finish_now) {
+void Replay::StartPhase(int id) {
   Instance& instance = instances_[id];
   const CollectivePlan& plan = plans_[instance.plan].plan;
   const std::vector<std::vector<int>>& phase_runs = plans_[instance.plan].phase_runs;
@@ -533,11 +533,7 @@ void Replay::StartPhase(int id, bool finish_now) {
     }
     ++instance.phase;
   }
-  if (finish_now) {
-    FinishCollective(id);
-  } else {
-    engine_.Schedule(engine_.Now(), handler_id_, kCollectiveDone, id);
-  }
+  engine_.Schedule(engine_.Now(), handler_id_, kCollectiveDone, id);
 }
 
 void Replay::StartRunStep(int id, int r) {
@@ -676,7 +672,7 @@ void Replay::Handle(const Event& event) {
   } else if (event.kind == kPhaseDone) {
     const int id = static_cast<int>(event.a);
     ++instances_[id].phase;
-    StartPhase(id, /*finish_now=*/true);
+    StartPhase(id);
   } else {
     TERASIM_CHECK(false, "unknown replay event kind {}", event.kind);
   }

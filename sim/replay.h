@@ -210,9 +210,7 @@ class Replay : public EventHandler, public FlowListener {
   void BeginTransfer(int send, int recv);
   const P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);
-  // Starts the instance's next phase with runs; when none is left, finishes it (now with
-  // finish_now, else in an event at this instant).
-  void StartPhase(int instance, bool finish_now = false);
+  void StartPhase(int instance);
   void StartRunStep(int instance, int run);
   // The channels of run r of phase `phase` of a plan as its aggregate flow crosses them (the
   // folded hops' routes with a fold; in fold_route_ then).

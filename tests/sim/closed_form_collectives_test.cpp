@@ -3,6 +3,7 @@
 // whose links are shared (another group, a second stream of its own, a transfer) runs as flows.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -152,6 +153,40 @@ TEST_CASE("TeraPipe tp8 on two nodes: every tp collective phase runs in closed f
   const auto [on, off] = RequireSame(schedule, topology, sim);
   // Flows: each ran as one aggregate flow per ring run without the closed form.
   CHECK(off.flows - on.flows == runs);
+}
+
+TEST_CASE("a hierarchical all-reduce across two nodes runs phase by phase in closed form") {
+  // 16 GPUs on two 8-GPU NVLink nodes (collective_test.cpp's cube mesh), two all-reduces over
+  // all of them on one stream: reduce-scatter in each node, all-reduces across the NICs,
+  // all-gather in each node. Nothing else runs: every phase with runs is closed form.
+  const testing::FakeTopology topology = testing::CubeMesh(2, 20e9, 3400, 3.125e9, 50000);
+  std::vector<int> all(16);
+  for (int g = 0; g < 16; ++g) all[g] = g;
+  const Bytes n = 64 << 20;
+  Schedule s = testing::CollectiveSchedule(OpKind::kAllReduce, all, n, 16);
+  const size_t first = s.ops.size();
+  for (size_t k = 0; k < first; ++k) {
+    Op again = s.ops[k];
+    again.key += ".again";
+    s.ops.push_back(again);
+  }
+  std::stable_sort(s.ops.begin(), s.ops.end(),
+                   [](const Op& a, const Op& b) { return a.device < b.device; });
+  const CollectivePlan plan =
+      PlanCollective(OpKind::kAllReduce, all, -1, n, topology, CollectiveOptions{});
+  int64_t phases = 0;
+  for (const CollectivePhase& phase : plan.phases) {
+    bool runs = false;
+    for (const RingRun& run : phase.runs) runs = runs || run.steps > 0;
+    phases += runs ? 1 : 0;
+  }
+  REQUIRE(phases == 3);
+  CHECK(ClosedFormPhases(s, topology, false).first == 2 * phases);
+  SimOptions sim;
+  sim.fold = false;
+  const auto [on, off] = RequireSame(s, topology, sim);
+  CHECK(on.flows == 0);
+  CHECK(on.events < off.events);
 }
 
 TEST_CASE("a group whose links something else uses runs as flows") {

@@ -27,13 +27,13 @@ void ExclusiveLinks::ClaimShared(const std::vector<int>& channels) {
 }
 
 void ExclusiveLinks::AddMemberOp(int group, int device, const std::string& stream) {
-  for (Member& member : members_[group]) {
-    if (member.device != device) continue;
-    ++member.ops;
-    if (*member.stream != stream) member.one_stream = false;
-    return;
-  }
-  members_[group].push_back(Member{device, &stream, 1, true});
+  // Only the first member seen is watched: (b) asks for one such member, and the generators
+  // put every member's ops of a group on one stream (another member's would pass alike).
+  Member& member = members_[group];
+  if (member.ops == 0) member = Member{device, &stream, 0, true};
+  if (member.device != device) return;
+  ++member.ops;
+  if (*member.stream != stream) member.one_stream = false;
 }
 
 void ExclusiveLinks::AddInstance(int group) { ++instances_[group]; }
@@ -41,10 +41,8 @@ void ExclusiveLinks::AddInstance(int group) { ++instances_[group]; }
 std::vector<char> ExclusiveLinks::Finish() const {
   std::vector<char> exclusive(group_channels_.size(), 0);
   for (size_t g = 0; g < group_channels_.size(); ++g) {
-    bool serialized = false;
-    for (const Member& member : members_[g]) {
-      serialized = serialized || (member.one_stream && member.ops == instances_[g]);
-    }
+    const Member& member = members_[g];
+    const bool serialized = member.one_stream && member.ops == instances_[g];
     bool owned = true;
     for (int c : group_channels_[g]) owned = owned && owner_[c] == static_cast<int>(g);
     exclusive[g] = serialized && owned && instances_[g] > 0;

@@ -6,8 +6,9 @@
 //   (a) no channel (network link, as the flow network sees it: folded routes with a fold) that
 //       a flow of one of its collective plans crosses is crossed by a flow of another group's
 //       plans or by a point-to-point transfer's route, anywhere in the replay, and
-//   (b) its instances never overlap in time: some member device that runs (a representative
-//       with a fold) issues an op of every instance of the group, all on one stream. A stream
+//   (b) its instances never overlap in time: a member device that runs (a representative with
+//       a fold; the first whose op is listed) issues an op of every instance of the group, all
+//       on one stream. A stream
 //       runs its ops in order and an instance begins only once every member has reached it,
 //       so instance k + 1 begins after that member's op of instance k has completed, which is
 //       when instance k has finished.
@@ -72,15 +73,15 @@ class ExclusiveLinks {
   static constexpr int kNone = -1;
   static constexpr int kShared = -2;
   struct Member {
-    int device;
-    const std::string* stream;
-    int ops;
-    bool one_stream;
+    int device = -1;
+    const std::string* stream = nullptr;
+    int ops = 0;
+    bool one_stream = false;
   };
   std::vector<int> owner_;  // per channel: kNone, a group, or kShared
   std::vector<std::vector<int>> group_channels_;
-  std::vector<std::vector<Member>> members_;  // per group: its members that issue its ops
-  std::vector<int> instances_;                // per group
+  std::vector<Member> members_;  // per group: the first member seen issuing its ops
+  std::vector<int> instances_;   // per group
 };
 
 }  // namespace terasim

@@ -95,7 +95,7 @@ void Replay::FindExclusiveGroups() {
   std::vector<std::vector<int>> destinations(topology_.NumGpus());  // per source GPU
   for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
     const OpState& s = ops_[i];
-    if (!fold_.IsRep(s.device)) continue;
+    if (s.cls == OpClass::kCompute || !fold_.IsRep(s.device)) continue;
     const Op& op = schedule_.ops[i];
     if (s.instance >= 0) {
       const int group = instances_[s.instance].group;

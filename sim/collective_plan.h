@@ -81,6 +81,9 @@ struct CollectiveOptions {
   // Flow mode: replay every ring step as its own flows (exact, slow) instead of each run as
   // one aggregate flow.
   bool step_by_step = false;
+  // Flow mode: run each phase of a collective whose links carry nothing else as one timed event
+  // (sim/exclusive_links.h); false: always as flows.
+  bool closed_form = true;
 };
 
 // Loads CollectiveOptions from a JSON file (fields bidirectional_rings, broadcast_chunk_bytes,

@@ -7,6 +7,7 @@
 
 #include "models/errors.h"
 #include "sim/analytic_network.h"
+#include "sim/exclusive_links.h"
 #include "sim/op_work.h"
 #include "sim/replay_graph.h"
 
@@ -69,6 +70,7 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   for (const NetLink& link : topology.Links()) capacity.push_back(link.bw_bytes_per_s);
   // One compute channel per GPU: capacity in ns of work per second (processor sharing).
   for (int g = 0; g < topology.NumGpus(); ++g) capacity.push_back(1e9);
+  capacity_ = capacity;
   network_ = std::make_unique<FlowNetwork>(engine_, std::move(capacity), *this);
   for (int g = 0; g < topology.NumGpus(); ++g) {
     compute_route_.push_back(network_->InternRoute({num_links_ + g}));
@@ -79,6 +81,134 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   BuildGraph();
   active_ops_ = static_cast<int>(ops_.size());
   if (options_.fold || schedule.symmetry.representatives_only) ApplyFold();
+  if (!analytic_ && !options_.collectives.step_by_step && options_.collectives.closed_form) {
+    FindExclusiveGroups();
+  }
+}
+
+void Replay::FindExclusiveGroups() {
+  const int num_groups = static_cast<int>(group_gpus_.size());
+  ExclusiveLinks links(num_groups, static_cast<int>(capacity_.size()));
+  // The instances that run (a representative issues an op of them), their members' streams,
+  // and the point-to-point routes (each GPU pair once).
+  std::vector<char> runs(instances_.size(), 0);
+  std::vector<std::vector<int>> destinations(topology_.NumGpus());  // per source GPU
+  for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
+    const OpState& s = ops_[i];
+    if (s.cls == OpClass::kCompute || !fold_.IsRep(s.device)) continue;
+    const Op& op = schedule_.ops[i];
+    if (s.instance >= 0) {
+      const int group = instances_[s.instance].group;
+      links.AddMemberOp(group, s.device, op.stream);
+      if (!runs[s.instance]) links.AddInstance(group);
+      runs[s.instance] = 1;
+    } else if (s.cls == OpClass::kPointToPoint && s.partner >= 0) {
+      // BeginTransfer's route: from the SEND's GPU to its peer's.
+      const Op& send = op.kind == OpKind::kSend ? op : schedule_.ops[s.partner];
+      const int src = placement_[send.device];
+      const int dst = placement_[send.peer];
+      std::vector<int>& known = destinations[src];
+      if (std::find(known.begin(), known.end(), dst) != known.end()) continue;
+      known.push_back(dst);
+      const std::vector<int>& route = routes_.Get(src, dst).links;
+      if (fold_.Folded()) {
+        fold_.FoldRoute(route, &fold_route_);
+        links.ClaimShared(fold_route_);
+      } else {
+        links.ClaimShared(route);
+      }
+    }
+  }
+  // Every plan's runs' channels, per group (each distinct plan once).
+  std::vector<std::vector<int>> group_plans(num_groups);
+  for (size_t k = 0; k < instances_.size(); ++k) {
+    if (!runs[k]) continue;
+    const int plan = PlanFor(instances_[k]);
+    std::vector<int>& known = group_plans[instances_[k].group];
+    if (std::find(known.begin(), known.end(), plan) == known.end()) known.push_back(plan);
+  }
+  for (int g = 0; g < num_groups; ++g) {
+    for (int plan : group_plans[g]) {
+      const CachedPlan& cached = plans_[plan];
+      for (size_t p = 0; p < cached.phase_runs.size(); ++p) {
+        for (int r : cached.phase_runs[p]) {
+          links.ClaimGroup(g, RunChannels(cached, static_cast<int>(p), r));
+        }
+      }
+    }
+  }
+  closed_form_group_ = links.Finish();
+  closed_form_busy_ns_.assign(capacity_.size(), 0);
+}
+
+const std::vector<int>& Replay::RunChannels(const CachedPlan& cached, int phase, int r) {
+  const RingRun& run = cached.plan.phases[phase].runs[r];
+  if (cached.folded == nullptr) return run.links;
+  // Folded: the run stands for its images, so its route is its folded hops' routes (one per
+  // orbit of hops, representatives repeated by multiplicity: sim/symmetry_fold.h).
+  const std::vector<FoldedRun>& runs = cached.folded->phases[phase];
+  const FoldedRun& folded_run =
+      *std::find_if(runs.begin(), runs.end(), [r](const FoldedRun& f) { return f.run == r; });
+  fold_route_.clear();
+  for (const FoldedFlow& flow : folded_run.flows) {
+    fold_route_.insert(fold_route_.end(), flow.route.begin(), flow.route.end());
+  }
+  return fold_route_;
+}
+
+namespace {
+
+// Hears when the last flow of a phase run alone ends.
+class LastFlowDone : public FlowListener {
+ public:
+  explicit LastFlowDone(const Engine& engine) : engine_(engine) {}
+  void OnFlowDone(int64_t /*tag*/) override { last_ns_ = engine_.Now(); }
+  TimeNs LastNs() const { return last_ns_; }
+
+ private:
+  const Engine& engine_;
+  TimeNs last_ns_ = 0;
+};
+
+}  // namespace
+
+const Replay::PhaseAlone& Replay::Alone(int plan, int phase) {
+  CachedPlan& cached = plans_[plan];
+  if (cached.alone.empty()) cached.alone.resize(cached.plan.phases.size());
+  PhaseAlone& alone = cached.alone[phase];
+  if (alone.duration_ns >= 0) return alone;
+  // The runs exactly as StartRunStep starts them, from time 0 in a network of their own: of
+  // their channels only, numbered in the same order (the solver breaks ties by channel id).
+  std::vector<int> channels;
+  for (int r : cached.phase_runs[phase]) {
+    const std::vector<int>& route = RunChannels(cached, phase, r);
+    channels.insert(channels.end(), route.begin(), route.end());
+  }
+  std::sort(channels.begin(), channels.end());
+  channels.erase(std::unique(channels.begin(), channels.end()), channels.end());
+  std::vector<double> capacity;
+  for (int c : channels) capacity.push_back(capacity_[c]);
+  Engine engine;
+  LastFlowDone done(engine);
+  FlowNetwork network(engine, std::move(capacity), done);
+  std::vector<int> local;
+  for (int r : cached.phase_runs[phase]) {
+    const RingRun& run = cached.plan.phases[phase].runs[r];
+    local.clear();
+    for (int c : RunChannels(cached, phase, r)) {
+      local.push_back(static_cast<int>(std::lower_bound(channels.begin(), channels.end(), c) -
+                                       channels.begin()));
+    }
+    network.StartFlow(local, run.steps * run.bytes_per_flow,
+                      run.steps * run.alpha_ns + run.latency_ns, r);
+  }
+  engine.Run();
+  alone.duration_ns = done.LastNs();
+  for (size_t k = 0; k < channels.size(); ++k) {
+    const TimeNs busy_ns = network.BusyNs(static_cast<int>(k));
+    if (busy_ns > 0) alone.busy_ns.emplace_back(channels[k], busy_ns);
+  }
+  return alone;
 }
 
 void Replay::ApplyFold() {
@@ -132,6 +262,8 @@ double Replay::StaggeredFraction() const {
 }
 
 void Replay::SetLinkRateSampler(std::function<void(TimeNs, int, double)> sampler) {
+  // The samples are the flow network's rate changes: every phase runs as flows.
+  closed_form_group_.clear();
   const int num_links = num_links_;
   network_->SetRateSampler([num_links, sampler = std::move(sampler)](TimeNs t, int c, double r) {
     if (c < num_links) sampler(t, c, r);
@@ -379,14 +511,22 @@ void Replay::BeginCollective(int id) {
 void Replay::StartPhase(int id) {
   Instance& instance = instances_[id];
   const CollectivePlan& plan = plans_[instance.plan].plan;
-  if (instance.runs.capacity() == 0 && !run_pool_.empty()) {
-    instance.runs = std::move(run_pool_.back());
-    run_pool_.pop_back();
-  }
   const std::vector<std::vector<int>>& phase_runs = plans_[instance.plan].phase_runs;
   while (instance.phase < static_cast<int>(plan.phases.size())) {
     const std::vector<int>& runs = phase_runs[instance.phase];
+    if (!runs.empty() && !closed_form_group_.empty() && closed_form_group_[instance.group]) {
+      // Its links carry nothing else: the phase ends when it would alone (sim/exclusive_links.h).
+      const PhaseAlone& alone = Alone(instance.plan, instance.phase);
+      for (const auto& [channel, busy_ns] : alone.busy_ns) closed_form_busy_ns_[channel] += busy_ns;
+      ++closed_form_phases_;
+      engine_.Schedule(engine_.Now() + alone.duration_ns, handler_id_, kPhaseDone, id);
+      return;
+    }
     if (!runs.empty()) {
+      if (instance.runs.capacity() == 0 && !run_pool_.empty()) {
+        instance.runs = std::move(run_pool_.back());
+        run_pool_.pop_back();
+      }
       // Only the runs it starts are read: reset those (the others keep stale counts).
       const size_t num_runs = plan.phases[instance.phase].runs.size();
       if (instance.runs.size() < num_runs) instance.runs.resize(num_runs);
@@ -412,20 +552,7 @@ void Replay::StartRunStep(int id, int r) {
     instance.runs[r].flows_left = 1;
     int& route = plans_[instance.plan].run_route[instance.phase][r];
     if (route < 0) {
-      const std::vector<int>* links = &run.links;
-      if (instance.folded != nullptr) {
-        // Folded: the run stands for its images, so its route is its folded hops' routes (one
-        // per orbit of hops, representatives repeated by multiplicity: sim/symmetry_fold.h).
-        const std::vector<FoldedRun>& runs = instance.folded->phases[instance.phase];
-        const FoldedRun& folded_run =
-            *std::find_if(runs.begin(), runs.end(), [r](const FoldedRun& f) { return f.run == r; });
-        fold_route_.clear();
-        for (const FoldedFlow& flow : folded_run.flows) {
-          fold_route_.insert(fold_route_.end(), flow.route.begin(), flow.route.end());
-        }
-        links = &fold_route_;
-      }
-      route = network_->InternRoute(*links);
+      route = network_->InternRoute(RunChannels(plans_[instance.plan], instance.phase, r));
     }
     network_->StartFlowOn(route, run.steps * run.bytes_per_flow,
                           run.steps * run.alpha_ns + run.latency_ns, tag);
@@ -546,6 +673,10 @@ void Replay::Handle(const Event& event) {
     CompleteOp(recv);
   } else if (event.kind == kCollectiveDone) {
     FinishCollective(static_cast<int>(event.a));
+  } else if (event.kind == kPhaseDone) {
+    const int id = static_cast<int>(event.a);
+    ++instances_[id].phase;
+    StartPhase(id);
   } else {
     TERASIM_CHECK(false, "unknown replay event kind {}", event.kind);
   }
@@ -566,7 +697,11 @@ std::vector<int> Replay::CriticalPath() const {
 
 std::vector<TimeNs> Replay::LinkBusyNs() const {
   std::vector<TimeNs> busy(num_links_);
-  for (int c = 0; c < num_links_; ++c) busy[c] = network_->BusyNs(fold_.LinkRep(c));
+  for (int c = 0; c < num_links_; ++c) {
+    const int rep = fold_.LinkRep(c);
+    busy[c] =
+        network_->BusyNs(rep) + (closed_form_busy_ns_.empty() ? 0 : closed_form_busy_ns_[rep]);
+  }
   return busy;
 }
 

@@ -9,7 +9,12 @@
 // its CollectivePlan, or, with NetworkMode::kAnalytic, as one alpha-beta delay
 // (sim/analytic_network.h: links shared by what starts together).
 //
-// Network flows share links max-min fairly (FlowNetwork). The replay records, per op, its
+// Network flows share links max-min fairly (FlowNetwork). In flow mode a collective group
+// whose links carry nothing else and whose instances never overlap (sim/exclusive_links.h)
+// runs each phase of its collectives as one timed event: the phase's duration alone, from a
+// private flow network, computed once per distinct (plan, phase) and kept in the replay
+// (CollectiveOptions::closed_form turns this off). The result is the same, but for the order
+// of completions at one ns (sim/exclusive_links.h). The replay records, per op, its
 // start and end and the op whose completion last held it back (CriticalPredecessor), from
 // which the critical path follows. A replay that stops before every op is done throws
 // InputError listing every blocked device and the op it waits on.
@@ -87,8 +92,11 @@ class Replay : public EventHandler, public FlowListener {
 
   TimeNs EndNs() const { return end_ns_; }  // when the last op finished
   int64_t Events() const { return engine_.EventsProcessed(); }
-  // Flows started in the flow network (compute, transfers, collective steps).
+  // Flows started in the flow network (compute, transfers, collective steps; not those of the
+  // phases run in closed form).
   int64_t Flows() const { return network_->FlowsStarted(); }
+  // Collective phases run as one timed event (their links exclusive).
+  int64_t ClosedFormPhases() const { return closed_form_phases_; }
   // With a fold, an op's times are its representative's.
   TimeNs StartNs(int op) const { return ops_[fold_.RepOp(op)].start_ns; }
   TimeNs EndNs(int op) const { return ops_[fold_.RepOp(op)].end_ns; }
@@ -121,7 +129,7 @@ class Replay : public EventHandler, public FlowListener {
 
  private:
   enum class State : uint8_t { kWaiting, kArrived, kMoving, kDone };
-  enum EventKind { kTransferDone = 0, kCollectiveDone = 1 };
+  enum EventKind { kTransferDone = 0, kCollectiveDone = 1, kPhaseDone = 2 };
 
   // Everything the hot path reads of an op (the Op itself, with its strings, is not touched
   // there but for a compute op's work).
@@ -164,6 +172,12 @@ class Replay : public EventHandler, public FlowListener {
     int root_gpu;
     int plan;  // index into plans_
   };
+  // A phase of a plan run alone from time 0: when its last run ends, and how long it keeps each
+  // channel it crosses busy.
+  struct PhaseAlone {
+    TimeNs duration_ns = -1;  // -1: not computed yet
+    std::vector<std::pair<int, TimeNs>> busy_ns;
+  };
   struct CachedPlan {
     CollectivePlan plan;
     const FoldedPlan* folded = nullptr;  // with a fold: its folded plan
@@ -176,6 +190,7 @@ class Replay : public EventHandler, public FlowListener {
     // Per phase: the runs StartPhase starts (all, or one per orbit with a fold), in order, less
     // those without steps; a phase without any is skipped.
     std::vector<std::vector<int>> phase_runs;
+    std::vector<PhaseAlone> alone;  // per phase, computed when first needed
   };
 
   // A point-to-point route from one GPU: its RouteCache entry and its FlowNetwork route id
@@ -197,6 +212,12 @@ class Replay : public EventHandler, public FlowListener {
   void BeginCollective(int instance);
   void StartPhase(int instance);
   void StartRunStep(int instance, int run);
+  // The channels of run r of phase `phase` of a plan as its aggregate flow crosses them (the
+  // folded hops' routes with a fold; in fold_route_ then).
+  const std::vector<int>& RunChannels(const CachedPlan& cached, int phase, int r);
+  // Finds the groups that run in closed form (closed_form_group_).
+  void FindExclusiveGroups();
+  const PhaseAlone& Alone(int plan, int phase);
   void FinishCollective(int instance);
   int PlanFor(const Instance& instance);
   [[noreturn]] void ThrowStall() const;
@@ -232,8 +253,13 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<std::vector<P2pRoute>> p2p_routes_;  // per source GPU: its destinations (a few)
   std::vector<std::vector<PlanKey>> group_plans_;  // per group: its plans (a handful)
   SymmetryFold fold_;
-  std::vector<int> fold_route_;  // scratch
-  int active_ops_ = 0;           // ops to simulate (the representatives')
+  std::vector<int> fold_route_;   // scratch
+  std::vector<double> capacity_;  // per channel, as the flow network has it
+  // Per group: whether its phases run in closed form; empty: none does.
+  std::vector<char> closed_form_group_;
+  std::vector<TimeNs> closed_form_busy_ns_;  // per channel: busy time of closed-form phases
+  int64_t closed_form_phases_ = 0;
+  int active_ops_ = 0;  // ops to simulate (the representatives')
   int done_ = 0;
   TimeNs end_ns_ = 0;
   bool ran_ = false;

@@ -141,10 +141,18 @@ TEST_CASE("An aggregate ring all-reduce in a node is one flow per ring and direc
   const FakeTopology topology = CubeMesh(1, kLinkBw, kAlphaNs, kNicBw, kNicLatencyNs);
   const Bytes n = 256 << 20;
   const int p = 8;
-  const SimResult r =
-      Run(CollectiveSchedule(OpKind::kAllReduce, Range(p), n, p), topology, NetworkMode::kFlow);
-  // Two rings, each in both directions: 4 flows (the step-by-step replay: 4 x 8 x 14 = 448).
-  CHECK(r.flows == 4);
+  const Schedule schedule = CollectiveSchedule(OpKind::kAllReduce, Range(p), n, p);
+  const SimResult r = Run(schedule, topology, NetworkMode::kFlow);
+  // Alone on its links, its one phase runs in closed form (sim/exclusive_links.h): no flow in
+  // the replay's network. As flows: two rings, each in both directions: 4 flows (the
+  // step-by-step replay: 4 x 8 x 14 = 448), ending at the same ns.
+  CHECK(r.flows == 0);
+  FakeCost cost(1, 2);
+  SimOptions as_flows;
+  as_flows.collectives.closed_form = false;
+  const SimResult flows = Simulate(schedule, topology, cost, as_flows);
+  CHECK(flows.flows == 4);
+  CHECK(flows.iteration_time_ns == r.iteration_time_ns);
   // 2(p-1) alpha + 2(p-1)/p n / B with B = 6 x 20 GB/s (each GPU sends on 2 + 2 + 1 + 1 lanes).
   const double expected_ns = 2 * (p - 1) * kAlphaNs + 2.0 * (p - 1) / p * n / (6 * kLinkBw) * 1e9;
   CHECK(r.iteration_time_ns == Approx(expected_ns).epsilon(1e-6));

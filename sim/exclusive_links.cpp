@@ -1,0 +1,53 @@
+#include "sim/exclusive_links.h"
+
+#include "models/errors.h"
+
+namespace terasim {
+
+ExclusiveLinks::ExclusiveLinks(int num_groups, int num_channels)
+    : owner_(num_channels, kNone),
+      group_channels_(num_groups),
+      members_(num_groups),
+      instances_(num_groups, 0) {}
+
+void ExclusiveLinks::ClaimGroup(int group, const std::vector<int>& channels) {
+  for (int c : channels) {
+    TERASIM_CHECK(c >= 0 && c < static_cast<int>(owner_.size()), "unknown channel {}", c);
+    int& owner = owner_[c];
+    owner = owner == kNone || owner == group ? group : kShared;
+    group_channels_[group].push_back(c);
+  }
+}
+
+void ExclusiveLinks::ClaimShared(const std::vector<int>& channels) {
+  for (int c : channels) {
+    TERASIM_CHECK(c >= 0 && c < static_cast<int>(owner_.size()), "unknown channel {}", c);
+    owner_[c] = kShared;
+  }
+}
+
+void ExclusiveLinks::AddMemberOp(int group, int device, const std::string& stream) {
+  // Only the first member seen is watched: (b) asks for one such member, and the generators
+  // put every member's ops of a group on one stream (another member's would pass alike).
+  Member& member = members_[group];
+  if (member.ops == 0) member = Member{device, &stream, 0, true};
+  if (member.device != device) return;
+  ++member.ops;
+  if (*member.stream != stream) member.one_stream = false;
+}
+
+void ExclusiveLinks::AddInstance(int group) { ++instances_[group]; }
+
+std::vector<char> ExclusiveLinks::Finish() const {
+  std::vector<char> exclusive(group_channels_.size(), 0);
+  for (size_t g = 0; g < group_channels_.size(); ++g) {
+    const Member& member = members_[g];
+    const bool serialized = member.one_stream && member.ops == instances_[g];
+    bool owned = true;
+    for (int c : group_channels_[g]) owned = owned && owner_[c] == static_cast<int>(g);
+    exclusive[g] = serialized && owned && instances_[g] > 0;
+  }
+  return exclusive;
+}
+
+}  // namespace terasim

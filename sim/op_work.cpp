@@ -8,10 +8,7 @@
 
 namespace terasim {
 
-namespace {
-
-// The tp degree of `op`'s work given its group's index (-1: none or undeclared).
-int TpOf(const Schedule& schedule, const Op& op, int group) {
+int WorkTpOf(const Schedule& schedule, const Op& op, int group) {
   if (op.kind == OpKind::kOptimizer && op.zero > 0) {
     // A ZeRO optimizer updates its 1 / D share of the stage's tp shard (D: its dp group).
     const int dp = group < 0 ? 1 : static_cast<int>(schedule.groups[group].ranks.size());
@@ -22,6 +19,8 @@ int TpOf(const Schedule& schedule, const Op& op, int group) {
   }
   return op.kind == OpKind::kOptimizer ? std::max(1, schedule.shape.tp) : 1;
 }
+
+namespace {
 
 // SliceWorkOf(op, tp), inline for WorkIndex::Intern(op, tp).
 [[gnu::always_inline]] inline SliceWork WorkOf(const Op& op, int tp) {
@@ -61,7 +60,8 @@ int TpOf(const Schedule& schedule, const Op& op, int group) {
 }  // namespace
 
 SliceWork SliceWorkOf(const Schedule& schedule, const Op& op) {
-  return SliceWorkOf(op, TpOf(schedule, op, op.group.empty() ? -1 : schedule.FindGroup(op.group)));
+  return SliceWorkOf(op,
+                     WorkTpOf(schedule, op, op.group.empty() ? -1 : schedule.FindGroup(op.group)));
 }
 
 std::vector<int> WorkTpDegrees(const Schedule& schedule) {
@@ -79,7 +79,7 @@ std::vector<int> WorkTpDegrees(const Schedule& schedule) {
       auto it = index.find(op.group);
       if (it != index.end()) group = it->second;
     }
-    tp[i] = TpOf(schedule, op, group);
+    tp[i] = WorkTpOf(schedule, op, group);
   }
   return tp;
 }

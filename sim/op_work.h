@@ -2,7 +2,7 @@
 //
 // The IR names the work (kind, layers, part, rows, tokens, tp group); the cost model wants a
 // SliceWork. The context of a causal slice is its first token t0; the tp degree is the size of
-// the op's group (1 without one; OPTIMIZER ops take the schedule's tp degree).
+// the op's group (1 without one; OPTIMIZER ops take the schedule's tp degree, ZeRO ones tp x dp).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,13 @@
 #include "schedule/schedule_ir.h"
 
 namespace terasim {
+
+// The tp degree of compute op `op`'s work, given the index of its group in schedule.groups (-1:
+// none or undeclared): the group's size; an OPTIMIZER without a group takes the schedule's tp
+// degree; a ZeRO OPTIMIZER (op.zero > 0, its group the dp group of D ranks) updates its 1 / D
+// share of the stage's tp shard: tp x D. The one definition: WorkTpDegrees, SliceWorkOf and the
+// replay graph (sim/replay_graph.cpp) all read it.
+int WorkTpOf(const Schedule& schedule, const Op& op, int group);
 
 // The SliceWork of compute op `op` of `schedule`. Precondition: IsCompute(op.kind).
 // Looks the op's group up by name (linear in the groups): for many ops, use the two below.

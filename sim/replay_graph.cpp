@@ -282,12 +282,7 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     g.pending[i] = (stream_pred[i] >= 0 ? 1 : 0) + static_cast<int>(op.after.size());
     if (compute) {
       // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
-      if (!op.group.empty()) {
-        const int k = group_of(op.group);
-        g.work_tp[i] = k >= 0 ? static_cast<int>(schedule.groups[k].ranks.size()) : 1;
-      } else if (op.kind == OpKind::kOptimizer) {
-        g.work_tp[i] = std::max(1, schedule.shape.tp);
-      }
+      g.work_tp[i] = WorkTpOf(schedule, op, op.group.empty() ? -1 : group_of(op.group));
       g.work[i] = works.Intern(op, g.work_tp[i]);
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {

@@ -176,7 +176,10 @@ PassNames NamesOf(OpKind kind) {
 // Writes one device's ops in issue order.
 class DeviceEmitter {
  public:
-  DeviceEmitter(const Plan& plan, int d, int p, int r, std::vector<Op>& ops, AfterOps& after)
+  // With `keys` (GenerateForReplay) the keys go there, the ops' keys and collective tensors
+  // stay empty.
+  DeviceEmitter(const Plan& plan, int d, int p, int r, std::vector<Op>& ops, AfterOps& after,
+                OpKeys* keys = nullptr)
       : plan_(plan),
         d_(d),
         p_(p),
@@ -184,6 +187,7 @@ class DeviceEmitter {
         device_(plan.Device(d, p, r)),
         ops_(ops),
         after_(after),
+        keys_(keys),
         sfx_(plan.RankSuffix(r)),
         tp_group_(plan.TpGroup(d, p)),
         dp_group_(plan.DpGroup(p, r)),
@@ -238,7 +242,7 @@ class DeviceEmitter {
         ag.stage = stage;
         ag.layers = plan_.layers[stage];
         ag.group = plan_.DpGroup(p_, r_);
-        ag.tensor = fmt::format("step.s{}.r{}", stage, r_);
+        if (CollectiveTensors()) ag.tensor = fmt::format("step.s{}.r{}", stage, r_);
         ag.bytes = StageGradientBytes(stage);
         After(ag, opt);
       }
@@ -286,6 +290,9 @@ class DeviceEmitter {
 
  private:
   const std::string& Sfx() const { return sfx_; }
+  // Whether collectives name their tensors (not for GenerateForReplay: a replay matches them by
+  // their order on the group).
+  bool CollectiveTensors() const { return keys_ == nullptr; }
   int Zero() const { return plan_.dp > 1 ? plan_.options.zero : 0; }
   bool SequenceParallel() const { return plan_.options.sequence_parallel && plan_.tp > 1; }
   // Compute ops per layer (and part): with tensor parallelism (the tp collectives sit between
@@ -342,11 +349,15 @@ class DeviceEmitter {
     after_.op.push_back(dep);
   }
 
-  Op& Add(std::string key, OpKind kind, std::string_view stream) {
+  Op& Add(std::string_view key, OpKind kind, std::string_view stream) {
     // Closes the row of the op before (its deps are all in) and opens this op's.
     after_.begin.push_back(static_cast<int>(after_.op.size()));
     Op& op = ops_.emplace_back();
-    op.key = std::move(key);
+    if (keys_ != nullptr) {
+      keys_->Add(key);
+    } else {
+      op.key.assign(key.data(), key.size());
+    }
     op.kind = kind;
     op.device = device_;
     op.stream = stream;
@@ -354,8 +365,8 @@ class DeviceEmitter {
   }
 
   // An op that carries or computes one unit: stage, micro-batch, rows, tokens.
-  Op& AddUnitOp(std::string key, OpKind kind, std::string_view stream, const UnitPlace& u) {
-    Op& op = Add(std::move(key), kind, stream);
+  Op& AddUnitOp(std::string_view key, OpKind kind, std::string_view stream, const UnitPlace& u) {
+    Op& op = Add(key, kind, stream);
     op.stage = u.stage;
     op.microbatch = u.mb;
     op.rows = u.rows;
@@ -364,8 +375,8 @@ class DeviceEmitter {
   }
 
   // A layer compute op of one unit, with the recipe fields of the options.
-  Op& AddCompute(std::string key, OpKind kind, const UnitPlace& u) {
-    Op& op = AddUnitOp(std::move(key), kind, "compute", u);
+  Op& AddCompute(std::string_view key, OpKind kind, const UnitPlace& u) {
+    Op& op = AddUnitOp(key, kind, "compute", u);
     op.recompute = RecomputeMode();
     op.sequence_parallel = SequenceParallel();
     return op;
@@ -412,7 +423,7 @@ class DeviceEmitter {
     const bool broadcast = BroadcastBoundary();
     int last = -1;
     if (!broadcast || r_ == 0) {
-      Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).Str(), OpKind::kRecv,
+      Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).View(), OpKind::kRecv,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
       op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
@@ -420,11 +431,11 @@ class DeviceEmitter {
       last = Last();
     }
     if (broadcast) {
-      Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).Str(), OpKind::kBroadcast,
+      Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).View(), OpKind::kBroadcast,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.group = tp_group_;
       op.peer = plan_.Device(d_, p_, 0);
-      op.tensor = tensor.Str();
+      if (CollectiveTensors()) op.tensor = tensor.Str();
       op.bytes = ActivationBytes(u);
       last = Last();
     }
@@ -441,7 +452,7 @@ class DeviceEmitter {
     const Range& layers = plan_.layers[u.stage];
     const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.end : layers.begin, '.',
                       u.tensor_tag);
-    Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).Str(), OpKind::kSend,
+    Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).View(), OpKind::kSend,
                        BoundaryStream("send", forward, u.stage).View(), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
     op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
@@ -453,11 +464,13 @@ class DeviceEmitter {
   // ALLGATHER / REDUCE_SCATTER) on the compute stream. Returns its position.
   int TpCollective(const UnitPlace& u, OpKind kind, std::string_view key_prefix,
                    std::string_view tensor_prefix, int layer, std::string_view part_name) {
-    Op& op = AddUnitOp(Name(key_prefix, '.', u.tag, ".l", layer, '.', part_name, sfx_).Str(), kind,
+    Op& op = AddUnitOp(Name(key_prefix, '.', u.tag, ".l", layer, '.', part_name, sfx_).View(), kind,
                        "compute", u);
     op.layers = {layer, layer + 1};
     op.group = tp_group_;
-    op.tensor = Name(tensor_prefix, ".l", layer, '.', part_name, '.', u.tensor_tag).Str();
+    if (CollectiveTensors()) {
+      op.tensor = Name(tensor_prefix, ".l", layer, '.', part_name, '.', u.tensor_tag).Str();
+    }
     op.bytes = ActivationBytes(u);
     return Last();
   }
@@ -486,7 +499,7 @@ class DeviceEmitter {
     }
     const Name where = part == LayerPart::kWhole ? Name(u.tag, ".l", layer)
                                                  : Name(u.tag, ".l", layer, '.', part_name);
-    Op& op = AddCompute(Name(names.key, '.', where, sfx_).Str(), kind, u);
+    Op& op = AddCompute(Name(names.key, '.', where, sfx_).View(), kind, u);
     op.layers = {layer, layer + 1};
     op.part = part;
     if (plan_.tp > 1) op.group = tp_group_;
@@ -512,11 +525,13 @@ class DeviceEmitter {
   // compute op two layers back (position `two_back`, when >= 0): one layer in use, one
   // prefetched. Returns its position.
   int GatherParams(const UnitPlace& u, const char* tag, int layer, int two_back) {
-    Op& op = AddUnitOp(Name("AGP", tag, '.', u.tag, ".l", layer, sfx_).Str(), OpKind::kAllGather,
+    Op& op = AddUnitOp(Name("AGP", tag, '.', u.tag, ".l", layer, sfx_).View(), OpKind::kAllGather,
                        "zero", u);
     op.layers = {layer, layer + 1};
     op.group = dp_group_;
-    op.tensor = Name("param.l", layer, '.', tag, '.', ReplicaName(u), ".r", r_).Str();
+    if (CollectiveTensors()) {
+      op.tensor = Name("param.l", layer, '.', tag, '.', ReplicaName(u), ".r", r_).Str();
+    }
     op.bytes = LayerParamBytes();
     if (two_back >= 0) After(op, two_back);
     return Last();
@@ -526,10 +541,11 @@ class DeviceEmitter {
   // position `last`. Returns its position.
   int ScatterGradients(const UnitPlace& u, int layer, int last) {
     Op& op =
-        AddUnitOp(Name("RSG.", u.tag, ".l", layer, sfx_).Str(), OpKind::kReduceScatter, "dp", u);
+        AddUnitOp(Name("RSG.", u.tag, ".l", layer, sfx_).View(), OpKind::kReduceScatter, "dp", u);
     op.layers = {layer, layer + 1};
     op.group = dp_group_;
-    op.tensor = Name("wgrad.l", layer, '.', ReplicaName(u), ".r", r_).Str();
+    if (CollectiveTensors())
+      op.tensor = Name("wgrad.l", layer, '.', ReplicaName(u), ".r", r_).Str();
     op.bytes = LayerParamBytes();
     After(op, last);
     return Last();
@@ -548,10 +564,10 @@ class DeviceEmitter {
     if (!PerLayer()) {
       if (recompute) {
         // The stage's forward again before its backward (layer by layer inside the op pair).
-        Op& r = AddCompute(Name("R.", u.tag).Str(), OpKind::kRecompute, u);
+        Op& r = AddCompute(Name("R.", u.tag).View(), OpKind::kRecompute, u);
         r.layers = layers;
       }
-      Op& op = AddCompute(Name(names.key, '.', u.tag).Str(), kind, u);
+      Op& op = AddCompute(Name(names.key, '.', u.tag).View(), kind, u);
       op.layers = layers;
       if (input >= 0) After(op, input);
       return {Last(), Last()};
@@ -631,7 +647,7 @@ class DeviceEmitter {
     op.stage = stage;
     op.layers = layers;
     op.group = plan_.TpGroup(d_, p_);
-    op.tensor = fmt::format("spgrad.s{}.d{}", stage, d_);
+    if (CollectiveTensors()) op.tensor = fmt::format("spgrad.s{}.d{}", stage, d_);
     const ModelCard& m = plan_.options.model;
     // fp16: four LayerNorm vectors and two biases of `hidden` per layer.
     op.bytes = 2 * int64_t{6} * m.hidden * layers.Length();
@@ -673,7 +689,7 @@ class DeviceEmitter {
     if (plan_.pp * plan_.tp > 1 && !last.empty()) {
       Op& op = Add(fmt::format("BAR.p{}.d{}{}", p_, d_, Sfx()), OpKind::kAllReduce, "dp");
       op.group = plan_.ReplicaGroup(d_);
-      op.tensor = fmt::format("barrier.d{}", d_);
+      if (CollectiveTensors()) op.tensor = fmt::format("barrier.d{}", d_);
       op.bytes = kBarrierBytes;
       for (int dep : last) After(op, dep);
       barrier = Last();
@@ -695,7 +711,7 @@ class DeviceEmitter {
       op.stage = stage;
       op.layers = bucket;
       op.group = plan_.DpGroup(p_, r_);
-      op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
+      if (CollectiveTensors()) op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
       op.bytes = LayersGradientBytes(bucket.Length());
       const int done = layer_done_[bucket.begin];
       TERASIM_CHECK(done >= 0, "bucket of layer {}: no backward before it", bucket.begin);
@@ -731,7 +747,7 @@ class DeviceEmitter {
     op.stage = stage;
     op.layers = plan_.layers[stage];
     op.group = plan_.DpGroup(p_, r_);
-    op.tensor = fmt::format("wgrad.s{}.r{}", stage, r_);
+    if (CollectiveTensors()) op.tensor = fmt::format("wgrad.s{}.r{}", stage, r_);
     op.bytes = StageGradientBytes(stage);
     After(op, last);
     if (barrier >= 0) After(op, barrier);
@@ -742,6 +758,7 @@ class DeviceEmitter {
   const int d_, p_, r_, device_;
   std::vector<Op>& ops_;
   AfterOps& after_;  // the schedule's, filled as the ops are added
+  OpKeys* keys_;     // GenerateForReplay's keys, else nullptr
   // Fixed per device: the key suffix (Plan::RankSuffix) and the names of its groups.
   const std::string sfx_, tp_group_, dp_group_;
   // The position of the op after which each layer's weight gradients of the latest backward
@@ -1017,7 +1034,10 @@ std::vector<Range> StageLayers(int layers, int pp, int virtual_stages) {
   return out;
 }
 
-Schedule Generate(const GenerateOptions& options) {
+namespace {
+
+// Generate, or GenerateForReplay with `keys`.
+Schedule GenerateWith(const GenerateOptions& options, OpKeys* keys) {
   Validate(options);
   Plan plan{options,
             options.dp,
@@ -1152,18 +1172,33 @@ Schedule Generate(const GenerateOptions& options) {
   // otherwise.
   ReserveHuge(s.ops, reserve);
   ReserveHuge(s.after_ops.begin, reserve + 1);
+  // Keys of the 1T configuration are some 32 characters.
+  if (keys != nullptr) keys->Reserve(reserve, 40 * reserve);
   // Device by device (rank order: replica, pipeline rank, tp rank), each in issue order.
   for (int d = 0; d < plan.dp; ++d) {
     for (int p = 0; p < plan.pp; ++p) {
       for (int r = 0; r < plan.tp; ++r) {
         if (s.symmetry.Present(plan.Device(d, p, r))) {
-          DeviceEmitter(plan, d, p, r, s.ops, s.after_ops).Emit(steps[p]);
+          DeviceEmitter(plan, d, p, r, s.ops, s.after_ops, keys).Emit(steps[p]);
         }
       }
     }
   }
   s.after_ops.begin.push_back(static_cast<int>(s.after_ops.op.size()));
   return s;
+}
+
+}  // namespace
+
+Schedule Generate(const GenerateOptions& options) { return GenerateWith(options, nullptr); }
+
+void OpKeys::Reserve(size_t keys, size_t chars) {
+  ReserveHuge(chars_, chars);
+  ReserveHuge(end_, keys);
+}
+
+Schedule GenerateForReplay(const GenerateOptions& options, OpKeys* keys) {
+  return GenerateWith(options, keys);
 }
 
 }  // namespace terasim

@@ -1,0 +1,152 @@
+// GenerateForReplay (schedule/generator.h): Generate's ops with their keys held apart and no
+// collective tensors; SimulateGenerated, which replays it, gives Simulate's result of the
+// representatives' schedule with its keys (critical path and trace rows included).
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedule/generator.h"
+#include "sim/simulator.h"
+#include "tests/sim/fake_cost.h"
+#include "tests/sim/fake_topology.h"
+#include "tests/sim/fold_cases.h"
+
+namespace terasim {
+namespace {
+
+constexpr auto Options = testing::FoldOptions;
+
+// The generator families and recipes at dp 2 pp 2 tp 2 (the recipes each emit their own
+// collectives: sequence parallelism's gathers and scatters, ZeRO's, the flattened barrier, a
+// broadcast boundary's BROADCAST).
+std::vector<std::pair<std::string, GenerateOptions>> Cases() {
+  GenerateOptions megatron = Options(Strategy::kOneFOneB, 2, 2, 2);
+  megatron.sequence_parallel = true;
+  megatron.recompute = Recompute::kFull;
+  GenerateOptions zero1 = Options(Strategy::kOneFOneB, 2, 2, 2);
+  zero1.zero = 1;
+  GenerateOptions zero3 = Options(Strategy::kGpipe, 2, 2, 2);
+  zero3.zero = 3;
+  GenerateOptions broadcast = Options(Strategy::kGpipe, 2, 2, 2);
+  broadcast.boundary = Boundary::kBroadcast;
+  return {
+      {"gpipe (flattened dp step)", Options(Strategy::kGpipe, 2, 2, 2)},
+      {"1f1b", Options(Strategy::kOneFOneB, 2, 2, 2)},
+      {"interleaved", Options(Strategy::kInterleaved, 2, 2, 2)},
+      {"terapipe", Options(Strategy::kTeraPipe, 2, 2, 2)},
+      {"zb-h1", Options(Strategy::kZbH1, 2, 2, 2)},
+      {"interleaved-zb", Options(Strategy::kInterleavedZb, 2, 2, 2)},
+      {"zb-v", Options(Strategy::kZbV, 2, 2, 2)},
+      {"dualpipe-v", Options(Strategy::kDualPipeV, 2, 2, 2)},
+      {"megatron sp + full recompute", megatron},
+      {"zero-1", zero1},
+      {"zero-3", zero3},
+      {"broadcast boundary", broadcast},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart, no collective tensor") {
+  for (const auto& [name, options] : Cases()) {
+    INFO(name);
+    const Schedule named = Generate(options);
+    OpKeys keys;
+    const Schedule apart = GenerateForReplay(options, &keys);
+    REQUIRE(apart.ops.size() == named.ops.size());
+    REQUIRE(keys.Size() == named.ops.size());
+    CHECK(apart.after_ops.begin == named.after_ops.begin);
+    CHECK(apart.after_ops.op == named.after_ops.op);
+    CHECK(apart.devices == named.devices);
+    CHECK(apart.groups.size() == named.groups.size());
+    int collectives = 0;
+    for (size_t i = 0; i < named.ops.size(); ++i) {
+      const Op& a = apart.ops[i];
+      const Op& b = named.ops[i];
+      INFO("op " << i << " " << b.key);
+      // Each key is Generate's, in the buffer; the op's key and `after` references are empty,
+      // one per dependency as Generate's.
+      REQUIRE(keys[i] == b.key);
+      CHECK(a.key.empty());
+      REQUIRE(a.after.size() == b.after.size());
+      for (const std::string& ref : a.after) CHECK(ref.empty());
+      // A SEND / RECV keeps its tensor (the replay pairs them by it); a collective has none.
+      if (IsCollective(b.kind)) {
+        ++collectives;
+        CHECK(!b.tensor.empty());
+        CHECK(a.tensor.empty());
+      } else {
+        CHECK(a.tensor == b.tensor);
+      }
+      CHECK(a.kind == b.kind);
+      CHECK(a.device == b.device);
+      CHECK(a.stream == b.stream);
+      CHECK(a.stage == b.stage);
+      CHECK(a.layers == b.layers);
+      CHECK(a.part == b.part);
+      CHECK(a.microbatch == b.microbatch);
+      CHECK(a.rows == b.rows);
+      CHECK(a.tokens == b.tokens);
+      CHECK(a.group == b.group);
+      CHECK(a.peer == b.peer);
+      CHECK(a.bytes == b.bytes);
+      CHECK(a.recompute == b.recompute);
+      CHECK(a.sequence_parallel == b.sequence_parallel);
+      CHECK(a.zero == b.zero);
+    }
+    CHECK(collectives > 0);  // tp 2, dp 2: the case has collectives to leave unnamed
+  }
+}
+
+TEST_CASE("SimulateGenerated with the keys apart is Simulate of the representatives' schedule") {
+  const testing::FakeTopology topology = testing::TwoNodes();
+  const testing::FakeCost cost(3, 5, 200);
+  for (const auto& [name, options] : Cases()) {
+    for (NetworkMode network : {NetworkMode::kFlow, NetworkMode::kAnalytic}) {
+      INFO(name << ", " << NetworkModeName(network) << " network");
+      SimOptions sim;
+      sim.network = network;
+      const SimResult generated = SimulateGenerated(options, topology, cost, sim);
+      const Schedule reps = GenerateForSimulation(options, topology, cost, sim);
+      const SimResult named = Simulate(reps, topology, cost, sim);
+      // The broadcast boundary declares only the replica shift; the others fold tp rank 0 of
+      // replica 0 (order dp 2 x tp 2 = 4).
+      CHECK(reps.symmetry.representatives_only);
+      CHECK(generated.fold_order == named.fold_order);
+      CHECK(generated.fold_note == named.fold_note);
+      CHECK(generated.iteration_time_ns == named.iteration_time_ns);
+      CHECK(generated.events == named.events);
+      CHECK(generated.flows == named.flows);
+      CHECK(generated.ops == named.ops);
+      // The keys of the critical path and of the trace rows are the named schedule's.
+      REQUIRE(!named.critical_path.empty());
+      CHECK(generated.critical_path == named.critical_path);
+      REQUIRE(generated.trace.rows.size() == named.trace.rows.size());
+      for (size_t k = 0; k < named.trace.rows.size(); ++k) {
+        const TraceRow& a = generated.trace.rows[k];
+        const TraceRow& b = named.trace.rows[k];
+        INFO("row " << k << " " << b.key);
+        CHECK(a.key == b.key);
+        CHECK(a.stream == b.stream);
+        CHECK(a.start_ns == b.start_ns);
+        CHECK(a.end_ns == b.end_ns);
+        CHECK(a.bytes == b.bytes);
+      }
+      REQUIRE(generated.devices.size() == named.devices.size());
+      for (size_t d = 0; d < named.devices.size(); ++d) {
+        CHECK(generated.devices[d].compute_fraction == named.devices[d].compute_fraction);
+        CHECK(generated.devices[d].comm_fraction == named.devices[d].comm_fraction);
+        CHECK(generated.devices[d].idle_fraction == named.devices[d].idle_fraction);
+      }
+      REQUIRE(generated.links.size() == named.links.size());
+      for (size_t l = 0; l < named.links.size(); ++l) {
+        CHECK(generated.links[l].bytes == named.links[l].bytes);
+        CHECK(generated.links[l].busy_ns == named.links[l].busy_ns);
+      }
+    }
+  }
+}
+
+}  // namespace terasim

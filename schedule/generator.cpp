@@ -417,16 +417,18 @@ class DeviceEmitter {
     // compute stream runs the producer first.
     if (!Crosses(from)) return -1;
     const Range& layers = plan_.layers[u.stage];
-    const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.begin : layers.end, '.',
-                      u.tensor_tag);
-    const int from_rank = plan_.stage_rank[from];
     const bool broadcast = BroadcastBoundary();
+    // Each tp rank's own copy across a p2p boundary (its rank suffix); one with a broadcast.
+    Name tensor(forward ? "act.l" : "grad.l", forward ? layers.begin : layers.end, '.',
+                u.tensor_tag);
+    if (!broadcast) tensor.Append(sfx_);
+    const int from_rank = plan_.stage_rank[from];
     int last = -1;
     if (!broadcast || r_ == 0) {
       Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).View(), OpKind::kRecv,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
-      op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
+      op.tensor = tensor.Str();
       op.bytes = BoundaryBytes(u);
       last = Last();
     }
@@ -450,22 +452,24 @@ class DeviceEmitter {
     const bool broadcast = BroadcastBoundary();
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
-    const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.end : layers.begin, '.',
-                      u.tensor_tag);
+    Name tensor(forward ? "act.l" : "grad.l", forward ? layers.end : layers.begin, '.',
+                u.tensor_tag);
+    if (!broadcast) tensor.Append(sfx_);
     Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).View(), OpKind::kSend,
                        BoundaryStream("send", forward, u.stage).View(), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
-    op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
+    op.tensor = tensor.Str();
     op.bytes = BoundaryBytes(u);
     After(op, last);
   }
 
   // A tp collective of one layer part (kind ALLREDUCE, or with sequence parallelism
-  // ALLGATHER / REDUCE_SCATTER) on the compute stream. Returns its position.
+  // ALLGATHER / REDUCE_SCATTER) on the compute stream; `where` is the part's key after the
+  // prefix ("{tag}.l{layer}.{part}{sfx}", as its compute op's). Returns its position.
   int TpCollective(const UnitPlace& u, OpKind kind, std::string_view key_prefix,
-                   std::string_view tensor_prefix, int layer, std::string_view part_name) {
-    Op& op = AddUnitOp(Name(key_prefix, '.', u.tag, ".l", layer, '.', part_name, sfx_).View(), kind,
-                       "compute", u);
+                   std::string_view tensor_prefix, int layer, std::string_view part_name,
+                   const Name& where) {
+    Op& op = AddUnitOp(Name(key_prefix, '.', where).View(), kind, "compute", u);
     op.layers = {layer, layer + 1};
     op.group = tp_group_;
     if (CollectiveTensors()) {
@@ -489,17 +493,19 @@ class DeviceEmitter {
       first = op;
       return input >= 0;
     };
+    // The key after the prefix, shared by the part's compute op and its tp collectives.
+    Name where(u.tag, ".l", layer);
+    if (part != LayerPart::kWhole) where.Append('.').Append(part_name);
+    where.Append(sfx_);
     if (collectives && SequenceParallel()) {
       const int gather = TpCollective(u, OpKind::kAllGather, Name("AG", names.sp).View(),
-                                      Name(names.tp, 'g').View(), layer, part_name);
+                                      Name(names.tp, 'g').View(), layer, part_name, where);
       if (is_first(gather)) After(ops_[gather], input);
       // Its LayerNorm (run on the sequence shard before the gather) reads the layer's
       // parameters: with ZeRO-3 it waits for their gather too.
       if (wait >= 0) After(ops_[gather], wait);
     }
-    const Name where = part == LayerPart::kWhole ? Name(u.tag, ".l", layer)
-                                                 : Name(u.tag, ".l", layer, '.', part_name);
-    Op& op = AddCompute(Name(names.key, '.', where, sfx_).View(), kind, u);
+    Op& op = AddCompute(Name(names.key, '.', where).View(), kind, u);
     op.layers = {layer, layer + 1};
     op.part = part;
     if (plan_.tp > 1) op.group = tp_group_;
@@ -509,9 +515,9 @@ class DeviceEmitter {
     if (!collectives) return compute;
     if (SequenceParallel()) {
       return TpCollective(u, OpKind::kReduceScatter, Name("RS", names.sp).View(),
-                          Name(names.tp, 's').View(), layer, part_name);
+                          Name(names.tp, 's').View(), layer, part_name, where);
     }
-    return TpCollective(u, OpKind::kAllReduce, names.ar, names.tp, layer, part_name);
+    return TpCollective(u, OpKind::kAllReduce, names.ar, names.tp, layer, part_name, where);
   }
 
   // A unit's name that every data-parallel replica shares (its local micro-batch id), for the

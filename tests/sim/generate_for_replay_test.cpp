@@ -18,33 +18,34 @@ namespace {
 
 constexpr auto Options = testing::FoldOptions;
 
+// Options(strategy, 2, 2, 2) with `set` applied.
+template <typename Set>
+GenerateOptions With(Strategy strategy, Set set) {
+  GenerateOptions o = Options(strategy, 2, 2, 2);
+  set(o);
+  return o;
+}
+
 // The generator families and recipes at dp 2 pp 2 tp 2 (the recipes each emit their own
 // collectives: sequence parallelism's gathers and scatters, ZeRO's, the flattened barrier, a
 // broadcast boundary's BROADCAST).
 std::vector<std::pair<std::string, GenerateOptions>> Cases() {
-  GenerateOptions megatron = Options(Strategy::kOneFOneB, 2, 2, 2);
-  megatron.sequence_parallel = true;
-  megatron.recompute = Recompute::kFull;
-  GenerateOptions zero1 = Options(Strategy::kOneFOneB, 2, 2, 2);
-  zero1.zero = 1;
-  GenerateOptions zero3 = Options(Strategy::kGpipe, 2, 2, 2);
-  zero3.zero = 3;
-  GenerateOptions broadcast = Options(Strategy::kGpipe, 2, 2, 2);
-  broadcast.boundary = Boundary::kBroadcast;
-  return {
-      {"gpipe (flattened dp step)", Options(Strategy::kGpipe, 2, 2, 2)},
-      {"1f1b", Options(Strategy::kOneFOneB, 2, 2, 2)},
-      {"interleaved", Options(Strategy::kInterleaved, 2, 2, 2)},
-      {"terapipe", Options(Strategy::kTeraPipe, 2, 2, 2)},
-      {"zb-h1", Options(Strategy::kZbH1, 2, 2, 2)},
-      {"interleaved-zb", Options(Strategy::kInterleavedZb, 2, 2, 2)},
-      {"zb-v", Options(Strategy::kZbV, 2, 2, 2)},
-      {"dualpipe-v", Options(Strategy::kDualPipeV, 2, 2, 2)},
-      {"megatron sp + full recompute", megatron},
-      {"zero-1", zero1},
-      {"zero-3", zero3},
-      {"broadcast boundary", broadcast},
-  };
+  std::vector<std::pair<std::string, GenerateOptions>> cases;
+  for (Strategy s :
+       {Strategy::kGpipe, Strategy::kOneFOneB, Strategy::kInterleaved, Strategy::kTeraPipe,
+        Strategy::kZbH1, Strategy::kInterleavedZb, Strategy::kZbV, Strategy::kDualPipeV}) {
+    cases.emplace_back(StrategyName(s), Options(s, 2, 2, 2));
+  }
+  cases.emplace_back("sp + full recompute", With(Strategy::kOneFOneB, [](GenerateOptions& o) {
+                       o.sequence_parallel = true;
+                       o.recompute = Recompute::kFull;
+                     }));
+  cases.emplace_back("zero-1", With(Strategy::kOneFOneB, [](GenerateOptions& o) { o.zero = 1; }));
+  cases.emplace_back("zero-3", With(Strategy::kGpipe, [](GenerateOptions& o) { o.zero = 3; }));
+  cases.emplace_back("broadcast boundary", With(Strategy::kGpipe, [](GenerateOptions& o) {
+                       o.boundary = Boundary::kBroadcast;
+                     }));
+  return cases;
 }
 
 }  // namespace

@@ -414,6 +414,19 @@ class DeviceEmitter {
     return other >= 0 && other < plan_.stages && plan_.stage_rank[other] != p_;
   }
 
+  // The tensor a unit's boundary op at layer boundary `layer` carries: "act.l{layer}.{tensor
+  // tag}" (forward) or "grad.l...", with each tp rank's own copy across a p2p boundary (its
+  // rank suffix; one with a broadcast). GenerateForReplay writes a shorter identity of the
+  // same unit, "a{layer}.{mb}.{t0}" or "g...", unique on its (sender, receiver) pair as the
+  // name is (the pair fixes the tp rank, t0 the slice): the replay pairs a SEND and a RECV by
+  // it, and at up to 15 characters it needs no allocation.
+  Name BoundaryTensor(const UnitPlace& u, bool forward, int layer) const {
+    if (keys_ != nullptr) return Name(forward ? 'a' : 'g', layer, '.', u.mb, '.', u.tokens.begin);
+    Name tensor(forward ? "act.l" : "grad.l", layer, '.', u.tensor_tag);
+    if (!BroadcastBoundary()) tensor.Append(sfx_);
+    return tensor;
+  }
+
   // The RECV (and BROADCAST) bringing a unit's input across the boundary into u.stage from
   // the previous stage (forward) or the next one (backward). Returns the position of the op
   // the compute waits on, or -1 when there is no boundary.
@@ -424,10 +437,7 @@ class DeviceEmitter {
     if (!Crosses(from)) return -1;
     const Range& layers = plan_.layers[u.stage];
     const bool broadcast = BroadcastBoundary();
-    // Each tp rank's own copy across a p2p boundary (its rank suffix); one with a broadcast.
-    Name tensor(forward ? "act.l" : "grad.l", forward ? layers.begin : layers.end, '.',
-                u.tensor_tag);
-    if (!broadcast) tensor.Append(sfx_);
+    const Name tensor = BoundaryTensor(u, forward, forward ? layers.begin : layers.end);
     const int from_rank = plan_.stage_rank[from];
     int last = -1;
     if (!broadcast || r_ == 0) {
@@ -458,9 +468,7 @@ class DeviceEmitter {
     const bool broadcast = BroadcastBoundary();
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
-    Name tensor(forward ? "act.l" : "grad.l", forward ? layers.end : layers.begin, '.',
-                u.tensor_tag);
-    if (!broadcast) tensor.Append(sfx_);
+    const Name tensor = BoundaryTensor(u, forward, forward ? layers.end : layers.begin);
     Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).View(), OpKind::kSend,
                        BoundaryStream("send", forward, u.stage).View(), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);

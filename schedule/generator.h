@@ -197,9 +197,10 @@ class OpKeys {
 // Generate(options) for a replay that reads op keys only for its output (SimulateGenerated):
 // every op's key goes to `keys` (op i's at (*keys)[i]), its Op::key and the keys in `after`
 // lists are left empty (the lists keep their lengths; Schedule::after_ops holds the
-// positions), and the collectives' tensors, which a replay matches by their order on the
-// group, are not written. Everything else is Generate's. Not a schedule for anything else:
-// its keys do not name its ops.
+// positions), the collectives' tensors, which a replay matches by their order on the group,
+// are not written, and a SEND / RECV carries a short identity of its unit ("a{layer}.{mb}.{t0}",
+// paired as Generate's names are) instead of its tensor's name. Everything else is Generate's.
+// Not a schedule for anything else: its names do not name its ops and tensors.
 Schedule GenerateForReplay(const GenerateOptions& options, OpKeys* keys);
 
 }  // namespace terasim

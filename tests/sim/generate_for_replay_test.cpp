@@ -1,9 +1,12 @@
-// GenerateForReplay (schedule/generator.h): Generate's ops with their keys held apart and no
-// collective tensors; SimulateGenerated, which replays it, gives Simulate's result of the
-// representatives' schedule with its keys (critical path and trace rows included).
+// GenerateForReplay (schedule/generator.h): Generate's ops with their keys held apart, no
+// collective tensors and short SEND / RECV identities; SimulateGenerated, which replays it, gives
+// Simulate's result of the representatives' schedule with its keys (critical path and trace rows
+// included).
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,7 +53,7 @@ std::vector<std::pair<std::string, GenerateOptions>> Cases() {
 
 }  // namespace
 
-TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart, no collective tensor") {
+TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart and short tensors") {
   for (const auto& [name, options] : Cases()) {
     INFO(name);
     const Schedule named = Generate(options);
@@ -63,6 +66,9 @@ TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart, no colle
     CHECK(apart.devices == named.devices);
     CHECK(apart.groups.size() == named.groups.size());
     int collectives = 0;
+    // (sender, receiver, tensor) of Generate's SEND / RECV -> GenerateForReplay's tensor, and
+    // back.
+    std::map<std::tuple<int, int, std::string>, std::string> short_of, name_of;
     for (size_t i = 0; i < named.ops.size(); ++i) {
       const Op& a = apart.ops[i];
       const Op& b = named.ops[i];
@@ -73,11 +79,26 @@ TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart, no colle
       CHECK(a.key.empty());
       REQUIRE(a.after.size() == b.after.size());
       for (const std::string& ref : a.after) CHECK(ref.empty());
-      // A SEND / RECV keeps its tensor (the replay pairs them by it); a collective has none.
+      // A collective has no tensor; a SEND / RECV a short identity, paired as the name is
+      // (below); the compute ops none.
       if (IsCollective(b.kind)) {
         ++collectives;
         CHECK(!b.tensor.empty());
         CHECK(a.tensor.empty());
+      } else if (IsPointToPoint(b.kind)) {
+        const bool send = b.kind == OpKind::kSend;
+        const int from = send ? b.device : b.peer;
+        const int to = send ? b.peer : b.device;
+        // The same (sender, receiver, tensor) triples pair up: each name maps to one short
+        // identity and back.
+        const auto [named_it, named_new] =
+            short_of.emplace(std::tuple(from, to, b.tensor), a.tensor);
+        CHECK(named_it->second == a.tensor);
+        const auto [short_it, short_new] =
+            name_of.emplace(std::tuple(from, to, a.tensor), b.tensor);
+        CHECK(short_it->second == b.tensor);
+        CHECK(named_new == short_new);
+        CHECK(a.tensor.size() <= 15);  // held in the string itself at these sizes
       } else {
         CHECK(a.tensor == b.tensor);
       }

@@ -176,7 +176,10 @@ PassNames NamesOf(OpKind kind) {
 // Writes one device's ops in issue order.
 class DeviceEmitter {
  public:
-  DeviceEmitter(const Plan& plan, int d, int p, int r, std::vector<Op>& ops, AfterOps& after)
+  // With `keys` (GenerateForReplay) the keys go there, the ops' keys and collective tensors
+  // stay empty.
+  DeviceEmitter(const Plan& plan, int d, int p, int r, std::vector<Op>& ops, AfterOps& after,
+                OpKeys* keys = nullptr)
       : plan_(plan),
         d_(d),
         p_(p),
@@ -184,6 +187,7 @@ class DeviceEmitter {
         device_(plan.Device(d, p, r)),
         ops_(ops),
         after_(after),
+        keys_(keys),
         sfx_(plan.RankSuffix(r)),
         tp_group_(plan.TpGroup(d, p)),
         dp_group_(plan.DpGroup(p, r)),
@@ -238,7 +242,7 @@ class DeviceEmitter {
         ag.stage = stage;
         ag.layers = plan_.layers[stage];
         ag.group = plan_.DpGroup(p_, r_);
-        ag.tensor = fmt::format("step.s{}.r{}", stage, r_);
+        if (CollectiveTensors()) ag.tensor = fmt::format("step.s{}.r{}", stage, r_);
         ag.bytes = StageGradientBytes(stage);
         After(ag, opt);
       }
@@ -286,6 +290,9 @@ class DeviceEmitter {
 
  private:
   const std::string& Sfx() const { return sfx_; }
+  // Whether collectives name their tensors (not for GenerateForReplay: a replay matches them by
+  // their order on the group).
+  bool CollectiveTensors() const { return keys_ == nullptr; }
   int Zero() const { return plan_.dp > 1 ? plan_.options.zero : 0; }
   bool SequenceParallel() const { return plan_.options.sequence_parallel && plan_.tp > 1; }
   // Compute ops per layer (and part): with tensor parallelism (the tp collectives sit between
@@ -330,6 +337,12 @@ class DeviceEmitter {
     return u;
   }
 
+  // Sets a string field of the op just added (still empty): appending is assigning, and
+  // cheaper than operator='s general case (a quarter of Add's instructions).
+  static void SetFresh(std::string& field, std::string_view text) {
+    field.append(text.data(), text.size());
+  }
+
   // Position of the op added last.
   int Last() const { return static_cast<int>(ops_.size()) - 1; }
   // Makes `op`, the op added last, wait for the op at position `dep`: its key goes into the
@@ -342,20 +355,24 @@ class DeviceEmitter {
     after_.op.push_back(dep);
   }
 
-  Op& Add(std::string key, OpKind kind, std::string_view stream) {
+  Op& Add(std::string_view key, OpKind kind, std::string_view stream) {
     // Closes the row of the op before (its deps are all in) and opens this op's.
     after_.begin.push_back(static_cast<int>(after_.op.size()));
     Op& op = ops_.emplace_back();
-    op.key = std::move(key);
+    if (keys_ != nullptr) {
+      keys_->Add(key);
+    } else {
+      op.key.assign(key.data(), key.size());
+    }
     op.kind = kind;
     op.device = device_;
-    op.stream = stream;
+    SetFresh(op.stream, stream);
     return op;
   }
 
   // An op that carries or computes one unit: stage, micro-batch, rows, tokens.
-  Op& AddUnitOp(std::string key, OpKind kind, std::string_view stream, const UnitPlace& u) {
-    Op& op = Add(std::move(key), kind, stream);
+  Op& AddUnitOp(std::string_view key, OpKind kind, std::string_view stream, const UnitPlace& u) {
+    Op& op = Add(key, kind, stream);
     op.stage = u.stage;
     op.microbatch = u.mb;
     op.rows = u.rows;
@@ -364,8 +381,8 @@ class DeviceEmitter {
   }
 
   // A layer compute op of one unit, with the recipe fields of the options.
-  Op& AddCompute(std::string key, OpKind kind, const UnitPlace& u) {
-    Op& op = AddUnitOp(std::move(key), kind, "compute", u);
+  Op& AddCompute(std::string_view key, OpKind kind, const UnitPlace& u) {
+    Op& op = AddUnitOp(key, kind, "compute", u);
     op.recompute = RecomputeMode();
     op.sequence_parallel = SequenceParallel();
     return op;
@@ -397,6 +414,19 @@ class DeviceEmitter {
     return other >= 0 && other < plan_.stages && plan_.stage_rank[other] != p_;
   }
 
+  // The tensor a unit's boundary op at layer boundary `layer` carries: "act.l{layer}.{tensor
+  // tag}" (forward) or "grad.l...", with each tp rank's own copy across a p2p boundary (its
+  // rank suffix; one with a broadcast). GenerateForReplay writes a shorter identity of the
+  // same unit, "a{layer}.{mb}.{t0}" or "g...", unique on its (sender, receiver) pair as the
+  // name is (the pair fixes the tp rank, t0 the slice): the replay pairs a SEND and a RECV by
+  // it, and at up to 15 characters it needs no allocation.
+  Name BoundaryTensor(const UnitPlace& u, bool forward, int layer) const {
+    if (keys_ != nullptr) return Name(forward ? 'a' : 'g', layer, '.', u.mb, '.', u.tokens.begin);
+    Name tensor(forward ? "act.l" : "grad.l", layer, '.', u.tensor_tag);
+    if (!BroadcastBoundary()) tensor.Append(sfx_);
+    return tensor;
+  }
+
   // The RECV (and BROADCAST) bringing a unit's input across the boundary into u.stage from
   // the previous stage (forward) or the next one (backward). Returns the position of the op
   // the compute waits on, or -1 when there is no boundary.
@@ -406,25 +436,24 @@ class DeviceEmitter {
     // compute stream runs the producer first.
     if (!Crosses(from)) return -1;
     const Range& layers = plan_.layers[u.stage];
-    const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.begin : layers.end, '.',
-                      u.tensor_tag);
-    const int from_rank = plan_.stage_rank[from];
     const bool broadcast = BroadcastBoundary();
+    const Name tensor = BoundaryTensor(u, forward, forward ? layers.begin : layers.end);
+    const int from_rank = plan_.stage_rank[from];
     int last = -1;
     if (!broadcast || r_ == 0) {
-      Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).Str(), OpKind::kRecv,
+      Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).View(), OpKind::kRecv,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
-      op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
+      op.tensor = tensor.Str();
       op.bytes = BoundaryBytes(u);
       last = Last();
     }
     if (broadcast) {
-      Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).Str(), OpKind::kBroadcast,
+      Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).View(), OpKind::kBroadcast,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.group = tp_group_;
       op.peer = plan_.Device(d_, p_, 0);
-      op.tensor = tensor.Str();
+      if (CollectiveTensors()) op.tensor = tensor.Str();
       op.bytes = ActivationBytes(u);
       last = Last();
     }
@@ -439,25 +468,27 @@ class DeviceEmitter {
     const bool broadcast = BroadcastBoundary();
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
-    const Name tensor(forward ? "act.l" : "grad.l", forward ? layers.end : layers.begin, '.',
-                      u.tensor_tag);
-    Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).Str(), OpKind::kSend,
+    const Name tensor = BoundaryTensor(u, forward, forward ? layers.end : layers.begin);
+    Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).View(), OpKind::kSend,
                        BoundaryStream("send", forward, u.stage).View(), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
-    op.tensor = broadcast ? tensor.Str() : Name(tensor, sfx_).Str();
+    op.tensor = tensor.Str();
     op.bytes = BoundaryBytes(u);
     After(op, last);
   }
 
   // A tp collective of one layer part (kind ALLREDUCE, or with sequence parallelism
-  // ALLGATHER / REDUCE_SCATTER) on the compute stream. Returns its position.
+  // ALLGATHER / REDUCE_SCATTER) on the compute stream; `where` is the part's key after the
+  // prefix ("{tag}.l{layer}.{part}{sfx}", as its compute op's). Returns its position.
   int TpCollective(const UnitPlace& u, OpKind kind, std::string_view key_prefix,
-                   std::string_view tensor_prefix, int layer, std::string_view part_name) {
-    Op& op = AddUnitOp(Name(key_prefix, '.', u.tag, ".l", layer, '.', part_name, sfx_).Str(), kind,
-                       "compute", u);
+                   std::string_view tensor_prefix, int layer, std::string_view part_name,
+                   const Name& where) {
+    Op& op = AddUnitOp(Name(key_prefix, '.', where).View(), kind, "compute", u);
     op.layers = {layer, layer + 1};
-    op.group = tp_group_;
-    op.tensor = Name(tensor_prefix, ".l", layer, '.', part_name, '.', u.tensor_tag).Str();
+    SetFresh(op.group, tp_group_);
+    if (CollectiveTensors()) {
+      op.tensor = Name(tensor_prefix, ".l", layer, '.', part_name, '.', u.tensor_tag).Str();
+    }
     op.bytes = ActivationBytes(u);
     return Last();
   }
@@ -476,29 +507,31 @@ class DeviceEmitter {
       first = op;
       return input >= 0;
     };
+    // The key after the prefix, shared by the part's compute op and its tp collectives.
+    Name where(u.tag, ".l", layer);
+    if (part != LayerPart::kWhole) where.Append('.').Append(part_name);
+    where.Append(sfx_);
     if (collectives && SequenceParallel()) {
       const int gather = TpCollective(u, OpKind::kAllGather, Name("AG", names.sp).View(),
-                                      Name(names.tp, 'g').View(), layer, part_name);
+                                      Name(names.tp, 'g').View(), layer, part_name, where);
       if (is_first(gather)) After(ops_[gather], input);
       // Its LayerNorm (run on the sequence shard before the gather) reads the layer's
       // parameters: with ZeRO-3 it waits for their gather too.
       if (wait >= 0) After(ops_[gather], wait);
     }
-    const Name where = part == LayerPart::kWhole ? Name(u.tag, ".l", layer)
-                                                 : Name(u.tag, ".l", layer, '.', part_name);
-    Op& op = AddCompute(Name(names.key, '.', where, sfx_).Str(), kind, u);
+    Op& op = AddCompute(Name(names.key, '.', where).View(), kind, u);
     op.layers = {layer, layer + 1};
     op.part = part;
-    if (plan_.tp > 1) op.group = tp_group_;
+    if (plan_.tp > 1) SetFresh(op.group, tp_group_);
     const int compute = Last();
     if (is_first(compute)) After(op, input);
     if (wait >= 0) After(op, wait);
     if (!collectives) return compute;
     if (SequenceParallel()) {
       return TpCollective(u, OpKind::kReduceScatter, Name("RS", names.sp).View(),
-                          Name(names.tp, 's').View(), layer, part_name);
+                          Name(names.tp, 's').View(), layer, part_name, where);
     }
-    return TpCollective(u, OpKind::kAllReduce, names.ar, names.tp, layer, part_name);
+    return TpCollective(u, OpKind::kAllReduce, names.ar, names.tp, layer, part_name, where);
   }
 
   // A unit's name that every data-parallel replica shares (its local micro-batch id), for the
@@ -512,11 +545,13 @@ class DeviceEmitter {
   // compute op two layers back (position `two_back`, when >= 0): one layer in use, one
   // prefetched. Returns its position.
   int GatherParams(const UnitPlace& u, const char* tag, int layer, int two_back) {
-    Op& op = AddUnitOp(Name("AGP", tag, '.', u.tag, ".l", layer, sfx_).Str(), OpKind::kAllGather,
+    Op& op = AddUnitOp(Name("AGP", tag, '.', u.tag, ".l", layer, sfx_).View(), OpKind::kAllGather,
                        "zero", u);
     op.layers = {layer, layer + 1};
     op.group = dp_group_;
-    op.tensor = Name("param.l", layer, '.', tag, '.', ReplicaName(u), ".r", r_).Str();
+    if (CollectiveTensors()) {
+      op.tensor = Name("param.l", layer, '.', tag, '.', ReplicaName(u), ".r", r_).Str();
+    }
     op.bytes = LayerParamBytes();
     if (two_back >= 0) After(op, two_back);
     return Last();
@@ -526,10 +561,11 @@ class DeviceEmitter {
   // position `last`. Returns its position.
   int ScatterGradients(const UnitPlace& u, int layer, int last) {
     Op& op =
-        AddUnitOp(Name("RSG.", u.tag, ".l", layer, sfx_).Str(), OpKind::kReduceScatter, "dp", u);
+        AddUnitOp(Name("RSG.", u.tag, ".l", layer, sfx_).View(), OpKind::kReduceScatter, "dp", u);
     op.layers = {layer, layer + 1};
     op.group = dp_group_;
-    op.tensor = Name("wgrad.l", layer, '.', ReplicaName(u), ".r", r_).Str();
+    if (CollectiveTensors())
+      op.tensor = Name("wgrad.l", layer, '.', ReplicaName(u), ".r", r_).Str();
     op.bytes = LayerParamBytes();
     After(op, last);
     return Last();
@@ -548,10 +584,10 @@ class DeviceEmitter {
     if (!PerLayer()) {
       if (recompute) {
         // The stage's forward again before its backward (layer by layer inside the op pair).
-        Op& r = AddCompute(Name("R.", u.tag).Str(), OpKind::kRecompute, u);
+        Op& r = AddCompute(Name("R.", u.tag).View(), OpKind::kRecompute, u);
         r.layers = layers;
       }
-      Op& op = AddCompute(Name(names.key, '.', u.tag).Str(), kind, u);
+      Op& op = AddCompute(Name(names.key, '.', u.tag).View(), kind, u);
       op.layers = layers;
       if (input >= 0) After(op, input);
       return {Last(), Last()};
@@ -631,7 +667,7 @@ class DeviceEmitter {
     op.stage = stage;
     op.layers = layers;
     op.group = plan_.TpGroup(d_, p_);
-    op.tensor = fmt::format("spgrad.s{}.d{}", stage, d_);
+    if (CollectiveTensors()) op.tensor = fmt::format("spgrad.s{}.d{}", stage, d_);
     const ModelCard& m = plan_.options.model;
     // fp16: four LayerNorm vectors and two biases of `hidden` per layer.
     op.bytes = 2 * int64_t{6} * m.hidden * layers.Length();
@@ -673,7 +709,7 @@ class DeviceEmitter {
     if (plan_.pp * plan_.tp > 1 && !last.empty()) {
       Op& op = Add(fmt::format("BAR.p{}.d{}{}", p_, d_, Sfx()), OpKind::kAllReduce, "dp");
       op.group = plan_.ReplicaGroup(d_);
-      op.tensor = fmt::format("barrier.d{}", d_);
+      if (CollectiveTensors()) op.tensor = fmt::format("barrier.d{}", d_);
       op.bytes = kBarrierBytes;
       for (int dep : last) After(op, dep);
       barrier = Last();
@@ -695,7 +731,7 @@ class DeviceEmitter {
       op.stage = stage;
       op.layers = bucket;
       op.group = plan_.DpGroup(p_, r_);
-      op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
+      if (CollectiveTensors()) op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
       op.bytes = LayersGradientBytes(bucket.Length());
       const int done = layer_done_[bucket.begin];
       TERASIM_CHECK(done >= 0, "bucket of layer {}: no backward before it", bucket.begin);
@@ -731,7 +767,7 @@ class DeviceEmitter {
     op.stage = stage;
     op.layers = plan_.layers[stage];
     op.group = plan_.DpGroup(p_, r_);
-    op.tensor = fmt::format("wgrad.s{}.r{}", stage, r_);
+    if (CollectiveTensors()) op.tensor = fmt::format("wgrad.s{}.r{}", stage, r_);
     op.bytes = StageGradientBytes(stage);
     After(op, last);
     if (barrier >= 0) After(op, barrier);
@@ -742,6 +778,7 @@ class DeviceEmitter {
   const int d_, p_, r_, device_;
   std::vector<Op>& ops_;
   AfterOps& after_;  // the schedule's, filled as the ops are added
+  OpKeys* keys_;     // GenerateForReplay's keys, else nullptr
   // Fixed per device: the key suffix (Plan::RankSuffix) and the names of its groups.
   const std::string sfx_, tp_group_, dp_group_;
   // The position of the op after which each layer's weight gradients of the latest backward
@@ -1017,7 +1054,10 @@ std::vector<Range> StageLayers(int layers, int pp, int virtual_stages) {
   return out;
 }
 
-Schedule Generate(const GenerateOptions& options) {
+namespace {
+
+// Generate, or GenerateForReplay with `keys`.
+Schedule GenerateWith(const GenerateOptions& options, OpKeys* keys) {
   Validate(options);
   Plan plan{options,
             options.dp,
@@ -1152,18 +1192,33 @@ Schedule Generate(const GenerateOptions& options) {
   // otherwise.
   ReserveHuge(s.ops, reserve);
   ReserveHuge(s.after_ops.begin, reserve + 1);
+  // Keys of the 1T configuration are some 32 characters.
+  if (keys != nullptr) keys->Reserve(reserve, 40 * reserve);
   // Device by device (rank order: replica, pipeline rank, tp rank), each in issue order.
   for (int d = 0; d < plan.dp; ++d) {
     for (int p = 0; p < plan.pp; ++p) {
       for (int r = 0; r < plan.tp; ++r) {
         if (s.symmetry.Present(plan.Device(d, p, r))) {
-          DeviceEmitter(plan, d, p, r, s.ops, s.after_ops).Emit(steps[p]);
+          DeviceEmitter(plan, d, p, r, s.ops, s.after_ops, keys).Emit(steps[p]);
         }
       }
     }
   }
   s.after_ops.begin.push_back(static_cast<int>(s.after_ops.op.size()));
   return s;
+}
+
+}  // namespace
+
+Schedule Generate(const GenerateOptions& options) { return GenerateWith(options, nullptr); }
+
+void OpKeys::Reserve(size_t keys, size_t chars) {
+  ReserveHuge(chars_, chars);
+  ReserveHuge(end_, keys);
+}
+
+Schedule GenerateForReplay(const GenerateOptions& options, OpKeys* keys) {
+  return GenerateWith(options, keys);
 }
 
 }  // namespace terasim

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/memory_model.h"
@@ -170,5 +171,36 @@ std::vector<Range> StageLayers(int layers, int pp, int virtual_stages);
 // "--microbatches 9 with --pp 4: interleaved 1F1B runs floor(M / P) = 2 rounds ..."
 // (schedule/pipeline_order.h).
 Schedule Generate(const GenerateOptions& options);
+
+// The keys of a schedule's ops held apart from the ops: one character buffer and the end of
+// each key, instead of a string per op.
+class OpKeys {
+ public:
+  // Room for `keys` keys of `chars` characters in all (a hint).
+  void Reserve(size_t keys, size_t chars);
+  void Add(std::string_view key) {
+    chars_.insert(chars_.end(), key.begin(), key.end());
+    end_.push_back(chars_.size());
+  }
+  // The key of op `op` (the op-th added).
+  std::string_view operator[](size_t op) const {
+    const size_t begin = op == 0 ? 0 : end_[op - 1];
+    return std::string_view(chars_.data() + begin, end_[op] - begin);
+  }
+  size_t Size() const { return end_.size(); }
+
+ private:
+  std::vector<char> chars_;
+  std::vector<size_t> end_;
+};
+
+// Generate(options) for a replay that reads op keys only for its output (SimulateGenerated):
+// every op's key goes to `keys` (op i's at (*keys)[i]), its Op::key and the keys in `after`
+// lists are left empty (the lists keep their lengths; Schedule::after_ops holds the
+// positions), the collectives' tensors, which a replay matches by their order on the group,
+// are not written, and a SEND / RECV carries a short identity of its unit ("a{layer}.{mb}.{t0}",
+// paired as Generate's names are) instead of its tensor's name. Everything else is Generate's.
+// Not a schedule for anything else: its names do not name its ops and tensors.
+Schedule GenerateForReplay(const GenerateOptions& options, OpKeys* keys);
 
 }  // namespace terasim

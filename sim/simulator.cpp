@@ -18,8 +18,13 @@ namespace terasim {
 
 namespace {
 
+// `keys`: the ops' keys when they are held apart (GenerateForReplay), else nullptr.
 SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology,
-                       const ComputeCostModel& cost, const SimOptions& options) {
+                       const ComputeCostModel& cost, const SimOptions& options,
+                       const OpKeys* keys = nullptr) {
+  const auto key_of = [&](int op) -> std::string_view {
+    return keys != nullptr ? (*keys)[op] : std::string_view(schedule.ops[op].key);
+  };
   const auto wall_start = std::chrono::steady_clock::now();
   ReplayOptions replay_options;
   const bool declared = schedule.symmetry.representatives_only;
@@ -84,7 +89,7 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
     result.links.push_back(
         LinkResult{link, l.name, bytes, bytes / (l.bw_bytes_per_s * NsToSeconds(t)), busy[link]});
   }
-  for (int op : replay.CriticalPath()) result.critical_path.push_back(schedule.ops[op].key);
+  for (int op : replay.CriticalPath()) result.critical_path.emplace_back(key_of(op));
 
   result.trace.run_kind = "sim";
   result.trace.label = schedule.source;
@@ -113,7 +118,7 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
     if (!options.trace_rows) continue;
     const Op& op = schedule.ops[i];
     TraceRow& row = result.trace.rows.emplace_back();
-    row.key = op.key;
+    row.key = key_of(static_cast<int>(i));
     row.kind = op.kind;
     row.device = op.device;
     row.stream = op.stream;
@@ -269,7 +274,22 @@ Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology
 
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
                             const ComputeCostModel& cost, const SimOptions& options) {
-  return Simulate(GenerateForSimulation(gen, topology, cost, options), topology, cost, options);
+  const GenerateOptions reps =
+      RepresentativeOptions(gen, RepresentativeTpSet(gen, topology, cost, options));
+  if (reps.representatives_only) {
+    // The keys apart (no string per op): a representatives-only replay reads them only for the
+    // critical path and the trace rows, and its fold (Declared) names no op.
+    OpKeys keys;
+    const Schedule schedule = GenerateForReplay(reps, &keys);
+    if (schedule.symmetry.representatives_only) {
+      try {
+        return SimulateOnce(schedule, topology, cost, options, &keys);
+      } catch (const InputError&) {
+        // Thrown again below, by the schedule with its keys, for a message naming the ops.
+      }
+    }
+  }
+  return Simulate(Generate(reps), topology, cost, options);
 }
 
 }  // namespace terasim

@@ -43,17 +43,14 @@ Event EventQueue::HeapPop() {
   heap_.pop_back();
   const size_t n = heap_.size();
   if (n > 0) {
-    // The root's hole sinks along the smallest children to the bottom (children of i are
-    // 4i + 1 .. 4i + 4), then `last` rises from there: it came from the end of the heap, so it
-    // mostly belongs near the bottom, and this spares comparing it with every level's smallest
-    // child on the way down. Keys are distinct: any valid heap pops them in the same order.
+    // Sift `last` down from the root: children of i are 4i + 1 .. 4i + 4.
     Key* const heap = heap_.data();
     size_t i = 0;
     for (;;) {
       const size_t first = 4 * i + 1;
       size_t best;
       if (first + 4 <= n) {
-        // Four children: the smallest by a tournament of three comparisons.
+        // Four children: the smallest by a tournament of three comparisons (keys are distinct).
         const size_t a = Before(heap[first + 1], heap[first]) ? first + 1 : first;
         const size_t b = Before(heap[first + 3], heap[first + 2]) ? first + 3 : first + 2;
         best = Before(heap[b], heap[a]) ? b : a;
@@ -64,14 +61,9 @@ Event EventQueue::HeapPop() {
           if (Before(heap[c], heap[best])) best = c;
         }
       }
+      if (!Before(heap[best], last)) break;
       heap[i] = heap[best];
       i = best;
-    }
-    while (i > 0) {
-      const size_t parent = (i - 1) / 4;
-      if (!Before(last, heap[parent])) break;
-      heap[i] = heap[parent];
-      i = parent;
     }
     heap[i] = last;
   }

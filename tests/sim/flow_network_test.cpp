@@ -170,6 +170,30 @@ std::vector<TimeNs> ReferenceFinishes(const std::vector<double>& capacity,
   }
 }
 
+// Runs the flows in a FlowNetwork and requires each to finish when ReferenceFinishes says. With
+// `first_total`, records there each channel's total rate at time 0 (the rate sampler's).
+void RequireReferenceFinishes(const std::vector<double>& capacity,
+                              const std::vector<std::vector<int>>& routes,
+                              const std::vector<double>& amount, const std::vector<TimeNs>& arrival,
+                              int trial, std::map<int, double>* first_total = nullptr) {
+  Engine engine;
+  Done done(engine);
+  FlowNetwork network(engine, capacity, done);
+  if (first_total != nullptr) {
+    network.SetRateSampler([first_total](TimeNs t, int c, double rate) {
+      if (t == 0) (*first_total)[c] = rate;
+    });
+  }
+  const int n = static_cast<int>(routes.size());
+  for (int f = 0; f < n; ++f) network.StartFlow(routes[f], amount[f], arrival[f], f);
+  engine.Run();
+  const std::vector<TimeNs> expected = ReferenceFinishes(capacity, routes, amount, arrival);
+  for (int f = 0; f < n; ++f) {
+    INFO("trial " << trial << " flow " << f);
+    REQUIRE(done.finished.at(f) == expected[f]);
+  }
+}
+
 TEST_CASE("Flows arriving and leaving finish when a from-scratch max-min replay says, to the ns") {
   // 60 flows over 10 channels, arriving at random times (their latency) with random amounts,
   // over 1-3 random hops (a repeated hop is a crossing of weight 2 or 3). FlowNetwork re-solves
@@ -195,16 +219,7 @@ TEST_CASE("Flows arriving and leaving finish when a from-scratch max-min replay 
       amount[f] = 1e4 * (1 + rng() % 50);
       arrival[f] = static_cast<TimeNs>(rng() % 200000);
     }
-    Engine engine;
-    Done done(engine);
-    FlowNetwork network(engine, capacity, done);
-    for (int f = 0; f < n; ++f) network.StartFlow(routes[f], amount[f], arrival[f], f);
-    engine.Run();
-    const std::vector<TimeNs> expected = ReferenceFinishes(capacity, routes, amount, arrival);
-    for (int f = 0; f < n; ++f) {
-      INFO("trial " << trial << " flow " << f);
-      REQUIRE(done.finished.at(f) == expected[f]);
-    }
+    RequireReferenceFinishes(capacity, routes, amount, arrival, trial);
   }
   REQUIRE(weighted > 0);  // some flows did cross a channel twice
 }
@@ -235,20 +250,8 @@ TEST_CASE("Flows of several routes meeting at one narrow link finish when the re
       amount[f] = 1e4 * (1 + rng() % 50);
       arrival[f] = trial % 2 == 0 ? 0 : static_cast<TimeNs>(rng() % 100000);
     }
-    Engine engine;
-    Done done(engine);
-    FlowNetwork network(engine, capacity, done);
     std::map<int, double> first_total;  // channel -> total rate at time 0
-    network.SetRateSampler([&](TimeNs t, int c, double rate) {
-      if (t == 0) first_total[c] = rate;
-    });
-    for (int f = 0; f < n; ++f) network.StartFlow(routes[f], amount[f], arrival[f], f);
-    engine.Run();
-    const std::vector<TimeNs> expected = ReferenceFinishes(capacity, routes, amount, arrival);
-    for (int f = 0; f < n; ++f) {
-      INFO("trial " << trial << " flow " << f);
-      REQUIRE(done.finished.at(f) == expected[f]);
-    }
+    RequireReferenceFinishes(capacity, routes, amount, arrival, trial, &first_total);
     if (trial % 2 != 0) continue;
     // All start at 0: channel 0 carries the flows crossing it at 1e9 / their crossings each.
     const std::vector<double> rates = MaxMinFairRates(capacity, routes);

@@ -274,12 +274,6 @@ void Replay::ApplyFold() {
   for (Instance& instance : instances_) instance.expected = fold_.RepMembers(instance.group);
 }
 
-void Replay::ReportLinkBytes(int link, double bytes) {
-  const int to = fold_.LinkRep(link);
-  const double total = bytes * fold_.LinkMultiplicity(link);
-  for (ReplayObserver* o : observers_) o->OnLinkBytes(to, total);
-}
-
 Replay::~Replay() = default;
 
 double Replay::StaggeredFraction() const {
@@ -416,9 +410,20 @@ void Replay::BeginTransfer(int send, int recv) {
   // The SEND's peer: with a fold, `recv` may be the image of the real RECV on another device.
   const int dst = placement_[schedule_.ops[send].peer];
   const Bytes bytes = schedule_.ops[send].bytes;
-  const P2pRoute& p2p = P2pRouteOf(src, dst);
+  P2pRoute& p2p = P2pRouteOf(src, dst);
   const RouteCache::Entry& route = *p2p.entry;
-  for (int link : route.links) ReportLinkBytes(link, static_cast<double>(bytes));
+  if (!observers_.empty()) {
+    // Its bytes over each link of its route, by class with a fold.
+    if (p2p.link_bytes_of != bytes) {
+      p2p.link_bytes.clear();
+      for (int link : route.links) {
+        p2p.link_bytes.emplace_back(fold_.LinkRep(link),
+                                    static_cast<double>(bytes) * fold_.LinkMultiplicity(link));
+      }
+      p2p.link_bytes_of = bytes;
+    }
+    for (ReplayObserver* o : observers_) o->OnLinkBytesList(p2p.link_bytes);
+  }
   if (analytic_) {
     analytic_->StartTransfer(route, bytes, static_cast<int64_t>(send) * 4 + kTagP2p);
   } else {
@@ -427,13 +432,15 @@ void Replay::BeginTransfer(int send, int recv) {
   }
 }
 
-const Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
+Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
   if (p2p_routes_.empty()) p2p_routes_.resize(topology_.NumGpus());
   std::vector<P2pRoute>& known = p2p_routes_[src];
-  for (const P2pRoute& p2p : known) {
+  for (P2pRoute& p2p : known) {
     if (p2p.dst == dst) return p2p;
   }
-  P2pRoute p2p{dst, -1, &routes_.Get(src, dst)};
+  P2pRoute p2p;
+  p2p.dst = dst;
+  p2p.entry = &routes_.Get(src, dst);
   if (!analytic_) {
     // The flow network's route, folded with a fold (class representatives by multiplicity).
     const std::vector<int>* links = &p2p.entry->links;
@@ -443,7 +450,7 @@ const Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
     }
     p2p.network_route = network_->InternRoute(*links);
   }
-  known.push_back(p2p);
+  known.push_back(std::move(p2p));
   return known.back();
 }
 

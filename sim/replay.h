@@ -188,7 +188,7 @@ class Replay : public EventHandler, public FlowListener {
     CollectivePlan plan;
     const FoldedPlan* folded = nullptr;  // with a fold: its folded plan
     // Its bytes over each link, as reported to observers per instance: (the link's class
-    // representative, bytes x images x the link's multiplicity) (ReportLinkBytes's figures).
+    // representative, bytes x images x the link's multiplicity) (P2pRoute::link_bytes' figures).
     std::vector<std::pair<int, double>> link_bytes;
     // Per phase, per run: the FlowNetwork route of its aggregate flow (folded with a fold), -1
     // until first started.
@@ -205,16 +205,18 @@ class Replay : public EventHandler, public FlowListener {
     int dst = -1;
     int network_route = -1;
     const RouteCache::Entry* entry = nullptr;
+    // What its transfers of `link_bytes_of` bytes report to observers: per link, (its class
+    // representative, bytes x its multiplicity); kept for the next transfer of as many bytes.
+    std::vector<std::pair<int, double>> link_bytes;
+    Bytes link_bytes_of = -1;
   };
 
   void BuildGraph();
   void ApplyFold();
-  // Reports `bytes` over each link of `links` to the observers (by class with a fold).
-  void ReportLinkBytes(int link, double bytes);
   void StartOp(int op);
   void CompleteOp(int op);
   void BeginTransfer(int send, int recv);
-  const P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
+  P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);
   void StartPhase(int instance);
   void StartRunStep(int instance, int run);

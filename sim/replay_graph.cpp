@@ -235,9 +235,11 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   // collective (a representatives-only schedule uses few of the groups).
   std::vector<std::vector<int>> issued(num_groups);
   std::vector<std::vector<int>> instance_of(num_groups);  // group -> k -> instance
-  // The last plan key and SEND pair listed (consecutive ops mostly repeat them).
+  // The last plan key listed (consecutive ops mostly repeat it).
   std::tuple<int, int, Bytes, int> last_plan{-1, -1, 0, -1};
-  std::pair<int, int> last_send{-1, -1};
+  // Per device: the peers it has sent to (a few), each listed in comm_keys.sends once (past 16
+  // peers, every SEND is listed and SortUnique drops the repeats).
+  std::vector<std::vector<int>> sent_to(devices);
   // Raw pointers into the per-op arrays: the loop's stores then need no reload of each vector's
   // start (a store through an int* may alias a vector's own fields).
   int* const pending = g.pending.data();
@@ -309,9 +311,13 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     if (cls == OpClass::kPointToPoint) {
       if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
         send_ops.emplace_back(SendHash(device, op.peer, op.tensor), i);
-        const std::pair<int, int> pair{device, op.peer};
-        if (pair != last_send) g.comm_keys.sends.push_back(pair);
-        last_send = pair;
+        std::vector<int>& peers = sent_to[device];
+        if (peers.size() >= 16) {
+          g.comm_keys.sends.emplace_back(device, op.peer);
+        } else if (std::find(peers.begin(), peers.end(), op.peer) == peers.end()) {
+          peers.push_back(op.peer);
+          g.comm_keys.sends.emplace_back(device, op.peer);
+        }
       } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
         recv_ops.emplace_back(SendHash(op.peer, device, op.tensor), i);
       }

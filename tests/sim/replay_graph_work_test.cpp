@@ -109,6 +109,30 @@ TEST_CASE("The replay graph's per-op fields and instance sizes follow from the o
   }
 }
 
+TEST_CASE("The replay graph lists each SEND pair once, for a device with many peers too") {
+  // Device 0 sends to peers 1..20 in two rounds (peer order 1, 2, ..., 20, then 20, ..., 1),
+  // device 3 to peer 2 three times: 20 + 1 distinct (device, peer), sorted.
+  Schedule s;
+  s.devices = 21;
+  int n = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 1; k <= 20; ++k) {
+      const int peer = round == 0 ? k : 21 - k;
+      s.ops.push_back(testing::P2p("S" + std::to_string(n++), OpKind::kSend, 0, peer,
+                                   "t" + std::to_string(n), 8));
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    s.ops.push_back(
+        testing::P2p("S" + std::to_string(n++), OpKind::kSend, 3, 2, "t" + std::to_string(n), 8));
+  }
+  const ReplayGraph g = BuildReplayGraph(s, Identity(s.devices));
+  std::vector<std::pair<int, int>> expected;
+  for (int peer = 1; peer <= 20; ++peer) expected.emplace_back(0, peer);
+  expected.emplace_back(3, 2);
+  REQUIRE(g.comm_keys.sends == expected);
+}
+
 TEST_CASE("WorkIndex numbers an op as it numbers the op's SliceWork") {
   GenerateOptions options = Tiny(Strategy::kOneFOneB, 2, 2, 2, 3);
   options.recompute = Recompute::kSelective;  // backward works recompute attention

@@ -129,6 +129,18 @@ size_t SendHash(int src, int dst, std::string_view tensor) {
   return HashOf(tensor) ^ (pair * 0x9E3779B97F4A7C15ULL);
 }
 
+// Lists the SEND pair (device, peer) in `sends` unless `peers` (the device's peers listed so far,
+// a few) holds it; past 16 peers it lists every pair, and SortUnique drops the repeats. Out of
+// line: the caller's loop over every op keeps its registers.
+[[gnu::noinline]] void ListSend(int device, int peer, std::vector<int>* peers,
+                                std::vector<std::pair<int, int>>* sends) {
+  if (peers->size() < 16) {
+    if (std::find(peers->begin(), peers->end(), peer) != peers->end()) return;
+    peers->push_back(peer);
+  }
+  sends->emplace_back(device, peer);
+}
+
 }  // namespace
 
 OpClass ClassifyKind(OpKind kind) {
@@ -237,9 +249,10 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   std::vector<std::vector<int>> instance_of(num_groups);  // group -> k -> instance
   // The last plan key listed (consecutive ops mostly repeat it).
   std::tuple<int, int, Bytes, int> last_plan{-1, -1, 0, -1};
-  // Per device: the peers it has sent to (a few), each listed in comm_keys.sends once (past 16
-  // peers, every SEND is listed and SortUnique drops the repeats).
+  // Per device: the peers it has sent to (ListSend), and the last SEND pair seen (consecutive
+  // SENDs mostly repeat it).
   std::vector<std::vector<int>> sent_to(devices);
+  std::pair<int, int> last_send{-1, -1};
   // Raw pointers into the per-op arrays: the loop's stores then need no reload of each vector's
   // start (a store through an int* may alias a vector's own fields).
   int* const pending = g.pending.data();
@@ -311,13 +324,10 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     if (cls == OpClass::kPointToPoint) {
       if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
         send_ops.emplace_back(SendHash(device, op.peer, op.tensor), i);
-        std::vector<int>& peers = sent_to[device];
-        if (peers.size() >= 16) {
-          g.comm_keys.sends.emplace_back(device, op.peer);
-        } else if (std::find(peers.begin(), peers.end(), op.peer) == peers.end()) {
-          peers.push_back(op.peer);
-          g.comm_keys.sends.emplace_back(device, op.peer);
+        if (device != last_send.first || op.peer != last_send.second) {
+          ListSend(device, op.peer, &sent_to[device], &g.comm_keys.sends);
         }
+        last_send = {device, op.peer};
       } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
         recv_ops.emplace_back(SendHash(op.peer, device, op.tensor), i);
       }

@@ -34,6 +34,7 @@
 #include "sim/flow_network.h"
 #include "sim/network_topology.h"
 #include "sim/op_work.h"
+#include "sim/plan_cache.h"
 #include "sim/replay_graph.h"
 #include "sim/replay_observer.h"
 #include "sim/route_cache.h"
@@ -69,6 +70,11 @@ struct ReplayOptions {
   // representatives (Schedule::symmetry) is always folded by its declared symmetry; the
   // constructor throws InputError when that does not hold.
   bool fold = false;
+  // The collective plans to share (sim/plan_cache.h), for a caller that planned some already
+  // (SimulateGenerated's probe); it must serve the topology and `collectives` (an InternalError
+  // otherwise). nullptr: the replay plans into a cache of its own. Either way the fold's checks,
+  // the closed-form analysis and the collectives share one cache.
+  std::shared_ptr<PlanCache> plans;
 };
 
 class Replay : public EventHandler, public FlowListener {
@@ -249,7 +255,10 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<Instance> instances_;
   std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)
   std::vector<std::vector<RunProgress>> run_pool_;  // Instance::runs of finished instances
+  std::shared_ptr<PlanCache> plan_cache_;           // options_.plans, or the replay's own
   std::vector<CachedPlan> plans_;
+  std::vector<double> link_sum_;                   // PlanFor's scratch: per link, 0 between calls
+  std::vector<int> link_touched_;                  // PlanFor's scratch
   std::vector<std::vector<P2pRoute>> p2p_routes_;  // per source GPU: its destinations (a few)
   std::vector<std::vector<PlanKey>> group_plans_;  // per group: its plans (a handful)
   SymmetryFold fold_;

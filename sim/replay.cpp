@@ -296,13 +296,14 @@ void Replay::BuildGraph() {
   ReplayGraph graph = BuildReplayGraph(schedule_, placement_);
   const int n = static_cast<int>(schedule_.ops.size());
   ops_.assign(n, OpState{});
+  OpState* const to = ops_.data();
   for (int i = 0; i < n; ++i) {
-    ops_[i].pending = graph.pending[i];
-    ops_[i].partner = graph.partner[i];
-    ops_[i].instance = graph.instance[i];
-    ops_[i].cls = graph.op_class[i];
-    ops_[i].gpu = graph.gpu[i];
-    ops_[i].device = graph.device[i];
+    to[i].pending = graph.pending[i];
+    to[i].partner = graph.partner[i];
+    to[i].instance = graph.instance[i];
+    to[i].cls = graph.op_class[i];
+    to[i].gpu = graph.gpu[i];
+    to[i].device = graph.device[i];
   }
   work_tp_ = std::move(graph.work_tp);
   work_of_ = std::move(graph.work);
@@ -311,18 +312,9 @@ void Replay::BuildGraph() {
   succ_ = std::move(graph.succ);
   group_gpus_ = std::move(graph.group_gpus);
   comm_keys_ = std::move(graph.comm_keys);
-  instances_.resize(graph.instances.size());
   // Room for each instance's ops: as many as the schedule maps to it.
-  for (int i = 0; i < n; ++i) {
-    if (graph.instance[i] >= 0) ++instances_[graph.instance[i]].member_begin;
-  }
+  instances_.resize(graph.instances.size());
   int offset = 0;
-  for (Instance& instance : instances_) {
-    const int size = instance.member_begin;
-    instance.member_begin = offset;
-    offset += size;
-  }
-  members_.assign(offset, -1);
   for (size_t k = 0; k < graph.instances.size(); ++k) {
     const ReplayGraph::Instance& from = graph.instances[k];
     Instance& instance = instances_[k];
@@ -331,7 +323,10 @@ void Replay::BuildGraph() {
     instance.bytes = from.bytes;
     instance.root_gpu = from.root_gpu;
     instance.expected = from.expected;
+    instance.member_begin = offset;
+    offset += from.members;
   }
+  members_.assign(offset, -1);
 }
 
 void Replay::Run() {

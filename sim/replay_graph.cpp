@@ -129,6 +129,18 @@ size_t SendHash(int src, int dst, std::string_view tensor) {
   return HashOf(tensor) ^ (pair * 0x9E3779B97F4A7C15ULL);
 }
 
+// Lists the SEND pair (device, peer) in `sends` unless `peers` (the device's peers listed so far,
+// a few) holds it; past 16 peers it lists every pair, and SortUnique drops the repeats. Out of
+// line: the caller's loop over every op keeps its registers.
+[[gnu::noinline]] void ListSend(int device, int peer, std::vector<int>* peers,
+                                std::vector<std::pair<int, int>>* sends) {
+  if (peers->size() < 16) {
+    if (std::find(peers->begin(), peers->end(), peer) != peers->end()) return;
+    peers->push_back(peer);
+  }
+  sends->emplace_back(device, peer);
+}
+
 }  // namespace
 
 OpClass ClassifyKind(OpKind kind) {
@@ -235,39 +247,61 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   // collective (a representatives-only schedule uses few of the groups).
   std::vector<std::vector<int>> issued(num_groups);
   std::vector<std::vector<int>> instance_of(num_groups);  // group -> k -> instance
-  // The last plan key and SEND pair listed (consecutive ops mostly repeat them).
+  // The last plan key listed (consecutive ops mostly repeat it).
   std::tuple<int, int, Bytes, int> last_plan{-1, -1, 0, -1};
+  // Per device: the peers it has sent to (ListSend), and the last SEND pair seen (consecutive
+  // SENDs mostly repeat it).
+  std::vector<std::vector<int>> sent_to(devices);
   std::pair<int, int> last_send{-1, -1};
+  // Raw pointers into the per-op arrays: the loop's stores then need no reload of each vector's
+  // start (a store through an int* may alias a vector's own fields).
+  int* const pending = g.pending.data();
+  int* const succ_count = g.succ_begin.data() + 2;
+  int* const instance_at = g.instance.data();
+  int* const work_tp = g.work_tp.data();
+  int* const work_at = g.work.data();
+  OpClass* const op_class = g.op_class.data();
+  int* const gpu_at = g.gpu.data();
+  int* const device_at = g.device.data();
+  int* const pred_at = stream_pred.data();
+  const int* const gpu_of = placement.data();
+  const int placed = static_cast<int>(placement.size());
+  const Op* const op_at = ops.data();
+  const int* const after_begin = by_position ? after.begin.data() : nullptr;
+  const int* const after_op = by_position ? after.op.data() : nullptr;
   for (int i = 0; i < n; ++i) {
-    const Op& op = ops[i];
+    const Op& op = op_at[i];
     // The place for error messages, formatted only when one is thrown.
     auto at = [&] { return fmt::format("{}:{}: {}", where, op.line, op.key); };
-    if (op.device < 0 || op.device >= devices) {
-      ThrowInput("{}: device {} is outside 0..{}", at(), op.device, devices - 1);
+    const int device = op.device;
+    if (device < 0 || device >= devices) {
+      ThrowInput("{}: device {} is outside 0..{}", at(), device, devices - 1);
     }
-    g.device[i] = op.device;
-    g.gpu[i] = op.device < static_cast<int>(placement.size()) ? placement[op.device] : -1;
-    g.op_class[i] = ClassOf(op.kind);
-    const bool compute = g.op_class[i] == OpClass::kCompute;
-    const bool collective = g.op_class[i] == OpClass::kCollective;
-    auto& tails = stream_tail[op.device];
+    device_at[i] = device;
+    gpu_at[i] = device < placed ? gpu_of[device] : -1;
+    const OpClass cls = ClassOf(op.kind);
+    op_class[i] = cls;
+    auto& tails = stream_tail[device];
     auto tail = tails.begin();
     while (tail != tails.end() && !SameText(tail->first, op.stream)) ++tail;
+    int preds = 0;
     if (tail == tails.end()) {
       tails.emplace_back(op.stream, i);
     } else {
-      stream_pred[i] = tail->second;
+      pred_at[i] = tail->second;
+      ++succ_count[tail->second];
       tail->second = i;
-      ++g.succ_begin[stream_pred[i] + 2];
+      preds = 1;
     }
+    const std::string* key = op.after.data();
+    const int num_after = static_cast<int>(op.after.size());
     if (by_position) {
       // The generator's positions stand for the keys only where each names its key.
-      const int* dep = after.op.data() + after.begin[i];
-      if (after.begin[i + 1] - after.begin[i] != static_cast<int>(op.after.size())) return false;
-      for (const std::string& key : op.after) {
-        if (*dep < 0 || *dep >= n || !SameText(ops[*dep].key, key)) return false;
-        ++g.succ_begin[*dep + 2];
-        ++dep;
+      const int* dep = after_op + after_begin[i];
+      if (after_begin[i + 1] - after_begin[i] != num_after) return false;
+      for (const std::string* end = key + num_after; key != end; ++key, ++dep) {
+        if (*dep < 0 || *dep >= n || !SameText(op_at[*dep].key, *key)) return false;
+        ++succ_count[*dep];
       }
     } else {
       resolved.begin.push_back(static_cast<int>(resolved.op.size()));
@@ -276,29 +310,35 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
             key_index.Find(HashOf(dep), [&](int j) { return SameText(ops[j].key, dep); });
         if (pred < 0) ThrowInput("{}: after: unknown key {}", at(), dep);
         resolved.op.push_back(pred);
-        ++g.succ_begin[pred + 2];
+        ++succ_count[pred];
       }
     }
-    g.pending[i] = (stream_pred[i] >= 0 ? 1 : 0) + static_cast<int>(op.after.size());
-    if (compute) {
+    pending[i] = preds + num_after;
+    if (cls == OpClass::kCompute) {
       // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
-      g.work_tp[i] = WorkTpOf(schedule, op, op.group.empty() ? -1 : group_of(op.group));
-      g.work[i] = works.Intern(op, g.work_tp[i]);
+      const int tp = WorkTpOf(schedule, op, op.group.empty() ? -1 : group_of(op.group));
+      work_tp[i] = tp;
+      work_at[i] = works.Intern(op, tp);
+      continue;
     }
-    if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
-      send_ops.emplace_back(SendHash(op.device, op.peer, op.tensor), i);
-      const std::pair<int, int> pair{op.device, op.peer};
-      if (pair != last_send) g.comm_keys.sends.push_back(pair);
-      last_send = pair;
-    } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
-      recv_ops.emplace_back(SendHash(op.peer, op.device, op.tensor), i);
+    if (cls == OpClass::kPointToPoint) {
+      if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
+        send_ops.emplace_back(SendHash(device, op.peer, op.tensor), i);
+        if (device != last_send.first || op.peer != last_send.second) {
+          ListSend(device, op.peer, &sent_to[device], &g.comm_keys.sends);
+        }
+        last_send = {device, op.peer};
+      } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
+        recv_ops.emplace_back(SendHash(op.peer, device, op.tensor), i);
+      }
+      continue;
     }
-    if (collective) {
+    if (cls == OpClass::kCollective) {
       const int k = group_of(op.group);
       if (k < 0) ThrowInput("{}: group {} is not declared", at(), op.group);
       std::vector<int>& issued_on = issued[k];
       if (issued_on.empty()) issued_on.assign(devices, 0);
-      const int nth = issued_on[op.device]++;
+      const int nth = issued_on[device]++;
       std::vector<int>& instances = instance_of[k];
       if (nth == static_cast<int>(instances.size())) {
         instances.push_back(static_cast<int>(g.instances.size()));
@@ -312,7 +352,9 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
                                 : -1;
         g.instances.push_back(instance);
       }
-      g.instance[i] = instances[nth];
+      const int at_instance = instances[nth];
+      instance_at[i] = at_instance;
+      ++g.instances[at_instance].members;
       const std::tuple<int, int, Bytes, int> plan{
           k, static_cast<int>(op.kind), op.bytes,
           op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices ? op.peer : -1};

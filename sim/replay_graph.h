@@ -58,6 +58,7 @@ struct ReplayGraph {
     Bytes bytes = 0;
     int root_gpu = -1;  // BROADCAST: the GPU of its root; -1 otherwise
     int expected = 0;   // members (the group's ranks)
+    int members = 0;    // its ops in the schedule (those `instance` maps to it)
   };
 
   std::vector<int> pending;     // per op: predecessors (stream order + `after` deps)

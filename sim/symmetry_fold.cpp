@@ -378,16 +378,21 @@ std::string FoldBuilder::FoldPlans(SymmetryFold& fold) {
     flow.latency_ns = route.latency_ns;
     return flow;
   };
+  // Per device: whether it is a rank of the group at hand (an element, a permutation, maps the
+  // group onto itself when it maps every rank to a rank).
+  std::vector<char> member(std::max<size_t>(s_.devices, g_.placement.size()), 0);
   for (const PlanKey& key : plan_keys_) {
     const int group = std::get<0>(key);
     if (fold.rep_members_[group] == 0) continue;
-    std::set<int> members(s_.groups[group].ranks.begin(), s_.groups[group].ranks.end());
+    const std::vector<int>& ranks = s_.groups[group].ranks;
+    for (int m : ranks) member[m] = 1;
     std::vector<const std::vector<int>*> stabilizer;
     for (const Element& e : elements_) {
-      std::set<int> image;
-      for (int m : members) image.insert(e.device[m]);
-      if (image == members) stabilizer.push_back(&e.gpu);
+      bool onto = true;
+      for (int m : ranks) onto = onto && member[e.device[m]];
+      if (onto) stabilizer.push_back(&e.gpu);
     }
+    for (int m : ranks) member[m] = 0;
     FoldedPlan out;
     const std::string why =
         FoldCollectivePlan(PlanOf(key), gpus, stabilizer, folded, s_.groups[group].name, &out);
@@ -725,26 +730,31 @@ SymmetryFold FoldBuilder::Finish(std::vector<Element> generators, std::string wh
   // Groups holding a representative hold their members' representatives; images of a group
   // are it or disjoint from it.
   fold.rep_members_.assign(s_.groups.size(), 0);
+  std::vector<char> member(std::max<size_t>(devices, g_.placement.size()), 0);  // ranks of h
   for (size_t h = 0; h < s_.groups.size(); ++h) {
     const std::vector<int>& ranks = s_.groups[h].ranks;
-    std::set<int> members(ranks.begin(), ranks.end());
     for (int m : ranks) fold.rep_members_[h] += fold.rep_device_[m] == m ? 1 : 0;
     if (fold.rep_members_[h] == 0) continue;
+    for (int m : ranks) member[m] = 1;
+    std::string refused;
     for (int m : ranks) {
-      if (!members.count(fold.rep_device_[m])) {
-        identity.why_not_ = fmt::format("group {} does not hold the representative of device {}",
-                                        s_.groups[h].name, m);
-        return identity;
+      if (!member[fold.rep_device_[m]]) {
+        refused = fmt::format("group {} does not hold the representative of device {}",
+                              s_.groups[h].name, m);
+        break;
       }
     }
-    for (const Element& e : elements_) {
+    for (size_t e = 0; e < elements_.size() && refused.empty(); ++e) {
       int inside = 0;
-      for (int m : ranks) inside += members.count(e.device[m]) ? 1 : 0;
+      for (int m : ranks) inside += member[elements_[e].device[m]];
       if (inside != 0 && inside != static_cast<int>(ranks.size())) {
-        identity.why_not_ =
-            fmt::format("a symmetry maps group {} partly onto itself", s_.groups[h].name);
-        return identity;
+        refused = fmt::format("a symmetry maps group {} partly onto itself", s_.groups[h].name);
       }
+    }
+    for (int m : ranks) member[m] = 0;
+    if (!refused.empty()) {
+      identity.why_not_ = refused;
+      return identity;
     }
   }
   why = FoldPlans(fold);

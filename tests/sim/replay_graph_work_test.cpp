@@ -75,6 +75,64 @@ TEST_CASE("The replay graph numbers each compute op's work as SliceWorkOf has it
   }
 }
 
+TEST_CASE("The replay graph's per-op fields and instance sizes follow from the ops") {
+  GenerateOptions broadcast = Tiny(Strategy::kOneFOneB, 2, 2, 2, 2);
+  broadcast.boundary = Boundary::kBroadcast;  // BROADCASTs in the tp groups
+  GenerateOptions zero = Tiny(Strategy::kZbH1, 2, 2, 2, 2);
+  zero.zero = 1;  // dp collectives of the ZeRO optimizer
+  for (const GenerateOptions& options : {Tiny(Strategy::kTeraPipe, 2, 2, 2, 2), broadcast, zero,
+                                         Tiny(Strategy::kGpipe, 2, 2, 1, 4)}) {
+    const Schedule s = Generate(options);
+    // A placement other than the identity: device d on GPU devices - 1 - d.
+    std::vector<int> placement(s.devices);
+    for (int d = 0; d < s.devices; ++d) placement[d] = s.devices - 1 - d;
+    const ReplayGraph g = BuildReplayGraph(s, placement);
+    std::vector<int> members(g.instances.size(), 0);
+    std::set<std::pair<int, std::string>> streams;  // (device, stream) seen so far
+    for (size_t i = 0; i < s.ops.size(); ++i) {
+      const Op& op = s.ops[i];
+      REQUIRE(g.device[i] == op.device);
+      REQUIRE(g.gpu[i] == s.devices - 1 - op.device);
+      REQUIRE(g.op_class[i] == ClassifyKind(op.kind));
+      // A predecessor on its stream (every op but the first of a stream) and its after deps.
+      const bool first = streams.emplace(op.device, op.stream).second;
+      REQUIRE(g.pending[i] == (first ? 0 : 1) + static_cast<int>(op.after.size()));
+      REQUIRE((g.instance[i] >= 0) == IsCollective(op.kind));
+      if (g.instance[i] >= 0) ++members[g.instance[i]];
+    }
+    REQUIRE_FALSE(g.instances.empty());
+    for (size_t k = 0; k < g.instances.size(); ++k) {
+      REQUIRE(g.instances[k].members == members[k]);
+      // A whole schedule: every rank of the group issues each instance once.
+      REQUIRE(g.instances[k].members == g.instances[k].expected);
+    }
+  }
+}
+
+TEST_CASE("The replay graph lists each SEND pair once, for a device with many peers too") {
+  // Device 0 sends to peers 1..20 in two rounds (peer order 1, 2, ..., 20, then 20, ..., 1),
+  // device 3 to peer 2 three times: 20 + 1 distinct (device, peer), sorted.
+  Schedule s;
+  s.devices = 21;
+  int n = 0;
+  for (int round = 0; round < 2; ++round) {
+    for (int k = 1; k <= 20; ++k) {
+      const int peer = round == 0 ? k : 21 - k;
+      s.ops.push_back(testing::P2p("S" + std::to_string(n++), OpKind::kSend, 0, peer,
+                                   "t" + std::to_string(n), 8));
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    s.ops.push_back(
+        testing::P2p("S" + std::to_string(n++), OpKind::kSend, 3, 2, "t" + std::to_string(n), 8));
+  }
+  const ReplayGraph g = BuildReplayGraph(s, Identity(s.devices));
+  std::vector<std::pair<int, int>> expected;
+  for (int peer = 1; peer <= 20; ++peer) expected.emplace_back(0, peer);
+  expected.emplace_back(3, 2);
+  REQUIRE(g.comm_keys.sends == expected);
+}
+
 TEST_CASE("WorkIndex numbers an op as it numbers the op's SliceWork") {
   GenerateOptions options = Tiny(Strategy::kOneFOneB, 2, 2, 2, 3);
   options.recompute = Recompute::kSelective;  // backward works recompute attention

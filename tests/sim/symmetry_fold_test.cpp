@@ -175,6 +175,29 @@ TEST_CASE("a slow device is not folded") {
   CHECK(folded.fold_note.find("speeds") != std::string::npos);
 }
 
+TEST_CASE("a group the fold's symmetries split, or without its representatives, is named") {
+  const FakeTopology topology = TwoNodes();
+  SimOptions sim;
+  {
+    // dp 2 x pp 2: the shift by one replica (0 -> 2 -> 0, 1 -> 3 -> 1) maps group {0, 1, 2}
+    // onto {2, 3, 0}, which it meets in two of its three devices.
+    Schedule schedule = Generate(Options(Strategy::kOneFOneB, 2, 2, 1));
+    schedule.groups.push_back(Group{"split", {0, 1, 2}, 0});
+    const SimResult folded = RequireFoldExact(schedule, topology, sim);
+    CHECK(folded.fold_order == 1);
+    CHECK(folded.fold_note == "a symmetry maps group split partly onto itself");
+  }
+  {
+    // dp 2 x pp 2: the shift by one replica (order 2) keeps devices 0 and 1; group {0, 3} holds
+    // representative 0 but not device 3's (device 1).
+    Schedule schedule = Generate(Options(Strategy::kOneFOneB, 2, 2, 1));
+    schedule.groups.push_back(Group{"cross", {0, 3}, 0});
+    const SimResult folded = RequireFoldExact(schedule, topology, sim);
+    CHECK(folded.fold_order == 1);
+    CHECK(folded.fold_note == "group cross does not hold the representative of device 3");
+  }
+}
+
 TEST_CASE("a placement that breaks the replica symmetry is not folded across replicas") {
   const FakeTopology topology = TwoNodes();
   const Schedule schedule = Generate(Options(Strategy::kOneFOneB, 2, 2, 2));

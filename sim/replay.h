@@ -30,6 +30,7 @@
 #include "models/units.h"
 #include "schedule/schedule_ir.h"
 #include "sim/collective_plan.h"
+#include "sim/compute_sharing.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/network_topology.h"
@@ -69,6 +70,9 @@ struct ReplayOptions {
   // representatives (Schedule::symmetry) is always folded by its declared symmetry; the
   // constructor throws InputError when that does not hold.
   bool fold = false;
+  // Compute as flows on per-GPU channels of the flow network instead of ComputeSharing (the
+  // same results; a reference for tests).
+  bool compute_as_flows = false;
 };
 
 class Replay : public EventHandler, public FlowListener {
@@ -92,8 +96,8 @@ class Replay : public EventHandler, public FlowListener {
 
   TimeNs EndNs() const { return end_ns_; }  // when the last op finished
   int64_t Events() const { return engine_.EventsProcessed(); }
-  // Flows started in the flow network (compute, transfers, collective steps; not those of the
-  // phases run in closed form).
+  // Flows started in the flow network (transfers, collective steps; not those of the phases
+  // run in closed form; compute only with ReplayOptions::compute_as_flows).
   int64_t Flows() const { return network_->FlowsStarted(); }
   // Collective phases run as one timed event (their links exclusive).
   int64_t ClosedFormPhases() const { return closed_form_phases_; }
@@ -233,6 +237,7 @@ class Replay : public EventHandler, public FlowListener {
   int handler_id_;
   RouteCache routes_;
   std::unique_ptr<FlowNetwork> network_;
+  std::unique_ptr<ComputeSharing> compute_;    // null with ReplayOptions::compute_as_flows
   std::unique_ptr<AnalyticNetwork> analytic_;  // kAnalytic only
   int num_links_ = 0;
   std::vector<ReplayObserver*> observers_;
@@ -241,7 +246,7 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> work_tp_;  // per op: the tp degree of its compute work
   std::vector<int> work_of_;  // per op: its compute work in works_, -1 none
   std::vector<SliceWork> works_;
-  std::vector<int> compute_route_;  // per GPU: the FlowNetwork route of its compute channel
+  std::vector<int> compute_route_;  // compute_as_flows: per GPU, its compute channel's route
   std::vector<int> succ_begin_;     // CSR successor lists
   std::vector<int> succ_;
   std::vector<std::vector<int>> group_gpus_;

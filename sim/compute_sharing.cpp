@@ -90,8 +90,23 @@ void ComputeSharing::ScheduleFinish(int id) {
     const double ns = job.remaining / job.rate * 1e9;
     duration_ns = static_cast<TimeNs>(std::max(0.0, std::ceil(ns - 1e-6)));
   }
-  engine_.Schedule(engine_.Now() + duration_ns, handler_id_, kFinish, id,
-                   static_cast<int64_t>(job.version));
+  const TimeNs time_ns = engine_.Now() + duration_ns;
+  if (open_batch_ >= 0 && open_time_ns_ == time_ns && open_seq_ + 1 == engine_.NextSeq()) {
+    batches_[open_batch_].jobs.emplace_back(id, job.version);
+    return;
+  }
+  int b;
+  if (!free_batches_.empty()) {
+    b = free_batches_.back();
+    free_batches_.pop_back();
+  } else {
+    b = static_cast<int>(batches_.size());
+    batches_.emplace_back();
+  }
+  batches_[b].jobs.emplace_back(id, job.version);
+  open_batch_ = b;
+  open_time_ns_ = time_ns;
+  open_seq_ = engine_.Schedule(time_ns, handler_id_, kFinish, b);
 }
 
 void ComputeSharing::Finish(int id) {
@@ -118,9 +133,15 @@ void ComputeSharing::Handle(const Event& event) {
     return;
   }
   TERASIM_CHECK(event.kind == kFinish, "unknown compute event kind {}", event.kind);
-  const int id = static_cast<int>(event.a);
-  if (jobs_[id].version != static_cast<uint64_t>(event.b)) return;  // rescheduled since
-  Finish(id);
+  const int b = static_cast<int>(event.a);
+  if (open_batch_ == b) open_batch_ = -1;
+  // By index: finishing a job may start jobs, which may add batches.
+  for (size_t k = 0; k < batches_[b].jobs.size(); ++k) {
+    const auto [id, version] = batches_[b].jobs[k];
+    if (jobs_[id].version == version) Finish(id);  // else rescheduled since
+  }
+  batches_[b].jobs.clear();
+  free_batches_.push_back(b);
 }
 
 }  // namespace terasim

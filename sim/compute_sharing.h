@@ -12,13 +12,15 @@
 // elapsed ns, at every recomputation of the GPU; finish = now + ceil(remaining / rate x 1e9 -
 // 1e-6)), recomputations deferred to one event per instant after the changes that call for them
 // (as the network's), GPUs recomputed in the order they changed and each one's jobs in the order
-// they joined, a job rescheduled only when its rate changed. Zero work finishes now.
+// they joined, a job rescheduled only when its rate changed. Zero work finishes now. Finishes
+// due at one time and scheduled back to back share one engine event (as the network's do).
 //
 // The listener (borrowed, as is the engine) hears OnFlowDone(tag) when a job is done. Not
 // thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "models/units.h"
@@ -55,6 +57,12 @@ class ComputeSharing : public EventHandler {
     std::vector<int> jobs;  // running, in join order
     bool dirty = false;
   };
+  // Jobs (with their version when added) whose finish is due at one time. Finishes scheduled
+  // for one time with nothing else scheduled in between share one engine event: the engine
+  // would have dispatched their events back to back anyway, in the same order.
+  struct Batch {
+    std::vector<std::pair<int, uint64_t>> jobs;
+  };
 
   // Lists `gpu` for the recomputation due at this instant, scheduling it if none is.
   void MarkDirty(int gpu);
@@ -70,6 +78,11 @@ class ComputeSharing : public EventHandler {
   std::vector<Job> jobs_;
   std::vector<int> free_jobs_;
   std::vector<int> dirty_;
+  std::vector<Batch> batches_;
+  std::vector<int> free_batches_;
+  int open_batch_ = -1;  // the batch later finishes may join (-1: none)
+  TimeNs open_time_ns_ = 0;
+  uint64_t open_seq_ = 0;
   bool solve_pending_ = false;
   int64_t jobs_started_ = 0;
 };

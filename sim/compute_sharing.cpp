@@ -6,6 +6,21 @@
 #include "models/errors.h"
 
 namespace terasim {
+namespace {
+
+// A slot of `items`: the last freed one, else a new one at the end.
+template <typename T>
+int TakeSlot(std::vector<int>& free, std::vector<T>& items) {
+  if (!free.empty()) {
+    const int slot = free.back();
+    free.pop_back();
+    return slot;
+  }
+  items.emplace_back();
+  return static_cast<int>(items.size()) - 1;
+}
+
+}  // namespace
 
 ComputeSharing::ComputeSharing(Engine& engine, int num_gpus, FlowListener& listener)
     : engine_(engine),
@@ -15,14 +30,7 @@ ComputeSharing::ComputeSharing(Engine& engine, int num_gpus, FlowListener& liste
 
 void ComputeSharing::Start(int gpu, double work_ns, int64_t tag) {
   TERASIM_CHECK(gpu >= 0 && gpu < static_cast<int>(gpus_.size()), "unknown GPU {}", gpu);
-  int id;
-  if (!free_jobs_.empty()) {
-    id = free_jobs_.back();
-    free_jobs_.pop_back();
-  } else {
-    id = static_cast<int>(jobs_.size());
-    jobs_.emplace_back();
-  }
+  const int id = TakeSlot(free_jobs_, jobs_);
   ++jobs_started_;
   Job& job = jobs_[id];
   job.remaining = std::max(0.0, work_ns);
@@ -95,14 +103,7 @@ void ComputeSharing::ScheduleFinish(int id) {
     batches_[open_batch_].jobs.emplace_back(id, job.version);
     return;
   }
-  int b;
-  if (!free_batches_.empty()) {
-    b = free_batches_.back();
-    free_batches_.pop_back();
-  } else {
-    b = static_cast<int>(batches_.size());
-    batches_.emplace_back();
-  }
+  const int b = TakeSlot(free_batches_, batches_);
   batches_[b].jobs.emplace_back(id, job.version);
   open_batch_ = b;
   open_time_ns_ = time_ns;

@@ -2,7 +2,8 @@
 //
 // Devices: every (device, stream) of the IR is an in-order queue; an op starts when it heads
 // its stream and its `after` deps are done. Compute ops of one GPU share its compute by
-// processor sharing (two busy streams each run at half speed). Communication runs alongside
+// processor sharing (two busy streams each run at half speed: sim/compute_sharing.h).
+// Communication runs alongside
 // compute: a SEND and its RECV (same tensor, matching peers) move their bytes as one network
 // flow once both have started; a collective starts when every member of its group has reached
 // it (the k-th collective on a group on each member is one instance) and runs as the flows of

@@ -59,73 +59,60 @@ class Starter : public EventHandler {
 
 using Ends = std::vector<std::pair<int64_t, TimeNs>>;
 
-TEST_CASE("A job alone on its GPU ends at start + work; zero work ends at its start") {
+// A job started at at_ns.
+struct JobAt {
+  TimeNs at_ns;
+  int gpu;
+  TimeNs work_ns;
+  int64_t tag;
+};
+
+// Runs `jobs` on `gpus` GPUs: (tag, end) of each job, in finishing order; the engine's events
+// in *events when given.
+Ends RunJobs(int gpus, const std::vector<JobAt>& jobs, int64_t* events = nullptr) {
   Engine engine;
   Done done(engine);
-  ComputeSharing compute(engine, 2, done);
+  ComputeSharing compute(engine, gpus, done);
   Starter starter(engine, compute);
-  starter.At(10, 0, 1234567, 1);
-  starter.At(20, 1, 0, 2);
+  for (const JobAt& job : jobs) starter.At(job.at_ns, job.gpu, job.work_ns, job.tag);
   engine.Run();
+  CHECK(compute.JobsStarted() == static_cast<int64_t>(jobs.size()));
+  if (events != nullptr) *events = engine.EventsProcessed();
+  return done.ends;
+}
+
+TEST_CASE("A job alone on its GPU ends at start + work; zero work ends at its start") {
+  int64_t events = 0;
   // Job 2 (no work) at 20; job 1 alone at full speed: 10 + 1234567.
-  CHECK(done.ends == Ends{{2, 20}, {1, 1234577}});
+  CHECK(RunJobs(2, {{10, 0, 1234567, 1}, {20, 1, 0, 2}}, &events) == Ends{{2, 20}, {1, 1234577}});
   // One finish event per job (and the two starts): no recomputation.
-  CHECK(engine.EventsProcessed() == 4);
-  CHECK(compute.JobsStarted() == 2);
+  CHECK(events == 4);
 }
 
 TEST_CASE("Jobs on one GPU share it equally; other GPUs do not slow them") {
-  Engine engine;
-  Done done(engine);
-  ComputeSharing compute(engine, 2, done);
-  Starter starter(engine, compute);
-  starter.At(0, 0, 100, 1);
-  starter.At(0, 0, 60, 2);
-  starter.At(0, 1, 100, 3);
-  engine.Run();
   // Jobs 1 and 2 at half speed: job 2 ends at 2 x 60 = 120, when job 1 has done 60 of 100; its
   // last 40 alone: 160. Job 3 alone on GPU 1: 100.
-  CHECK(done.ends == Ends{{3, 100}, {2, 120}, {1, 160}});
+  CHECK(RunJobs(2, {{0, 0, 100, 1}, {0, 0, 60, 2}, {0, 1, 100, 3}}) ==
+        Ends{{3, 100}, {2, 120}, {1, 160}});
 }
 
 TEST_CASE("A job joining a busy GPU halves the speed of the one there from then on") {
-  Engine engine;
-  Done done(engine);
-  ComputeSharing compute(engine, 1, done);
-  Starter starter(engine, compute);
-  starter.At(0, 0, 100, 1);
-  starter.At(50, 0, 100, 2);
-  starter.At(300, 0, 30, 3);
-  engine.Run();
   // Job 1: 50 alone, its last 50 at half speed: ends at 150. Job 2 has then done 50 of 100; the
   // rest alone: 200. Job 3 alone: 330.
-  CHECK(done.ends == Ends{{1, 150}, {2, 200}, {3, 330}});
+  CHECK(RunJobs(1, {{0, 0, 100, 1}, {50, 0, 100, 2}, {300, 0, 30, 3}}) ==
+        Ends{{1, 150}, {2, 200}, {3, 330}});
 }
 
 TEST_CASE("Three jobs on one GPU: each at a third, then a half, then alone") {
-  Engine engine;
-  Done done(engine);
-  ComputeSharing compute(engine, 1, done);
-  Starter starter(engine, compute);
-  starter.At(0, 0, 30, 1);
-  starter.At(0, 0, 60, 2);
-  starter.At(0, 0, 90, 3);
-  engine.Run();
   // All at 1/3 until job 1 is done: 90; jobs 2 and 3 have 30 and 60 left, at 1/2: job 2 ends
   // at 90 + 60 = 150; job 3 has 30 left alone: 180.
-  CHECK(done.ends == Ends{{1, 90}, {2, 150}, {3, 180}});
+  CHECK(RunJobs(1, {{0, 0, 30, 1}, {0, 0, 60, 2}, {0, 0, 90, 3}}) ==
+        Ends{{1, 90}, {2, 150}, {3, 180}});
 }
 
 TEST_CASE("Jobs ending at one ns finish in the order they were scheduled") {
-  Engine engine;
-  Done done(engine);
-  ComputeSharing compute(engine, 3, done);
-  Starter starter(engine, compute);
-  starter.At(0, 2, 100, 1);
-  starter.At(0, 0, 100, 2);
-  starter.At(50, 1, 50, 3);
-  engine.Run();
-  CHECK(done.ends == Ends{{1, 100}, {2, 100}, {3, 100}});
+  CHECK(RunJobs(3, {{0, 2, 100, 1}, {0, 0, 100, 2}, {50, 1, 50, 3}}) ==
+        Ends{{1, 100}, {2, 100}, {3, 100}});
 }
 
 using testing::FakeCost;

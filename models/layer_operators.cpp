@@ -334,9 +334,14 @@ std::vector<LayerOperator> LayerBackwardOperators(const ModelCard& model, const 
   }
   std::vector<bool> taken(weight.size(), false);
   std::vector<LayerOperator> out;
-  auto take = [&](std::string_view name) {
+  out.reserve(input.size() + weight.size());
+  // Moves the weight operators whose name is `stem` + `suffix` to `out` (no string is built:
+  // the names are static).
+  auto take = [&](std::string_view stem, std::string_view suffix) {
     for (size_t i = 0; i < weight.size(); ++i) {
-      if (!taken[i] && name == weight[i].name) {
+      const std::string_view name = weight[i].name;
+      if (!taken[i] && name.size() == stem.size() + suffix.size() && name.starts_with(stem) &&
+          name.ends_with(suffix)) {
         taken[i] = true;
         out.push_back(weight[i]);
       }
@@ -346,12 +351,11 @@ std::vector<LayerOperator> LayerBackwardOperators(const ModelCard& model, const 
     const std::string_view name = op.name;
     // A block's bias gradients are the first nodes autograd runs in it (the bias add is the
     // linear's last forward op).
-    if (name == "fc2.dX") take("mlp_bias_grads");
-    if (name == "proj.dX") take("attn_bias_grads");
+    if (name == "fc2.dX") take("mlp_bias_grads", "");
+    if (name == "proj.dX") take("attn_bias_grads", "");
     out.push_back(op);
-    if (name.size() > 3 && name.substr(name.size() - 3) == ".dX") {
-      take(std::string(name.substr(0, name.size() - 3)) + ".dW");
-    }
+    // Each linear's weight gradient (X.dW) right after its input gradient (X.dX).
+    if (name.size() > 3 && name.ends_with(".dX")) take(name.substr(0, name.size() - 3), ".dW");
   }
   // What is left: the accumulation `w.grad += grad_w`, after autograd.grad returns.
   for (size_t i = 0; i < weight.size(); ++i) {

@@ -300,22 +300,30 @@ double RingsBusBw(const std::vector<int>& gpus, const NetworkTopology& topology,
 
 }  // namespace
 
-std::optional<NcclSystem> NcclCommunicator(const std::vector<int>& gpus,
-                                           const NetworkTopology& topology,
-                                           const CollectiveOptions& options) {
+std::optional<std::pair<int, int>> NcclShapeOf(const std::vector<int>& gpus,
+                                               const NetworkTopology& topology,
+                                               const CollectiveOptions& options) {
   const InstanceSpec* instance = topology.Instance();
   if (options.algorithms != CollectiveAlgorithms::kNccl || options.nccl == nullptr ||
       instance == nullptr || gpus.size() <= 1 || !NcclTableHas(*options.nccl, instance->name)) {
     return std::nullopt;
   }
   const int nodes = static_cast<int>(GroupByNode(gpus, topology).order.size());
-  const int per_node = std::max(1, static_cast<int>(gpus.size()) / nodes);
-  const NetworkSpec& net = instance->network;
-  NcclSystem system =
-      NcclSystemFrom(*options.nccl, instance->name, nodes, per_node,
-                     instance->NumNics() * net.nic_raw_bw_bytes_per_s * net.efficiency,
-                     static_cast<double>(net.latency_ns) / 1e3, net.gpudirect);
-  if (nodes == 1) {
+  return std::make_pair(nodes, std::max(1, static_cast<int>(gpus.size()) / nodes));
+}
+
+NcclSystem NcclShapeSystem(int nodes, int per_node, const NetworkTopology& topology,
+                           const CollectiveOptions& options) {
+  const InstanceSpec& instance = *topology.Instance();
+  const NetworkSpec& net = instance.network;
+  return NcclSystemFrom(*options.nccl, instance.name, nodes, per_node,
+                        instance.NumNics() * net.nic_raw_bw_bytes_per_s * net.efficiency,
+                        static_cast<double>(net.latency_ns) / 1e3, net.gpudirect);
+}
+
+NcclSystem NcclCommunicatorOf(const std::vector<int>& gpus, NcclSystem system,
+                              const NetworkTopology& topology, const CollectiveOptions& options) {
+  if (system.nodes == 1) {
     const double bus_bw = RingsBusBw(gpus, topology, options);
     if (bus_bw > 0) {
       system.channels = static_cast<int>(
@@ -325,11 +333,20 @@ std::optional<NcclSystem> NcclCommunicator(const std::vector<int>& gpus,
   } else {
     // A channel across nodes runs at its NIC's speed where that is above an NVLink lane's
     // (NCCL's search gives a multi-node ring one speed inside and between nodes).
-    system.channels = std::max(1, options.nccl_channels_per_nic * instance->NumNics());
+    system.channels = std::max(1, options.nccl_channels_per_nic * topology.Instance()->NumNics());
     system.channel_bw_bytes_per_s =
         std::max(system.channel_bw_bytes_per_s, system.node_net_bw_bytes_per_s / system.channels);
   }
   return system;
+}
+
+std::optional<NcclSystem> NcclCommunicator(const std::vector<int>& gpus,
+                                           const NetworkTopology& topology,
+                                           const CollectiveOptions& options) {
+  const std::optional<std::pair<int, int>> shape = NcclShapeOf(gpus, topology, options);
+  if (!shape) return std::nullopt;
+  return NcclCommunicatorOf(gpus, NcclShapeSystem(shape->first, shape->second, topology, options),
+                            topology, options);
 }
 
 namespace {

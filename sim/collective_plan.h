@@ -109,6 +109,17 @@ std::string DefaultCollectiveOptionsPath();
 std::optional<NcclSystem> NcclCommunicator(const std::vector<int>& gpus,
                                            const NetworkTopology& topology,
                                            const CollectiveOptions& options);
+// NcclCommunicator in its parts, for a caller that plans many groups (sim/plan_cache.h): the
+// group's (nodes, GPUs per node), nullopt where NcclCommunicator is; NCCL's system for that
+// shape (NcclSystemFrom, which depends on the shape alone); and the communicator of `gpus` from
+// the system of its shape (its channels).
+std::optional<std::pair<int, int>> NcclShapeOf(const std::vector<int>& gpus,
+                                               const NetworkTopology& topology,
+                                               const CollectiveOptions& options);
+NcclSystem NcclShapeSystem(int nodes, int per_node, const NetworkTopology& topology,
+                           const CollectiveOptions& options);
+NcclSystem NcclCommunicatorOf(const std::vector<int>& gpus, NcclSystem system,
+                              const NetworkTopology& topology, const CollectiveOptions& options);
 
 struct RingRun {
   std::vector<int> gpus;  // members in ring (or chain) order

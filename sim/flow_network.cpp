@@ -418,20 +418,28 @@ void FlowNetwork::SolveComponent(int channel_begin, int channel_end, int flow_be
     const Channel& channel = channels_[channels[0]];
     const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
     for (int k = 0; k < num_flows; ++k) flows_[flows[k]].new_rate = share;
-  } else if (OnOneRoute(flows, num_flows)) {
-    // Every flow crosses the same channels (one flow, or flows of one route): every channel
-    // carries them all, so the first round's bottleneck (the smallest capacity / crossings)
-    // fixes them all at its share.
-    const Flow& first = flows_[flows[0]];
-    double rate = 0;
-    for (int k = 0; k < first.route_size; ++k) {
-      const Channel& channel = channels_[first.channels[k]];
-      const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
-      if (k == 0 || share < rate) rate = share;
-    }
-    for (int k = 0; k < num_flows; ++k) flows_[flows[k]].new_rate = rate;
   } else {
-    FillProgressively(channels, num_channels, flows, num_flows);
+    // Progressive filling's first bottleneck: the smallest fair share capacity / crossings
+    // (every flow unfixed, so a channel's crossings are its weight), ties to the lowest channel
+    // id. When it carries every flow of the component (one flow, flows of one route, or flows
+    // of several routes meeting at one narrow link), that round fixes them all at its share and
+    // the filling ends there: the same rates, bit for bit, without the rounds' bookkeeping.
+    int best = -1;
+    double best_share = 0;
+    for (int k = 0; k < num_channels; ++k) {
+      const int c = channels[k];
+      const Channel& channel = channels_[c];
+      const double share = std::max(0.0, channel.capacity_per_s) / channel.weight;
+      if (best < 0 || share < best_share || (share == best_share && c < best)) {
+        best = c;
+        best_share = share;
+      }
+    }
+    if (static_cast<int>(channels_[best].flows.size()) == num_flows) {
+      for (int k = 0; k < num_flows; ++k) flows_[flows[k]].new_rate = best_share;
+    } else {
+      FillProgressively(channels, num_channels, flows, num_flows);
+    }
   }
   if (sampler_) {
     for (int k = 0; k < num_channels; ++k) channels_[channels[k]].rate_sum = 0;
@@ -452,14 +460,6 @@ void FlowNetwork::SolveComponent(int channel_begin, int channel_end, int flow_be
       ScheduleFinish(id);
     }
   }
-}
-
-bool FlowNetwork::OnOneRoute(const int* flows, int num_flows) const {
-  const int* const route = flows_[flows[0]].channels;
-  for (int k = 1; k < num_flows; ++k) {
-    if (flows_[flows[k]].channels != route) return false;
-  }
-  return true;
 }
 
 // Heap order: the smallest share on top, ties to the lowest channel id.

@@ -9,11 +9,12 @@
 //
 // Cost: a recomputation solves each connected component touched by the instant's changes on
 // its own (flows elsewhere keep their rates untouched): in closed form when it has one channel
-// (capacity / crossings) or when its flows share one route (the narrowest channel's capacity /
-// crossings, for each of them), else by
-// progressive filling with a scan or a heap of channel shares; no flows left on it: nothing to
-// solve. Routes are interned (each distinct list of channels deduplicated once; flows point at
-// it). Arrays are kept between calls (no allocation once warm); the rates are those of
+// (capacity / crossings) or when the channel of the smallest capacity / crossings (ties: lowest
+// id) carries every flow of the component (one route's flows; pipeline transfers meeting at one
+// inter-node link): each flow gets that share, as progressive filling's first round would give
+// it; else by progressive filling with a scan or a heap of channel shares; no flows left on it:
+// nothing to solve. Routes are interned (each distinct list of channels deduplicated once; flows
+// point at it). Arrays are kept between calls (no allocation once warm); the rates are those of
 // MaxMinFairRates bit for bit. Activations and finishes due at the same time and
 // scheduled back to back (a ring step's flows) share one engine event, dispatched in the order
 // separate events would have been.
@@ -196,11 +197,9 @@ class FlowNetwork : public EventHandler {
   // One connected component with flows, component_channels_[channel_begin, channel_end) and
   // component_flows_[flow_begin, flow_end): brings its flows' remaining amounts to now, gives
   // them their max-min fair rates (those of MaxMinFairRates, bit for bit; closed forms for one
-  // channel or one route), sums them into Channel::rate_sum and reschedules the flows whose rate
-  // changed, in component order.
+  // channel or one bottleneck crossed by every flow), sums them into Channel::rate_sum and
+  // reschedules the flows whose rate changed, in component order.
   void SolveComponent(int channel_begin, int channel_end, int flow_begin, int flow_end);
-  // Whether all these flows run on one interned route (one flow does).
-  bool OnOneRoute(const int* flows, int num_flows) const;
   // Progressive filling over a component of several channels and flows, into Flow::new_rate.
   void FillProgressively(const int* channels, int num_channels, const int* flows, int num_flows);
   void PushShare(int channel);

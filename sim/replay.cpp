@@ -47,6 +47,11 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
       handler_id_(engine_.AddHandler(this)),
       routes_(topology) {
   const std::string where = schedule.source.empty() ? "schedule" : schedule.source;
+  plan_cache_ = options_.plans != nullptr
+                    ? options_.plans
+                    : std::make_shared<PlanCache>(topology, options_.collectives);
+  TERASIM_CHECK(plan_cache_->Serves(topology, options_.collectives),
+                "{}: the shared collective plans are for another topology or options", where);
   placement_ = options_.placement;
   if (placement_.empty()) {
     if (schedule.devices > topology.NumGpus()) {
@@ -109,8 +114,17 @@ void Replay::FindExclusiveGroups() {
       if (!runs[s.instance]) links.AddInstance(group);
       runs[s.instance] = 1;
     } else if (s.cls == OpClass::kPointToPoint && s.partner >= 0) {
-      // BeginTransfer's route: from the SEND's GPU to its peer's.
-      const Op& send = op.kind == OpKind::kSend ? op : schedule_.ops[s.partner];
+      // BeginTransfer's route: from the SEND's GPU to its peer's; each transfer seen at its SEND,
+      // or at its RECV where that SEND is not visited here (on a device folded away).
+      const bool is_send = op.kind == OpKind::kSend;
+      if (!is_send) {
+        const OpState& send = ops_[s.partner];
+        if (send.cls == OpClass::kPointToPoint && send.instance < 0 && send.partner >= 0 &&
+            fold_.IsRep(send.device)) {
+          continue;
+        }
+      }
+      const Op& send = is_send ? op : schedule_.ops[s.partner];
       const int src = placement_[send.device];
       const int dst = placement_[send.peer];
       std::vector<int>& known = destinations[src];
@@ -125,12 +139,24 @@ void Replay::FindExclusiveGroups() {
       }
     }
   }
-  // Every plan's runs' channels, per group (each distinct plan once).
+  // Every plan's runs' channels, per group: each distinct plan once (consecutive instances of a
+  // group mostly repeat its last key, which then needs no lookup).
   std::vector<std::vector<int>> group_plans(num_groups);
+  std::vector<int> last(num_groups, -1);  // per group: its last instance looked up
   for (size_t k = 0; k < instances_.size(); ++k) {
     if (!runs[k]) continue;
-    const int plan = PlanFor(instances_[k]);
-    std::vector<int>& known = group_plans[instances_[k].group];
+    const Instance& instance = instances_[k];
+    int& previous = last[instance.group];
+    if (previous >= 0) {
+      const Instance& seen = instances_[previous];
+      if (seen.kind == instance.kind && seen.bytes == instance.bytes &&
+          seen.root_gpu == instance.root_gpu) {
+        continue;
+      }
+    }
+    previous = static_cast<int>(k);
+    const int plan = PlanFor(instance);
+    std::vector<int>& known = group_plans[instance.group];
     if (std::find(known.begin(), known.end(), plan) == known.end()) known.push_back(plan);
   }
   for (int g = 0; g < num_groups; ++g) {
@@ -230,6 +256,7 @@ void Replay::ApplyFold() {
       schedule_,           placement_,           work_tp_, partner, group, succ_begin_, succ_,
       options_.compute_ns, options_.device_speed};
   graph.comm_keys = &comm_keys_;
+  graph.plans = plan_cache_.get();
   if (schedule_.symmetry.representatives_only) {
     // Only the representatives' ops are in the schedule: fold by its declared symmetry or not
     // at all.
@@ -251,12 +278,6 @@ void Replay::ApplyFold() {
     if (ops_[i].partner >= 0) ops_[i].partner = fold_.RepOp(ops_[i].partner);
   }
   for (Instance& instance : instances_) instance.expected = fold_.RepMembers(instance.group);
-}
-
-void Replay::ReportLinkBytes(int link, double bytes) {
-  const int to = fold_.LinkRep(link);
-  const double total = bytes * fold_.LinkMultiplicity(link);
-  for (ReplayObserver* o : observers_) o->OnLinkBytes(to, total);
 }
 
 Replay::~Replay() = default;
@@ -399,9 +420,20 @@ void Replay::BeginTransfer(int send, int recv) {
   // The SEND's peer: with a fold, `recv` may be the image of the real RECV on another device.
   const int dst = placement_[schedule_.ops[send].peer];
   const Bytes bytes = schedule_.ops[send].bytes;
-  const P2pRoute& p2p = P2pRouteOf(src, dst);
+  P2pRoute& p2p = P2pRouteOf(src, dst);
   const RouteCache::Entry& route = *p2p.entry;
-  for (int link : route.links) ReportLinkBytes(link, static_cast<double>(bytes));
+  if (!observers_.empty()) {
+    // Its bytes over each link of its route, by class with a fold.
+    if (p2p.link_bytes_of != bytes) {
+      p2p.link_bytes.clear();
+      for (int link : route.links) {
+        p2p.link_bytes.emplace_back(fold_.LinkRep(link),
+                                    static_cast<double>(bytes) * fold_.LinkMultiplicity(link));
+      }
+      p2p.link_bytes_of = bytes;
+    }
+    for (ReplayObserver* o : observers_) o->OnLinkBytesList(p2p.link_bytes);
+  }
   if (analytic_) {
     analytic_->StartTransfer(route, bytes, static_cast<int64_t>(send) * 4 + kTagP2p);
   } else {
@@ -410,13 +442,15 @@ void Replay::BeginTransfer(int send, int recv) {
   }
 }
 
-const Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
+Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
   if (p2p_routes_.empty()) p2p_routes_.resize(topology_.NumGpus());
   std::vector<P2pRoute>& known = p2p_routes_[src];
-  for (const P2pRoute& p2p : known) {
+  for (P2pRoute& p2p : known) {
     if (p2p.dst == dst) return p2p;
   }
-  P2pRoute p2p{dst, -1, &routes_.Get(src, dst)};
+  P2pRoute p2p;
+  p2p.dst = dst;
+  p2p.entry = &routes_.Get(src, dst);
   if (!analytic_) {
     // The flow network's route, folded with a fold (class representatives by multiplicity).
     const std::vector<int>* links = &p2p.entry->links;
@@ -426,7 +460,7 @@ const Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
     }
     p2p.network_route = network_->InternRoute(*links);
   }
-  known.push_back(p2p);
+  known.push_back(std::move(p2p));
   return known.back();
 }
 
@@ -442,23 +476,38 @@ int Replay::PlanFor(const Instance& instance) {
     }
   }
   CachedPlan cached;
-  // The fold's checks computed the plans of the groups it saw (the same call).
-  const CollectivePlan* checked =
-      fold_.CheckedPlan(instance.group, instance.kind, instance.bytes, instance.root_gpu);
-  cached.plan = checked != nullptr
-                    ? *checked
-                    : PlanCollective(instance.kind, group_gpus_[instance.group], instance.root_gpu,
-                                     instance.bytes, topology_, options_.collectives);
-  std::map<int, double> link_bytes;
+  // Shared with the fold's checks and the closed-form analysis (sim/plan_cache.h).
+  cached.plan = plan_cache_->Plan(instance.kind, group_gpus_[instance.group], instance.root_gpu,
+                                  instance.bytes);
+  // Its bytes per link: each link's sum in the order of the plan's transfers (phase, run, step,
+  // hop), links ascending.
+  link_sum_.resize(num_links_, 0.0);
+  link_touched_.clear();
+  std::vector<const std::vector<int>*> hops;
   for (const CollectivePhase& phase : cached.plan.phases) {
     for (const RingRun& run : phase.runs) {
+      if (run.steps <= 0) continue;
+      // StepTransfers' hops: gpus[e] -> gpus[e + 1] (a ring's last to its first), every one on
+      // every step of a ring, hop e on steps e .. e + chunks - 1 of a chain.
+      const int p = static_cast<int>(run.gpus.size());
+      hops.clear();
+      for (int e = 0; e < (run.closed ? p : p - 1); ++e) {
+        hops.push_back(&routes_.Get(run.gpus[e], run.gpus[(e + 1) % p]).links);
+      }
       for (int step = 0; step < run.steps; ++step) {
-        for (const auto& [src, dst] : StepTransfers(run, step)) {
-          for (int link : routes_.Get(src, dst).links) link_bytes[link] += run.bytes_per_flow;
+        const int first = run.closed ? 0 : std::max(0, step - run.chunks + 1);
+        const int last = run.closed ? p : std::min(p - 1, step + 1);
+        for (int e = first; e < last; ++e) {
+          for (int link : *hops[e]) {
+            if (link_sum_[link] == 0.0) link_touched_.push_back(link);
+            link_sum_[link] += run.bytes_per_flow;
+          }
         }
       }
     }
   }
+  std::sort(link_touched_.begin(), link_touched_.end());
+  link_touched_.erase(std::unique(link_touched_.begin(), link_touched_.end()), link_touched_.end());
   if (fold_.Folded()) {
     cached.folded = fold_.Plan(instance.group, instance.kind, instance.bytes, instance.root_gpu);
     TERASIM_CHECK(cached.folded != nullptr, "no folded plan for group {}",
@@ -466,8 +515,9 @@ int Replay::PlanFor(const Instance& instance) {
   }
   // With a fold the instance stands for its images outside its group's stabilizer.
   const double images = cached.folded != nullptr ? 1.0 / cached.folded->stabilizer : 1.0;
-  for (const auto& [link, bytes] : link_bytes) {
-    const double scaled = bytes * images;
+  for (int link : link_touched_) {
+    const double scaled = link_sum_[link] * images;
+    link_sum_[link] = 0.0;
     cached.link_bytes.emplace_back(fold_.LinkRep(link), scaled * fold_.LinkMultiplicity(link));
   }
   for (size_t p = 0; p < cached.plan.phases.size(); ++p) {

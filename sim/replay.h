@@ -36,6 +36,7 @@
 #include "sim/flow_network.h"
 #include "sim/network_topology.h"
 #include "sim/op_work.h"
+#include "sim/plan_cache.h"
 #include "sim/replay_graph.h"
 #include "sim/replay_observer.h"
 #include "sim/route_cache.h"
@@ -71,6 +72,11 @@ struct ReplayOptions {
   // representatives (Schedule::symmetry) is always folded by its declared symmetry; the
   // constructor throws InputError when that does not hold.
   bool fold = false;
+  // The collective plans to share (sim/plan_cache.h), for a caller that planned some already
+  // (SimulateGenerated's probe); it must serve the topology and `collectives` (an InternalError
+  // otherwise). nullptr: the replay plans into a cache of its own. Either way the fold's checks,
+  // the closed-form analysis and the collectives share one cache.
+  std::shared_ptr<PlanCache> plans;
   // Compute as flows on per-GPU channels of the flow network instead of ComputeSharing (the
   // same results; a reference for tests).
   bool compute_as_flows = false;
@@ -187,7 +193,7 @@ class Replay : public EventHandler, public FlowListener {
     CollectivePlan plan;
     const FoldedPlan* folded = nullptr;  // with a fold: its folded plan
     // Its bytes over each link, as reported to observers per instance: (the link's class
-    // representative, bytes x images x the link's multiplicity) (ReportLinkBytes's figures).
+    // representative, bytes x images x the link's multiplicity) (P2pRoute::link_bytes' figures).
     std::vector<std::pair<int, double>> link_bytes;
     // Per phase, per run: the FlowNetwork route of its aggregate flow (folded with a fold), -1
     // until first started.
@@ -204,16 +210,18 @@ class Replay : public EventHandler, public FlowListener {
     int dst = -1;
     int network_route = -1;
     const RouteCache::Entry* entry = nullptr;
+    // What its transfers of `link_bytes_of` bytes report to observers: per link, (its class
+    // representative, bytes x its multiplicity); kept for the next transfer of as many bytes.
+    std::vector<std::pair<int, double>> link_bytes;
+    Bytes link_bytes_of = -1;
   };
 
   void BuildGraph();
   void ApplyFold();
-  // Reports `bytes` over each link of `links` to the observers (by class with a fold).
-  void ReportLinkBytes(int link, double bytes);
   void StartOp(int op);
   void CompleteOp(int op);
   void BeginTransfer(int send, int recv);
-  const P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
+  P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);
   void StartPhase(int instance);
   void StartRunStep(int instance, int run);
@@ -255,7 +263,10 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<Instance> instances_;
   std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)
   std::vector<std::vector<RunProgress>> run_pool_;  // Instance::runs of finished instances
+  std::shared_ptr<PlanCache> plan_cache_;           // options_.plans, or the replay's own
   std::vector<CachedPlan> plans_;
+  std::vector<double> link_sum_;                   // PlanFor's scratch: per link, 0 between calls
+  std::vector<int> link_touched_;                  // PlanFor's scratch
   std::vector<std::vector<P2pRoute>> p2p_routes_;  // per source GPU: its destinations (a few)
   std::vector<std::vector<PlanKey>> group_plans_;  // per group: its plans (a handful)
   SymmetryFold fold_;

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <numeric>
 #include <string_view>
 
 #include "models/errors.h"
 #include "models/layer_flops.h"
 #include "sim/op_work.h"
+#include "sim/plan_cache.h"
 #include "sim/replay_graph.h"
 #include "sim/replay_stats.h"
 #include "sim/route_cache.h"
@@ -18,10 +20,13 @@ namespace terasim {
 
 namespace {
 
-// `keys`: the ops' keys when they are held apart (GenerateForReplay), else nullptr.
+// `keys`: the ops' keys when they are held apart (GenerateForReplay), else nullptr. `plans`:
+// collective plans computed already for this topology and options (ReplayOptions::plans), or
+// nullptr.
 SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology,
                        const ComputeCostModel& cost, const SimOptions& options,
-                       const OpKeys* keys = nullptr) {
+                       const OpKeys* keys = nullptr,
+                       const std::shared_ptr<PlanCache>& plans = nullptr) {
   const auto key_of = [&](int op) -> std::string_view {
     return keys != nullptr ? (*keys)[op] : std::string_view(schedule.ops[op].key);
   };
@@ -40,6 +45,7 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   replay_options.collectives = options.collectives;
   replay_options.compute_ns = options.compute_ns;
   replay_options.device_speed = options.device_speed;
+  replay_options.plans = plans;
   Replay replay(schedule, topology, cost, replay_options);
   const int num_links = static_cast<int>(topology.Links().size());
   ReplayStats stats(schedule, num_links);
@@ -134,22 +140,29 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   return result;
 }
 
-}  // namespace
-
-SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
-                   const ComputeCostModel& cost, const SimOptions& options) {
+// Simulate, with the collective plans of `plans` (nullptr: none yet).
+SimResult SimulateWith(const Schedule& schedule, const NetworkTopology& topology,
+                       const ComputeCostModel& cost, const SimOptions& options,
+                       const std::shared_ptr<PlanCache>& plans) {
   // A representatives-only schedule cannot be replayed whole.
   if (!options.fold || schedule.symmetry.representatives_only) {
-    return SimulateOnce(schedule, topology, cost, options);
+    return SimulateOnce(schedule, topology, cost, options, nullptr, plans);
   }
   try {
-    return SimulateOnce(schedule, topology, cost, options);
+    return SimulateOnce(schedule, topology, cost, options, nullptr, plans);
   } catch (const InputError&) {
     // A stalled folded replay: replay it whole for a message naming every device.
     SimOptions full = options;
     full.fold = false;
-    return SimulateOnce(schedule, topology, cost, full);
+    return SimulateOnce(schedule, topology, cost, full, nullptr, plans);
   }
+}
+
+}  // namespace
+
+SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
+                   const ComputeCostModel& cost, const SimOptions& options) {
+  return SimulateWith(schedule, topology, cost, options, nullptr);
 }
 
 namespace {
@@ -178,9 +191,9 @@ Schedule DeclaredProbe(const GenerateOptions& reps) {
 // rotation ("tensor-parallel:"), the tp ranks (of 0..T-1) that SymmetryFold::DeclaredLargest
 // simulates, when they are all of replica 0's first tp group's (what a representatives-only
 // schedule can hold); else empty. The checks a replay of `probe` makes (Replay::ApplyFold),
-// on one graph without the replay's network and state.
+// on one graph without the replay's network and state; the plans they compute go to `plans`.
 std::vector<int> DeclaredTpRanks(const Schedule& probe, const NetworkTopology& topology,
-                                 const SimOptions& options) {
+                                 const SimOptions& options, PlanCache& plans) {
   std::vector<int> placement = options.placement;
   if (placement.empty()) {
     for (int d = 0; d < probe.devices; ++d) placement.push_back(d);
@@ -196,8 +209,8 @@ std::vector<int> DeclaredTpRanks(const Schedule& probe, const NetworkTopology& t
     if (graph.instance[i] >= 0) group[i] = graph.instances[graph.instance[i]].group;
   }
   const FoldGraph fold_graph{
-      probe,      placement,          graph.work_tp,       graph.partner, group, graph.succ_begin,
-      graph.succ, options.compute_ns, options.device_speed};
+      probe,      placement,          graph.work_tp,        graph.partner, group, graph.succ_begin,
+      graph.succ, options.compute_ns, options.device_speed, nullptr,       &plans};
   RouteCache routes(topology);
   const SymmetryFold declared =
       SymmetryFold::Declared(fold_graph, topology, routes, options.collectives);
@@ -229,10 +242,10 @@ std::vector<int> DeclaredTpRanks(const Schedule& probe, const NetworkTopology& t
   return ranks;
 }
 
-}  // namespace
-
-std::vector<int> RepresentativeTpSet(const GenerateOptions& gen, const NetworkTopology& topology,
-                                     const ComputeCostModel& cost, const SimOptions& options) {
+// RepresentativeTpSet, planning the collectives its checks need into `plans`.
+std::vector<int> RepresentativeTpSetWith(const GenerateOptions& gen,
+                                         const NetworkTopology& topology, const SimOptions& options,
+                                         PlanCache& plans) {
   const bool declarable =
       options.fold && !options.record_link_rates && options.compute_ns.empty() &&
       std::adjacent_find(options.device_speed.begin(), options.device_speed.end(),
@@ -241,16 +254,25 @@ std::vector<int> RepresentativeTpSet(const GenerateOptions& gen, const NetworkTo
   if (!declarable) return {};
   // Tp rank 0 alone first, checked on a probe with few micro-batches.
   std::vector<int> ranks =
-      DeclaredTpRanks(DeclaredProbe(RepresentativeOptions(gen, {0})), topology, options);
+      DeclaredTpRanks(DeclaredProbe(RepresentativeOptions(gen, {0})), topology, options, plans);
   if (!ranks.empty() || gen.dp <= 1 || gen.tp <= 1) return ranks;
   // No tp rank stands for another (a collective's plan across the tp groups, a broadcast
   // boundary): replica 0 whole, every tp rank, folded by the replica shift alone.
   std::vector<int> all(gen.tp);
   std::iota(all.begin(), all.end(), 0);
-  if (DeclaredTpRanks(DeclaredProbe(RepresentativeOptions(gen, all)), topology, options).empty()) {
+  if (DeclaredTpRanks(DeclaredProbe(RepresentativeOptions(gen, all)), topology, options, plans)
+          .empty()) {
     return {};
   }
   return all;
+}
+
+}  // namespace
+
+std::vector<int> RepresentativeTpSet(const GenerateOptions& gen, const NetworkTopology& topology,
+                                     const ComputeCostModel& /*cost*/, const SimOptions& options) {
+  PlanCache plans(topology, options.collectives);
+  return RepresentativeTpSetWith(gen, topology, options, plans);
 }
 
 GenerateOptions RepresentativeOptions(const GenerateOptions& gen,
@@ -274,8 +296,11 @@ Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology
 
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
                             const ComputeCostModel& cost, const SimOptions& options) {
+  // The probe's collective plans (its declared-symmetry checks plan every group) are the
+  // replay's: planned once (sim/plan_cache.h).
+  const auto plans = std::make_shared<PlanCache>(topology, options.collectives);
   const GenerateOptions reps =
-      RepresentativeOptions(gen, RepresentativeTpSet(gen, topology, cost, options));
+      RepresentativeOptions(gen, RepresentativeTpSetWith(gen, topology, options, *plans));
   if (reps.representatives_only) {
     // The keys apart (no string per op): a representatives-only replay reads them only for the
     // critical path and the trace rows, and its fold (Declared) names no op.
@@ -283,13 +308,13 @@ SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& t
     const Schedule schedule = GenerateForReplay(reps, &keys);
     if (schedule.symmetry.representatives_only) {
       try {
-        return SimulateOnce(schedule, topology, cost, options, &keys);
+        return SimulateOnce(schedule, topology, cost, options, &keys, plans);
       } catch (const InputError&) {
         // Thrown again below, by the schedule with its keys, for a message naming the ops.
       }
     }
   }
-  return Simulate(Generate(reps), topology, cost, options);
+  return SimulateWith(Generate(reps), topology, cost, options, plans);
 }
 
 }  // namespace terasim

@@ -108,8 +108,9 @@ SimResult Simulate(const Schedule& schedule, const NetworkTopology& topology,
 // an asymmetric placement) the whole schedule. The result is Simulate's of the schedule it ran
 // (its trace has the representatives' rows only when folded that way); a representatives-only
 // schedule is generated with its keys apart (GenerateForReplay: no string per op), and again
-// with them where its replay throws, for the message. Throws InputError as Generate and
-// Simulate do.
+// with them where its replay throws, for the message. The collective plans that
+// RepresentativeTpSet's checks compute are the replay's (one PlanCache: sim/plan_cache.h).
+// Throws InputError as Generate and Simulate do.
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
                             const ComputeCostModel& cost, const SimOptions& options = {});
 // The tp ranks of replica 0 (ascending, 0 first) a representatives-only schedule of `gen` keeps

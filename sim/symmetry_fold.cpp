@@ -14,6 +14,7 @@
 #include "sim/fold_permutations.h"
 #include "sim/folded_plan.h"
 #include "sim/link_classes.h"
+#include "sim/plan_cache.h"
 
 namespace terasim {
 namespace {
@@ -121,6 +122,10 @@ const CollectivePlan& FoldBuilder::PlanOf(const PlanKey& key) {
   const auto& [group, kind, bytes, root] = key;
   std::vector<int> gpus;
   for (int rank : s_.groups[group].ranks) gpus.push_back(g_.placement[rank]);
+  if (g_.plans != nullptr) {
+    return plans_.emplace(key, g_.plans->Plan(static_cast<OpKind>(kind), gpus, root, bytes))
+        .first->second;
+  }
   // The group's NCCL communicator, once for all its plans.
   auto system = systems_.find(group);
   if (system == systems_.end()) {

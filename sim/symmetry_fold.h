@@ -74,6 +74,8 @@
 
 namespace terasim {
 
+class PlanCache;  // sim/plan_cache.h
+
 // The replay's view of the schedule that a fold is checked against (all borrowed).
 struct FoldGraph {
   const Schedule& schedule;
@@ -89,6 +91,8 @@ struct FoldGraph {
   // kept them: Declared then reads no op, nor `partner` and `group` (which may be empty); else
   // it collects them from the ops and `group`. Find reads the ops either way.
   const CommKeys* comm_keys = nullptr;
+  // The simulation's shared collective plans (sim/plan_cache.h), or nullptr: plan here.
+  PlanCache* plans = nullptr;
 };
 
 // How SymmetryFold::Declared's refusals begin (and the InputError a replay of such a schedule

@@ -10,6 +10,7 @@
 #include "models/json_reader.h"
 #include "models/layer_flops.h"
 #include "models/layer_operators.h"
+#include "models/memory_model.h"
 #include "models/operator_cost.h"
 #include "models/operator_params.h"
 #include "models/roofline_cost.h"
@@ -729,4 +730,27 @@ TEST_CASE("tensor-parallel collective calls: two per forward and backward, host 
     CHECK(std::strcmp(t.bound, "host") == 0);
     CHECK(std::strcmp(OperatorKindName(t.op.kind), "collective") == 0);
   }
+}
+
+TEST_CASE("eager accumulation moves 6 bytes per stage parameter per slice whatever its tokens",
+          "[models][operators]") {
+  // `w.grad += grad_w` (TeraPipe, after every slice's autograd.grad): reads both fp16
+  // gradients and writes one, 3 x 2 bytes per parameter of the rank's shard, so a short slice
+  // pays as much as a long one (a gpt3-175b layer at tp 4: 12 h^2 / 4 + biases, 2.72 GB).
+  const ModelCard m = LoadModelCard("gpt3-175b");
+  const LayerOperatorOptions eager{false, false, 2};
+  for (const auto& [tokens, context] : {std::pair<int64_t, int64_t>{120, 1200}, {2048, 0}}) {
+    const auto ops =
+        LayerOperators(m, Work(tokens, context, 4), OperatorPass::kBackwardWeight, eager);
+    const Bytes mlp = Find(ops, "mlp_grad_accumulate").bytes;
+    const Bytes attn = Find(ops, "attn_grad_accumulate").bytes;
+    CHECK(mlp == 6 * LayerShardParams(m, 4, Block::kMlp));
+    CHECK(attn == 6 * LayerShardParams(m, 4, Block::kAttention));
+    // 12 h^2 / t weights of the whole layer (h 12288, t 4): at least 2.71e9 bytes.
+    CHECK(mlp + attn >= 6 * 12 * 12288LL * 12288 / 4);
+    CHECK(mlp + attn < 6 * 12 * 12288LL * 12288 / 4 + 6 * 13 * 12288);
+  }
+  // The eager whole backward issues it last, after every GEMM of the layer.
+  const auto whole = LayerBackwardOperators(m, Work(120, 1200, 4), eager);
+  CHECK(std::strstr(whole.back().name, "grad_accumulate") != nullptr);
 }

@@ -129,6 +129,27 @@ TEST_CASE("Communication runs alongside compute and a RECV waits for its SEND") 
   REQUIRE(result.devices[1].comm_fraction * result.iteration_time_ns == Approx(2300));
 }
 
+TEST_CASE("Transfers of different sizes over one route each count their own bytes on its link") {
+  // Three transfers 0 -> 1 of 2000, 500 and 2000 bytes, one after another on one stream: the
+  // replay keeps a route's per-link figures for its last size, so each size change must redo
+  // them. The host link carries 2000 + 500 + 2000 = 4500 bytes.
+  FakeTopology topology(1, 2, 1e9, 300, 1e9, 0);
+  Schedule schedule;
+  schedule.devices = 2;
+  const std::vector<Bytes> sizes = {2000, 500, 2000};
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const std::string tensor = "t" + std::to_string(k);
+    schedule.ops.push_back(P2p("S" + std::to_string(k), OpKind::kSend, 0, 1, tensor, sizes[k]));
+    schedule.ops.push_back(P2p("R" + std::to_string(k), OpKind::kRecv, 1, 0, tensor, sizes[k]));
+  }
+  const FakeCost cost(1, 2);
+  const SimResult result = Simulate(schedule, topology, cost);
+  REQUIRE(result.links.size() == 1);
+  REQUIRE(result.links[0].bytes == 4500);
+  // One after another: 3 x 300 ns latency + 4500 bytes at 1 B/ns.
+  REQUIRE(result.iteration_time_ns == 3 * 300 + 4500);
+}
+
 TEST_CASE("A stalled replay names each blocked device and the op it waits on") {
   Schedule schedule;
   schedule.devices = 2;

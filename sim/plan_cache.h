@@ -1,0 +1,62 @@
+// PlanCache: the CollectivePlans of one simulation, each planned once and shared by every step
+// that needs them: SymmetryFold's checks (FoldGraph::plans), the replay's collectives
+// (Replay::PlanFor) and its closed-form analysis, and SimulateGenerated's probe of the declared
+// symmetry, whose plans its replay then reuses (ReplayOptions::plans).
+//
+// A plan is a pure function of (kind, GPUs in group order, root GPU, bytes) for one topology
+// and the planning fields of CollectiveOptions (PlanCollective), so a shared plan is the plan
+// the step would have computed, bit for bit. The NCCL communicator of a GPU set is computed
+// once, and NCCL's system of each (nodes, GPUs per node) shape once (NcclShapeSystem: the
+// costly part of NcclCommunicator, the same for every group of that shape).
+//
+// Borrows the topology (it must outlive the cache). Not thread-safe: one cache per simulation
+// (or per thread); nothing in it is global.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "models/nccl_model.h"
+#include "models/units.h"
+#include "schedule/op.h"
+#include "sim/collective_plan.h"
+#include "sim/network_topology.h"
+
+namespace terasim {
+
+class PlanCache {
+ public:
+  PlanCache(const NetworkTopology& topology, const CollectiveOptions& options);
+
+  // Whether the cache plans as `topology` (the same object) and `options` would: the fields a
+  // plan depends on are equal (algorithms, NCCL table, rings, broadcast chunk, channels per NIC).
+  bool Serves(const NetworkTopology& topology, const CollectiveOptions& options) const;
+
+  // PlanCollective(kind, gpus, root_gpu, bytes, topology, options). The reference stays valid
+  // for the cache's lifetime.
+  const CollectivePlan& Plan(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes);
+  // NcclCommunicator(gpus, topology, options).
+  const std::optional<NcclSystem>& Communicator(const std::vector<int>& gpus);
+
+  // Distinct plans, GPU sets and NCCL shapes computed so far.
+  int Plans() const { return static_cast<int>(plans_.size()); }
+  int GpuSets() const { return static_cast<int>(systems_.size()); }
+  int Shapes() const { return static_cast<int>(shapes_.size()); }
+
+ private:
+  int GpuSetOf(const std::vector<int>& gpus);
+
+  const NetworkTopology& topology_;
+  CollectiveOptions options_;
+  std::map<std::vector<int>, int> gpu_sets_;        // GPUs in group order -> id
+  std::vector<std::optional<NcclSystem>> systems_;  // per GPU set: its communicator
+  std::map<std::pair<int, int>, NcclSystem> shapes_;
+  std::map<std::tuple<int, int, Bytes, int>, int> plan_of_;  // (GPU set, kind, bytes, root)
+  std::deque<CollectivePlan> plans_;  // a deque: references stay valid as it grows
+};
+
+}  // namespace terasim

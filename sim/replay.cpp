@@ -73,12 +73,18 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   num_links_ = static_cast<int>(topology.Links().size());
   std::vector<double> capacity;
   for (const NetLink& link : topology.Links()) capacity.push_back(link.bw_bytes_per_s);
-  // One compute channel per GPU: capacity in ns of work per second (processor sharing).
-  for (int g = 0; g < topology.NumGpus(); ++g) capacity.push_back(1e9);
+  if (options_.compute_as_flows) {
+    // One compute channel per GPU: capacity in ns of work per second (processor sharing).
+    for (int g = 0; g < topology.NumGpus(); ++g) capacity.push_back(1e9);
+  }
   capacity_ = capacity;
   network_ = std::make_unique<FlowNetwork>(engine_, std::move(capacity), *this);
-  for (int g = 0; g < topology.NumGpus(); ++g) {
-    compute_route_.push_back(network_->InternRoute({num_links_ + g}));
+  if (options_.compute_as_flows) {
+    for (int g = 0; g < topology.NumGpus(); ++g) {
+      compute_route_.push_back(network_->InternRoute({num_links_ + g}));
+    }
+  } else {
+    compute_ = std::make_unique<ComputeSharing>(engine_, topology.NumGpus(), *this);
   }
   if (options_.network == NetworkMode::kAnalytic) {
     analytic_ = std::make_unique<AnalyticNetwork>(engine_, topology.Links(), *this, fold_);
@@ -355,8 +361,12 @@ void Replay::StartOp(int i) {
     if (s.device < static_cast<int>(options_.device_speed.size())) {
       work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[s.device]);
     }
-    network_->StartFlowOn(compute_route_[s.gpu], static_cast<double>(work_ns), 0,
-                          static_cast<int64_t>(i) * 4 + kTagCompute);
+    const int64_t tag = static_cast<int64_t>(i) * 4 + kTagCompute;
+    if (compute_) {
+      compute_->Start(s.gpu, static_cast<double>(work_ns), tag);
+    } else {
+      network_->StartFlowOn(compute_route_[s.gpu], static_cast<double>(work_ns), 0, tag);
+    }
   } else if (s.cls == OpClass::kPointToPoint) {
     if (s.partner >= 0 && ops_[s.partner].state == State::kArrived) {
       ops_[s.partner].critical_pred = i;  // the partner waited for this op

@@ -2,7 +2,8 @@
 //
 // Devices: every (device, stream) of the IR is an in-order queue; an op starts when it heads
 // its stream and its `after` deps are done. Compute ops of one GPU share its compute by
-// processor sharing (two busy streams each run at half speed). Communication runs alongside
+// processor sharing (two busy streams each run at half speed: sim/compute_sharing.h).
+// Communication runs alongside
 // compute: a SEND and its RECV (same tensor, matching peers) move their bytes as one network
 // flow once both have started; a collective starts when every member of its group has reached
 // it (the k-th collective on a group on each member is one instance) and runs as the flows of
@@ -30,6 +31,7 @@
 #include "models/units.h"
 #include "schedule/schedule_ir.h"
 #include "sim/collective_plan.h"
+#include "sim/compute_sharing.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/network_topology.h"
@@ -75,6 +77,9 @@ struct ReplayOptions {
   // otherwise). nullptr: the replay plans into a cache of its own. Either way the fold's checks,
   // the closed-form analysis and the collectives share one cache.
   std::shared_ptr<PlanCache> plans;
+  // Compute as flows on per-GPU channels of the flow network instead of ComputeSharing (the
+  // same results; a reference for tests).
+  bool compute_as_flows = false;
 };
 
 class Replay : public EventHandler, public FlowListener {
@@ -98,8 +103,8 @@ class Replay : public EventHandler, public FlowListener {
 
   TimeNs EndNs() const { return end_ns_; }  // when the last op finished
   int64_t Events() const { return engine_.EventsProcessed(); }
-  // Flows started in the flow network (compute, transfers, collective steps; not those of the
-  // phases run in closed form).
+  // Flows started in the flow network (transfers, collective steps; not those of the phases
+  // run in closed form; compute only with ReplayOptions::compute_as_flows).
   int64_t Flows() const { return network_->FlowsStarted(); }
   // Collective phases run as one timed event (their links exclusive).
   int64_t ClosedFormPhases() const { return closed_form_phases_; }
@@ -241,6 +246,7 @@ class Replay : public EventHandler, public FlowListener {
   int handler_id_;
   RouteCache routes_;
   std::unique_ptr<FlowNetwork> network_;
+  std::unique_ptr<ComputeSharing> compute_;    // null with ReplayOptions::compute_as_flows
   std::unique_ptr<AnalyticNetwork> analytic_;  // kAnalytic only
   int num_links_ = 0;
   std::vector<ReplayObserver*> observers_;
@@ -249,7 +255,7 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> work_tp_;  // per op: the tp degree of its compute work
   std::vector<int> work_of_;  // per op: its compute work in works_, -1 none
   std::vector<SliceWork> works_;
-  std::vector<int> compute_route_;  // per GPU: the FlowNetwork route of its compute channel
+  std::vector<int> compute_route_;  // compute_as_flows: per GPU, its compute channel's route
   std::vector<int> succ_begin_;     // CSR successor lists
   std::vector<int> succ_;
   std::vector<std::vector<int>> group_gpus_;

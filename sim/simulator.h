@@ -88,7 +88,7 @@ struct SimResult {
   int fold_order = 1;     // devices each simulated device stood for (1: not folded)
   std::string fold_note;  // why a candidate symmetry was refused ("" when none was)
   int64_t events = 0;
-  int64_t flows = 0;  // flows started in the flow network (compute ones included)
+  int64_t flows = 0;  // flows started in the flow network (not compute: ComputeSharing)
   // Analytic mode: the fraction of link bytes that met staggered contention, which the flow
   // mode models and the analytic mode cannot (Replay::StaggeredFraction).
   double analytic_staggered_fraction = 0;

@@ -1,0 +1,148 @@
+#include "sim/compute_sharing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/errors.h"
+
+namespace terasim {
+namespace {
+
+// A slot of `items`: the last freed one, else a new one at the end.
+template <typename T>
+int TakeSlot(std::vector<int>& free, std::vector<T>& items) {
+  if (!free.empty()) {
+    const int slot = free.back();
+    free.pop_back();
+    return slot;
+  }
+  items.emplace_back();
+  return static_cast<int>(items.size()) - 1;
+}
+
+}  // namespace
+
+ComputeSharing::ComputeSharing(Engine& engine, int num_gpus, FlowListener& listener)
+    : engine_(engine),
+      listener_(listener),
+      handler_id_(engine.AddHandler(this)),
+      gpus_(static_cast<size_t>(std::max(0, num_gpus))) {}
+
+void ComputeSharing::Start(int gpu, double work_ns, int64_t tag) {
+  TERASIM_CHECK(gpu >= 0 && gpu < static_cast<int>(gpus_.size()), "unknown GPU {}", gpu);
+  const int id = TakeSlot(free_jobs_, jobs_);
+  ++jobs_started_;
+  Job& job = jobs_[id];
+  job.remaining = std::max(0.0, work_ns);
+  job.rate = 0;
+  job.last_update_ns = engine_.Now();
+  job.tag = tag;
+  job.gpu = -1;
+  if (job.remaining <= 0) {
+    ScheduleFinish(id);  // nothing to do: done now
+    return;
+  }
+  job.gpu = gpu;
+  Gpu& on = gpus_[gpu];
+  on.jobs.push_back(id);
+  if (on.jobs.size() == 1 && !solve_pending_) {
+    // Alone, with no recomputation due now: the one it would get gives it the whole GPU.
+    job.rate = 1e9;
+    ScheduleFinish(id);
+    return;
+  }
+  MarkDirty(gpu);
+}
+
+void ComputeSharing::MarkDirty(int gpu) {
+  Gpu& on = gpus_[gpu];
+  if (!on.dirty) {
+    on.dirty = true;
+    dirty_.push_back(gpu);
+  }
+  if (!solve_pending_) {
+    solve_pending_ = true;
+    engine_.Schedule(engine_.Now(), handler_id_, kSolve);
+  }
+}
+
+void ComputeSharing::Solve() {
+  const TimeNs now = engine_.Now();
+  for (int g : dirty_) {
+    Gpu& on = gpus_[g];
+    on.dirty = false;
+    if (on.jobs.empty()) continue;
+    for (int id : on.jobs) {
+      Job& job = jobs_[id];
+      job.remaining = std::max(0.0, job.remaining - job.rate * 1e-9 * (now - job.last_update_ns));
+      job.last_update_ns = now;
+    }
+    const double share = 1e9 / static_cast<int>(on.jobs.size());
+    for (int id : on.jobs) {
+      Job& job = jobs_[id];
+      if (job.rate != share) {
+        job.rate = share;
+        ScheduleFinish(id);
+      }
+    }
+  }
+  dirty_.clear();
+}
+
+void ComputeSharing::ScheduleFinish(int id) {
+  Job& job = jobs_[id];
+  ++job.version;
+  TimeNs duration_ns = 0;
+  if (job.gpu >= 0 && job.remaining > 0) {
+    // A tolerance well below one ns keeps exact quotients from rounding up a whole ns.
+    const double ns = job.remaining / job.rate * 1e9;
+    duration_ns = static_cast<TimeNs>(std::max(0.0, std::ceil(ns - 1e-6)));
+  }
+  const TimeNs time_ns = engine_.Now() + duration_ns;
+  if (open_batch_ >= 0 && open_time_ns_ == time_ns && open_seq_ + 1 == engine_.NextSeq()) {
+    batches_[open_batch_].jobs.emplace_back(id, job.version);
+    return;
+  }
+  const int b = TakeSlot(free_batches_, batches_);
+  batches_[b].jobs.emplace_back(id, job.version);
+  open_batch_ = b;
+  open_time_ns_ = time_ns;
+  open_seq_ = engine_.Schedule(time_ns, handler_id_, kFinish, b);
+}
+
+void ComputeSharing::Finish(int id) {
+  Job& job = jobs_[id];
+  ++job.version;
+  if (job.gpu >= 0) {
+    std::vector<int>& on = gpus_[job.gpu].jobs;
+    if (on.size() == 1) {
+      on.clear();  // it was alone there
+    } else {
+      on.erase(std::find(on.begin(), on.end(), id));  // the others keep their order
+      MarkDirty(job.gpu);
+    }
+  }
+  const int64_t tag = job.tag;
+  free_jobs_.push_back(id);
+  listener_.OnFlowDone(tag);
+}
+
+void ComputeSharing::Handle(const Event& event) {
+  if (event.kind == kSolve) {
+    solve_pending_ = false;
+    Solve();
+    return;
+  }
+  TERASIM_CHECK(event.kind == kFinish, "unknown compute event kind {}", event.kind);
+  const int b = static_cast<int>(event.a);
+  if (open_batch_ == b) open_batch_ = -1;
+  // By index: finishing a job may start jobs, which may add batches.
+  for (size_t k = 0; k < batches_[b].jobs.size(); ++k) {
+    const auto [id, version] = batches_[b].jobs[k];
+    if (jobs_[id].version == version) Finish(id);  // else rescheduled since
+  }
+  batches_[b].jobs.clear();
+  free_batches_.push_back(b);
+}
+
+}  // namespace terasim

@@ -85,35 +85,56 @@ struct Plan {
 class Name {
  public:
   Name() = default;
+  // One length check for all the pieces (each at most its Bound), then copies unchecked.
   template <typename... Pieces>
   explicit Name(const Pieces&... pieces) {
-    (Append(pieces), ...);
+    if ((Bound(pieces) + ... + size_t{0}) <= sizeof(chars_)) {
+      (Put(pieces), ...);
+    } else {
+      (Append(pieces), ...);
+    }
   }
 
   // Inlined, so that a literal piece becomes a store of its known length.
-  [[gnu::always_inline]] Name& Append(std::string_view text) {
-    if (size_ + text.size() > sizeof(chars_)) TooLong(text);
-    char* to = chars_ + size_;
-    size_ += text.size();
-    CopyShort(to, text);
+  template <typename Piece>
+  [[gnu::always_inline]] Name& Append(const Piece& piece) {
+    if (size_ + Bound(piece) > sizeof(chars_)) TooLong(View(piece));
+    Put(piece);
     return *this;
-  }
-  [[gnu::always_inline]] Name& Append(const char* text) { return Append(std::string_view(text)); }
-  [[gnu::always_inline]] Name& Append(const std::string& text) {
-    return Append(std::string_view(text));
-  }
-  [[gnu::always_inline]] Name& Append(const Name& name) { return Append(name.View()); }
-  [[gnu::always_inline]] Name& Append(char c) { return Append(std::string_view(&c, 1)); }
-  [[gnu::always_inline]] Name& Append(int value) {
-    char digits[16];
-    const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
-    return Append(std::string_view(digits, static_cast<size_t>(end - digits)));
   }
 
   std::string_view View() const { return {chars_, size_}; }
   std::string Str() const { return std::string(chars_, size_); }
 
  private:
+  // At most the characters a piece writes; its text.
+  static constexpr size_t kIntChars = 11;  // "-2147483648"
+  [[gnu::always_inline]] static size_t Bound(std::string_view text) { return text.size(); }
+  [[gnu::always_inline]] static size_t Bound(const char* text) { return std::strlen(text); }
+  [[gnu::always_inline]] static size_t Bound(const std::string& text) { return text.size(); }
+  [[gnu::always_inline]] static size_t Bound(const Name& name) { return name.size_; }
+  [[gnu::always_inline]] static constexpr size_t Bound(char) { return 1; }
+  [[gnu::always_inline]] static constexpr size_t Bound(int) { return kIntChars; }
+  static std::string_view View(std::string_view text) { return text; }
+  static std::string_view View(const Name& name) { return name.View(); }
+  static std::string_view View(char c) { return std::string_view(&c, 1); }
+  static std::string_view View(int) { return "(number)"; }
+
+  // Appends a piece that fits.
+  [[gnu::always_inline]] void Put(std::string_view text) {
+    CopyShort(chars_ + size_, text);
+    size_ += text.size();
+  }
+  [[gnu::always_inline]] void Put(const char* text) { Put(std::string_view(text)); }
+  [[gnu::always_inline]] void Put(const std::string& text) { Put(std::string_view(text)); }
+  [[gnu::always_inline]] void Put(const Name& name) { Put(name.View()); }
+  [[gnu::always_inline]] void Put(char c) { chars_[size_++] = c; }
+  [[gnu::always_inline]] void Put(int value) {
+    // Room for kIntChars checked: straight into the buffer.
+    size_ = static_cast<size_t>(
+        std::to_chars(chars_ + size_, chars_ + size_ + kIntChars, value).ptr - chars_);
+  }
+
   [[noreturn, gnu::cold, gnu::noinline]] void TooLong(std::string_view text) const {
     TERASIM_CHECK(false, "name too long: {}{}", View(), text);
     std::abort();  // not reached: TERASIM_CHECK(false) throws
@@ -131,7 +152,8 @@ struct UnitPlace {
   int rows;
   Range tokens;
   Name tag;         // "s{stage}.m{mb}.t{t0}-{t1}", the unit's part of op keys
-  Name tensor_tag;  // "m{mb}.t{t0}-{t1}", its part of tensor identities
+  Name tag_sfx;     // tag and the rank suffix: the key of its boundary ops after their prefix
+  Name tensor_tag;  // "m{mb}.t{t0}-{t1}", its part of tensor identities (Generate only)
 };
 
 // What a compute op of one unit computes: the key prefix, the kind and the tensor prefix of
@@ -332,7 +354,9 @@ class DeviceEmitter {
     u.rows = plan_.microbatches[step.microbatch].rows;
     u.tokens = plan_.tokens[step.microbatch][step.slice];
     u.tag = Name('s', u.stage, ".m", u.mb, ".t", u.tokens.begin, '-', u.tokens.end);
-    u.tensor_tag = Name('m', u.mb, ".t", u.tokens.begin, '-', u.tokens.end);
+    u.tag_sfx = Name(u.tag, sfx_);
+    // Tensor identities are Generate's only (GenerateForReplay names no tensor by it).
+    if (keys_ == nullptr) u.tensor_tag = Name('m', u.mb, ".t", u.tokens.begin, '-', u.tokens.end);
     return u;
   }
 
@@ -445,7 +469,7 @@ class DeviceEmitter {
     const int from_rank = plan_.stage_rank[from];
     int last = -1;
     if (!broadcast || r_ == 0) {
-      Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).View(), OpKind::kRecv,
+      Op& op = AddUnitOp(Key(forward ? "RF." : "RB.", u.tag_sfx.View()), OpKind::kRecv,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
       SetFresh(op.tensor, tensor.View());
@@ -453,7 +477,7 @@ class DeviceEmitter {
       last = Last();
     }
     if (broadcast) {
-      Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).View(), OpKind::kBroadcast,
+      Op& op = AddUnitOp(Key(forward ? "BCF." : "BCB.", u.tag_sfx.View()), OpKind::kBroadcast,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.group = tp_group_;
       op.peer = plan_.Device(d_, p_, 0);
@@ -473,7 +497,7 @@ class DeviceEmitter {
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
     const Name tensor = BoundaryTensor(u, forward, forward ? layers.end : layers.begin);
-    Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).View(), OpKind::kSend,
+    Op& op = AddUnitOp(Key(forward ? "SF." : "SB.", u.tag_sfx.View()), OpKind::kSend,
                        BoundaryStream("send", forward, u.stage).View(), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
     SetFresh(op.tensor, tensor.View());

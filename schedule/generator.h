@@ -180,8 +180,11 @@ Schedule Generate(const GenerateOptions& options);
 [[gnu::always_inline]] inline void CopyShort(char* to, std::string_view text) {
   const char* from = text.data();
   const size_t n = text.size();
-  if (n >= 8) {
-    for (size_t i = 0; i + 8 < n; i += 8) std::memcpy(to + i, from + i, 8);
+  if (n >= 16) {
+    for (size_t i = 0; i + 16 < n; i += 16) std::memcpy(to + i, from + i, 16);
+    std::memcpy(to + n - 16, from + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(to, from, 8);
     std::memcpy(to + n - 8, from + n - 8, 8);
   } else if (n >= 4) {
     std::memcpy(to, from, 4);

@@ -847,75 +847,45 @@ std::string WritePir(const Schedule& s) {
     const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
     out.append(digits, static_cast<size_t>(end - digits));
   };
+  // " name=value" fields.
+  const auto text_field = [&text](std::string_view name, std::string_view value) {
+    text(name);
+    text(value);
+  };
+  const auto number_field = [&text, &number](std::string_view name, int64_t value) {
+    text(name);
+    number(value);
+  };
+  const auto range_field = [&number_field](std::string_view name, const Range& range) {
+    number_field(name, range.begin);
+    number_field("-", range.end);
+  };
   int last_device = -1;
   for (const Op& op : s.ops) {
     if (op.device != last_device) {
-      text("# device ");
-      number(op.device);
-      text("\n");
+      number_field("# device ", op.device);
+      out += '\n';
       last_device = op.device;
     }
     text("op ");
     text(op.key);
     text(" ");
     text(OpKindName(op.kind));
-    text(" dev=");
-    number(op.device);
-    text(" stream=");
-    text(op.stream);
-    if (op.stage >= 0) {
-      text(" stage=");
-      number(op.stage);
-    }
-    if (!op.layers.Empty()) {
-      text(" layers=");
-      number(op.layers.begin);
-      text("-");
-      number(op.layers.end);
-    }
-    if (op.part != LayerPart::kWhole) {
-      text(" part=");
-      text(LayerPartName(op.part));
-    }
-    if (op.microbatch >= 0) {
-      text(" mb=");
-      number(op.microbatch);
-    }
-    if (op.rows > 0) {
-      text(" rows=");
-      number(op.rows);
-    }
-    if (!op.tokens.Empty()) {
-      text(" tokens=");
-      number(op.tokens.begin);
-      text("-");
-      number(op.tokens.end);
-    }
-    if (!op.group.empty()) {
-      text(" group=");
-      text(op.group);
-    }
-    if (op.peer >= 0) {
-      text(" peer=");
-      number(op.peer);
-    }
-    if (!op.tensor.empty()) {
-      text(" tensor=");
-      text(op.tensor);
-    }
-    if (op.bytes > 0) {
-      text(" bytes=");
-      number(op.bytes);
-    }
-    if (op.recompute != Recompute::kNone) {
-      text(" recompute=");
-      text(RecomputeName(op.recompute));
-    }
+    number_field(" dev=", op.device);
+    text_field(" stream=", op.stream);
+    if (op.stage >= 0) number_field(" stage=", op.stage);
+    if (!op.layers.Empty()) range_field(" layers=", op.layers);
+    if (op.part != LayerPart::kWhole) text_field(" part=", LayerPartName(op.part));
+    if (op.microbatch >= 0) number_field(" mb=", op.microbatch);
+    if (op.rows > 0) number_field(" rows=", op.rows);
+    if (!op.tokens.Empty()) range_field(" tokens=", op.tokens);
+    if (!op.group.empty()) text_field(" group=", op.group);
+    if (op.peer >= 0) number_field(" peer=", op.peer);
+    if (!op.tensor.empty()) text_field(" tensor=", op.tensor);
+    if (op.bytes > 0) number_field(" bytes=", op.bytes);
+    if (op.recompute != Recompute::kNone) text_field(" recompute=", RecomputeName(op.recompute));
     if (op.sequence_parallel) text(" sp=1");
-    if (op.zero > 0) {
-      text(" zero=");
-      number(op.zero);
-    }
+    if (op.zero > 0) number_field(" zero=", op.zero);
     if (!op.after.empty()) {
       text(" after=");
       for (size_t i = 0; i < op.after.size(); ++i) {

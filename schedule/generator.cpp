@@ -1,5 +1,6 @@
 #include "schedule/generator.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -84,50 +85,56 @@ struct Plan {
 class Name {
  public:
   Name() = default;
+  // One length check for all the pieces (each at most its Bound), then copies unchecked.
   template <typename... Pieces>
   explicit Name(const Pieces&... pieces) {
-    (Append(pieces), ...);
+    if ((Bound(pieces) + ... + size_t{0}) <= sizeof(chars_)) {
+      (Put(pieces), ...);
+    } else {
+      (Append(pieces), ...);
+    }
   }
 
   // Inlined, so that a literal piece becomes a store of its known length.
-  [[gnu::always_inline]] Name& Append(std::string_view text) {
-    if (size_ + text.size() > sizeof(chars_)) TooLong(text);
-    // Pieces are a few characters: word copies inline, where a call to memcpy would not; the
-    // tail as two overlapping copies of the widest word that fits (not byte by byte).
-    const char* from = text.data();
-    const size_t n = text.size();
-    char* to = chars_ + size_;
-    size_ += n;
-    if (n >= 8) {
-      for (size_t i = 0; i + 8 < n; i += 8) std::memcpy(to + i, from + i, 8);
-      std::memcpy(to + n - 8, from + n - 8, 8);
-    } else if (n >= 4) {
-      std::memcpy(to, from, 4);
-      std::memcpy(to + n - 4, from + n - 4, 4);
-    } else if (n >= 2) {
-      std::memcpy(to, from, 2);
-      std::memcpy(to + n - 2, from + n - 2, 2);
-    } else if (n == 1) {
-      *to = *from;
-    }
+  template <typename Piece>
+  [[gnu::always_inline]] Name& Append(const Piece& piece) {
+    if (size_ + Bound(piece) > sizeof(chars_)) TooLong(View(piece));
+    Put(piece);
     return *this;
-  }
-  [[gnu::always_inline]] Name& Append(const char* text) { return Append(std::string_view(text)); }
-  [[gnu::always_inline]] Name& Append(const std::string& text) {
-    return Append(std::string_view(text));
-  }
-  [[gnu::always_inline]] Name& Append(const Name& name) { return Append(name.View()); }
-  [[gnu::always_inline]] Name& Append(char c) { return Append(std::string_view(&c, 1)); }
-  [[gnu::always_inline]] Name& Append(int value) {
-    char digits[16];
-    const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
-    return Append(std::string_view(digits, static_cast<size_t>(end - digits)));
   }
 
   std::string_view View() const { return {chars_, size_}; }
   std::string Str() const { return std::string(chars_, size_); }
 
  private:
+  // At most the characters a piece writes; its text.
+  static constexpr size_t kIntChars = 11;  // "-2147483648"
+  [[gnu::always_inline]] static size_t Bound(std::string_view text) { return text.size(); }
+  [[gnu::always_inline]] static size_t Bound(const char* text) { return std::strlen(text); }
+  [[gnu::always_inline]] static size_t Bound(const std::string& text) { return text.size(); }
+  [[gnu::always_inline]] static size_t Bound(const Name& name) { return name.size_; }
+  [[gnu::always_inline]] static constexpr size_t Bound(char) { return 1; }
+  [[gnu::always_inline]] static constexpr size_t Bound(int) { return kIntChars; }
+  static std::string_view View(std::string_view text) { return text; }
+  static std::string_view View(const Name& name) { return name.View(); }
+  static std::string_view View(char c) { return std::string_view(&c, 1); }
+  static std::string_view View(int) { return "(number)"; }
+
+  // Appends a piece that fits.
+  [[gnu::always_inline]] void Put(std::string_view text) {
+    CopyShort(chars_ + size_, text);
+    size_ += text.size();
+  }
+  [[gnu::always_inline]] void Put(const char* text) { Put(std::string_view(text)); }
+  [[gnu::always_inline]] void Put(const std::string& text) { Put(std::string_view(text)); }
+  [[gnu::always_inline]] void Put(const Name& name) { Put(name.View()); }
+  [[gnu::always_inline]] void Put(char c) { chars_[size_++] = c; }
+  [[gnu::always_inline]] void Put(int value) {
+    // Room for kIntChars checked: straight into the buffer.
+    size_ = static_cast<size_t>(
+        std::to_chars(chars_ + size_, chars_ + size_ + kIntChars, value).ptr - chars_);
+  }
+
   [[noreturn, gnu::cold, gnu::noinline]] void TooLong(std::string_view text) const {
     TERASIM_CHECK(false, "name too long: {}{}", View(), text);
     std::abort();  // not reached: TERASIM_CHECK(false) throws
@@ -145,33 +152,47 @@ struct UnitPlace {
   int rows;
   Range tokens;
   Name tag;         // "s{stage}.m{mb}.t{t0}-{t1}", the unit's part of op keys
-  Name tensor_tag;  // "m{mb}.t{t0}-{t1}", its part of tensor identities
+  Name tag_sfx;     // tag and the rank suffix: the key of its boundary ops after their prefix
+  Name tensor_tag;  // "m{mb}.t{t0}-{t1}", its part of tensor identities (Generate only)
 };
 
 // What a compute op of one unit computes: the key prefix, the kind and the tensor prefix of
-// its tp collectives.
+// its tp collectives. Key prefixes end with the '.' before the unit's part of the key.
 struct PassNames {
   OpKind kind;
-  std::string_view key;  // "F", "B", "BI", "BW", "R"
+  std::string_view key;  // "F.", "B.", "BI.", "BW.", "R."
   std::string_view tp;   // tensor prefix of its tp collectives: "tpf", "tpb", "tpr" ("" for none)
-  std::string_view ar;   // all-reduce key prefix: "ARF", "ARB", "ARR"
-  std::string_view sp;   // sequence-parallel key infix: "F", "B", "R"
+  std::string_view ar;   // all-reduce key prefix: "ARF.", "ARB.", "ARR."
+  std::string_view ag;   // sequence-parallel all-gather key prefix: "AGF.", "AGB.", "AGR."
+  std::string_view rs;   // sequence-parallel reduce-scatter key prefix: "RSF.", "RSB.", "RSR."
+  std::string_view tpg;  // tensor prefixes of the sequence-parallel all-gather and
+  std::string_view tps;  // reduce-scatter: "tpfg", "tpfs", ...
 };
 
 PassNames NamesOf(OpKind kind) {
   switch (kind) {
     case OpKind::kFwd:
-      return {kind, "F", "tpf", "ARF", "F"};
+      return {kind, "F.", "tpf", "ARF.", "AGF.", "RSF.", "tpfg", "tpfs"};
     case OpKind::kBwd:
-      return {kind, "B", "tpb", "ARB", "B"};
+      return {kind, "B.", "tpb", "ARB.", "AGB.", "RSB.", "tpbg", "tpbs"};
     case OpKind::kBwdInput:
-      return {kind, "BI", "tpb", "ARB", "B"};
+      return {kind, "BI.", "tpb", "ARB.", "AGB.", "RSB.", "tpbg", "tpbs"};
     case OpKind::kBwdWeight:
-      return {kind, "BW", "", "", ""};
+      return {kind, "BW.", "", "", "", "", "", ""};
     default:
-      return {OpKind::kRecompute, "R", "tpr", "ARR", "R"};
+      return {OpKind::kRecompute, "R.", "tpr", "ARR.", "AGR.", "RSR.", "tprg", "tprs"};
   }
 }
+
+// An op's key: `head` followed by `tail` (a prefix and a part several ops share).
+struct Key {
+  // Implicit, for one-piece keys.
+  Key(std::string_view whole) : head(whole) {}    // NOLINT(google-explicit-constructor)
+  Key(const std::string& whole) : head(whole) {}  // NOLINT(google-explicit-constructor)
+  Key(std::string_view h, std::string_view t) : head(h), tail(t) {}
+  std::string_view head;
+  std::string_view tail;
+};
 
 // Writes one device's ops in issue order.
 class DeviceEmitter {
@@ -333,7 +354,9 @@ class DeviceEmitter {
     u.rows = plan_.microbatches[step.microbatch].rows;
     u.tokens = plan_.tokens[step.microbatch][step.slice];
     u.tag = Name('s', u.stage, ".m", u.mb, ".t", u.tokens.begin, '-', u.tokens.end);
-    u.tensor_tag = Name('m', u.mb, ".t", u.tokens.begin, '-', u.tokens.end);
+    u.tag_sfx = Name(u.tag, sfx_);
+    // Tensor identities are Generate's only (GenerateForReplay names no tensor by it).
+    if (keys_ == nullptr) u.tensor_tag = Name('m', u.mb, ".t", u.tokens.begin, '-', u.tokens.end);
     return u;
   }
 
@@ -351,18 +374,23 @@ class DeviceEmitter {
   void After(Op& op, int dep) {
     TERASIM_CHECK(&op == &ops_.back() && dep >= 0 && dep < Last(), "after: op {} on {}", dep,
                   op.key);
-    op.after.push_back(ops_[dep].key);
+    if (keys_ != nullptr) {
+      op.after.emplace_back();  // the keys are apart: an empty reference, one per dependency
+    } else {
+      op.after.push_back(ops_[dep].key);
+    }
     after_.op.push_back(dep);
   }
 
-  Op& Add(std::string_view key, OpKind kind, std::string_view stream) {
+  Op& Add(Key key, OpKind kind, std::string_view stream) {
     // Closes the row of the op before (its deps are all in) and opens this op's.
     after_.begin.push_back(static_cast<int>(after_.op.size()));
     Op& op = ops_.emplace_back();
     if (keys_ != nullptr) {
-      keys_->Add(key);
+      keys_->Add(key.head, key.tail);
     } else {
-      op.key.assign(key.data(), key.size());
+      op.key.reserve(key.head.size() + key.tail.size());
+      op.key.append(key.head.data(), key.head.size()).append(key.tail.data(), key.tail.size());
     }
     op.kind = kind;
     op.device = device_;
@@ -371,7 +399,7 @@ class DeviceEmitter {
   }
 
   // An op that carries or computes one unit: stage, micro-batch, rows, tokens.
-  Op& AddUnitOp(std::string_view key, OpKind kind, std::string_view stream, const UnitPlace& u) {
+  Op& AddUnitOp(Key key, OpKind kind, std::string_view stream, const UnitPlace& u) {
     Op& op = Add(key, kind, stream);
     op.stage = u.stage;
     op.microbatch = u.mb;
@@ -381,7 +409,7 @@ class DeviceEmitter {
   }
 
   // A layer compute op of one unit, with the recipe fields of the options.
-  Op& AddCompute(std::string_view key, OpKind kind, const UnitPlace& u) {
+  Op& AddCompute(Key key, OpKind kind, const UnitPlace& u) {
     Op& op = AddUnitOp(key, kind, "compute", u);
     op.recompute = RecomputeMode();
     op.sequence_parallel = SequenceParallel();
@@ -441,19 +469,19 @@ class DeviceEmitter {
     const int from_rank = plan_.stage_rank[from];
     int last = -1;
     if (!broadcast || r_ == 0) {
-      Op& op = AddUnitOp(Name(forward ? "RF." : "RB.", u.tag, sfx_).View(), OpKind::kRecv,
+      Op& op = AddUnitOp(Key(forward ? "RF." : "RB.", u.tag_sfx.View()), OpKind::kRecv,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
-      op.tensor = tensor.Str();
+      SetFresh(op.tensor, tensor.View());
       op.bytes = BoundaryBytes(u);
       last = Last();
     }
     if (broadcast) {
-      Op& op = AddUnitOp(Name(forward ? "BCF." : "BCB.", u.tag, sfx_).View(), OpKind::kBroadcast,
+      Op& op = AddUnitOp(Key(forward ? "BCF." : "BCB.", u.tag_sfx.View()), OpKind::kBroadcast,
                          BoundaryStream("recv", forward, u.stage).View(), u);
       op.group = tp_group_;
       op.peer = plan_.Device(d_, p_, 0);
-      if (CollectiveTensors()) op.tensor = tensor.Str();
+      if (CollectiveTensors()) SetFresh(op.tensor, tensor.View());
       op.bytes = ActivationBytes(u);
       last = Last();
     }
@@ -469,21 +497,22 @@ class DeviceEmitter {
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
     const Name tensor = BoundaryTensor(u, forward, forward ? layers.end : layers.begin);
-    Op& op = AddUnitOp(Name(forward ? "SF." : "SB.", u.tag, sfx_).View(), OpKind::kSend,
+    Op& op = AddUnitOp(Key(forward ? "SF." : "SB.", u.tag_sfx.View()), OpKind::kSend,
                        BoundaryStream("send", forward, u.stage).View(), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
-    op.tensor = tensor.Str();
+    SetFresh(op.tensor, tensor.View());
     op.bytes = BoundaryBytes(u);
     After(op, last);
   }
 
   // A tp collective of one layer part (kind ALLREDUCE, or with sequence parallelism
   // ALLGATHER / REDUCE_SCATTER) on the compute stream; `where` is the part's key after the
-  // prefix ("{tag}.l{layer}.{part}{sfx}", as its compute op's). Returns its position.
+  // prefix ("{tag}.l{layer}.{part}{sfx}", as its compute op's), `key_prefix` the key's
+  // before it ("ARF." ...). Returns its position.
   int TpCollective(const UnitPlace& u, OpKind kind, std::string_view key_prefix,
                    std::string_view tensor_prefix, int layer, std::string_view part_name,
                    const Name& where) {
-    Op& op = AddUnitOp(Name(key_prefix, '.', where).View(), kind, "compute", u);
+    Op& op = AddUnitOp(Key(key_prefix, where.View()), kind, "compute", u);
     op.layers = {layer, layer + 1};
     SetFresh(op.group, tp_group_);
     if (CollectiveTensors()) {
@@ -512,14 +541,14 @@ class DeviceEmitter {
     if (part != LayerPart::kWhole) where.Append('.').Append(part_name);
     where.Append(sfx_);
     if (collectives && SequenceParallel()) {
-      const int gather = TpCollective(u, OpKind::kAllGather, Name("AG", names.sp).View(),
-                                      Name(names.tp, 'g').View(), layer, part_name, where);
+      const int gather =
+          TpCollective(u, OpKind::kAllGather, names.ag, names.tpg, layer, part_name, where);
       if (is_first(gather)) After(ops_[gather], input);
       // Its LayerNorm (run on the sequence shard before the gather) reads the layer's
       // parameters: with ZeRO-3 it waits for their gather too.
       if (wait >= 0) After(ops_[gather], wait);
     }
-    Op& op = AddCompute(Name(names.key, '.', where).View(), kind, u);
+    Op& op = AddCompute(Key(names.key, where.View()), kind, u);
     op.layers = {layer, layer + 1};
     op.part = part;
     if (plan_.tp > 1) SetFresh(op.group, tp_group_);
@@ -528,8 +557,7 @@ class DeviceEmitter {
     if (wait >= 0) After(op, wait);
     if (!collectives) return compute;
     if (SequenceParallel()) {
-      return TpCollective(u, OpKind::kReduceScatter, Name("RS", names.sp).View(),
-                          Name(names.tp, 's').View(), layer, part_name, where);
+      return TpCollective(u, OpKind::kReduceScatter, names.rs, names.tps, layer, part_name, where);
     }
     return TpCollective(u, OpKind::kAllReduce, names.ar, names.tp, layer, part_name, where);
   }
@@ -587,7 +615,7 @@ class DeviceEmitter {
         Op& r = AddCompute(Name("R.", u.tag).View(), OpKind::kRecompute, u);
         r.layers = layers;
       }
-      Op& op = AddCompute(Name(names.key, '.', u.tag).View(), kind, u);
+      Op& op = AddCompute(Key(names.key, u.tag.View()), kind, u);
       op.layers = layers;
       if (input >= 0) After(op, input);
       return {Last(), Last()};
@@ -1213,8 +1241,19 @@ Schedule GenerateWith(const GenerateOptions& options, OpKeys* keys) {
 Schedule Generate(const GenerateOptions& options) { return GenerateWith(options, nullptr); }
 
 void OpKeys::Reserve(size_t keys, size_t chars) {
-  ReserveHuge(chars_, chars);
+  if (chars > capacity_) {
+    Grow(chars);
+    AdviseHugePages(chars_.get() + size_, capacity_ - size_);
+  }
   ReserveHuge(end_, keys);
+}
+
+void OpKeys::Grow(size_t chars) {
+  const size_t capacity = std::max(chars, 2 * capacity_);
+  std::unique_ptr<char[]> grown(new char[capacity]);
+  if (size_ > 0) std::memcpy(grown.get(), chars_.get(), size_);
+  chars_ = std::move(grown);
+  capacity_ = capacity;
 }
 
 Schedule GenerateForReplay(const GenerateOptions& options, OpKeys* keys) {

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -172,25 +174,58 @@ std::vector<Range> StageLayers(int layers, int pp, int virtual_stages);
 // (schedule/pipeline_order.h).
 Schedule Generate(const GenerateOptions& options);
 
+// Copies `text` to `to`, inlined: the pieces of names and keys are a few characters, where a
+// call to memcpy costs more than the copy. Words inline; the tail as two overlapping copies of
+// the widest word that fits (not byte by byte).
+[[gnu::always_inline]] inline void CopyShort(char* to, std::string_view text) {
+  const char* from = text.data();
+  const size_t n = text.size();
+  if (n >= 16) {
+    for (size_t i = 0; i + 16 < n; i += 16) std::memcpy(to + i, from + i, 16);
+    std::memcpy(to + n - 16, from + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(to, from, 8);
+    std::memcpy(to + n - 8, from + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(to, from, 4);
+    std::memcpy(to + n - 4, from + n - 4, 4);
+  } else if (n >= 2) {
+    std::memcpy(to, from, 2);
+    std::memcpy(to + n - 2, from + n - 2, 2);
+  } else if (n == 1) {
+    *to = *from;
+  }
+}
+
 // The keys of a schedule's ops held apart from the ops: one character buffer and the end of
 // each key, instead of a string per op.
 class OpKeys {
  public:
   // Room for `keys` keys of `chars` characters in all (a hint).
   void Reserve(size_t keys, size_t chars);
-  void Add(std::string_view key) {
-    chars_.insert(chars_.end(), key.begin(), key.end());
-    end_.push_back(chars_.size());
+  // Adds the key `head` followed by `tail` (a key in two pieces, e.g. its kind's prefix and the
+  // unit's part shared by several ops).
+  void Add(std::string_view head, std::string_view tail = {}) {
+    const size_t n = head.size() + tail.size();
+    if (size_ + n > capacity_) Grow(size_ + n);
+    CopyShort(chars_.get() + size_, head);
+    CopyShort(chars_.get() + size_ + head.size(), tail);
+    size_ += n;
+    end_.push_back(size_);
   }
   // The key of op `op` (the op-th added).
   std::string_view operator[](size_t op) const {
     const size_t begin = op == 0 ? 0 : end_[op - 1];
-    return std::string_view(chars_.data() + begin, end_[op] - begin);
+    return std::string_view(chars_.get() + begin, end_[op] - begin);
   }
   size_t Size() const { return end_.size(); }
 
  private:
-  std::vector<char> chars_;
+  void Grow(size_t chars);
+
+  std::unique_ptr<char[]> chars_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
   std::vector<size_t> end_;
 };
 

@@ -839,34 +839,58 @@ std::string WritePir(const Schedule& s) {
                      s.shape.strategy.empty() ? "-" : s.shape.strategy, s.shape.dp, s.shape.pp,
                      s.shape.tp, s.shape.virtual_stages);
   for (const Group& g : s.groups) out += fmt::format("group {} {}\n", g.name, JoinInts(g.ranks));
+  // The op lines appended piece by piece (fmt::format's parsing and temporary strings were
+  // most of the time of `terasim schedule`); integers in decimal, as fmt writes them.
+  const auto text = [&out](std::string_view piece) { out.append(piece.data(), piece.size()); };
+  const auto number = [&out](int64_t value) {
+    char digits[24];
+    const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), value);
+    out.append(digits, static_cast<size_t>(end - digits));
+  };
+  // " name=value" fields.
+  const auto text_field = [&text](std::string_view name, std::string_view value) {
+    text(name);
+    text(value);
+  };
+  const auto number_field = [&text, &number](std::string_view name, int64_t value) {
+    text(name);
+    number(value);
+  };
+  const auto range_field = [&number_field](std::string_view name, const Range& range) {
+    number_field(name, range.begin);
+    number_field("-", range.end);
+  };
   int last_device = -1;
   for (const Op& op : s.ops) {
     if (op.device != last_device) {
-      out += fmt::format("# device {}\n", op.device);
+      number_field("# device ", op.device);
+      out += '\n';
       last_device = op.device;
     }
-    out +=
-        fmt::format("op {} {} dev={} stream={}", op.key, OpKindName(op.kind), op.device, op.stream);
-    if (op.stage >= 0) out += fmt::format(" stage={}", op.stage);
-    if (!op.layers.Empty()) out += fmt::format(" layers={}-{}", op.layers.begin, op.layers.end);
-    if (op.part != LayerPart::kWhole) out += fmt::format(" part={}", LayerPartName(op.part));
-    if (op.microbatch >= 0) out += fmt::format(" mb={}", op.microbatch);
-    if (op.rows > 0) out += fmt::format(" rows={}", op.rows);
-    if (!op.tokens.Empty()) out += fmt::format(" tokens={}-{}", op.tokens.begin, op.tokens.end);
-    if (!op.group.empty()) out += fmt::format(" group={}", op.group);
-    if (op.peer >= 0) out += fmt::format(" peer={}", op.peer);
-    if (!op.tensor.empty()) out += fmt::format(" tensor={}", op.tensor);
-    if (op.bytes > 0) out += fmt::format(" bytes={}", op.bytes);
-    if (op.recompute != Recompute::kNone) {
-      out += fmt::format(" recompute={}", RecomputeName(op.recompute));
-    }
-    if (op.sequence_parallel) out += " sp=1";
-    if (op.zero > 0) out += fmt::format(" zero={}", op.zero);
+    text("op ");
+    text(op.key);
+    text(" ");
+    text(OpKindName(op.kind));
+    number_field(" dev=", op.device);
+    text_field(" stream=", op.stream);
+    if (op.stage >= 0) number_field(" stage=", op.stage);
+    if (!op.layers.Empty()) range_field(" layers=", op.layers);
+    if (op.part != LayerPart::kWhole) text_field(" part=", LayerPartName(op.part));
+    if (op.microbatch >= 0) number_field(" mb=", op.microbatch);
+    if (op.rows > 0) number_field(" rows=", op.rows);
+    if (!op.tokens.Empty()) range_field(" tokens=", op.tokens);
+    if (!op.group.empty()) text_field(" group=", op.group);
+    if (op.peer >= 0) number_field(" peer=", op.peer);
+    if (!op.tensor.empty()) text_field(" tensor=", op.tensor);
+    if (op.bytes > 0) number_field(" bytes=", op.bytes);
+    if (op.recompute != Recompute::kNone) text_field(" recompute=", RecomputeName(op.recompute));
+    if (op.sequence_parallel) text(" sp=1");
+    if (op.zero > 0) number_field(" zero=", op.zero);
     if (!op.after.empty()) {
-      out += " after=";
+      text(" after=");
       for (size_t i = 0; i < op.after.size(); ++i) {
         if (i > 0) out += ',';
-        out += op.after[i];
+        text(op.after[i]);
       }
     }
     out += '\n';

@@ -36,8 +36,9 @@
 //   and schedules it after the batch only if a dirty channel still carries flows; work arriving
 //   before the place passes fills it with the same dirty list.
 //
-// The replay uses one FlowNetwork for network links (units: bytes, capacity bytes/s) and for
-// each GPU's compute (units: ns of work, capacity 1e9 per s: processor sharing). Not
+// The replay uses one FlowNetwork for network links (units: bytes, capacity bytes/s); each GPU's
+// compute is processor-shared outside it (sim/compute_sharing.h) unless
+// ReplayOptions::compute_as_flows puts it here as channels of 1e9 ns of work per s. Not
 // thread-safe; the listener and the engine are borrowed and must outlive the network.
 #pragma once
 

@@ -4,7 +4,8 @@
 // result: no flow can get more without taking from a flow that has no more than it.
 //
 // Channels are anything with a capacity in units per second: network links (bytes/s) or a
-// GPU's compute (ns of work per second, which makes processor sharing a special case).
+// GPU's compute (ns of work per second, which makes processor sharing a special case; the
+// replay shares compute in sim/compute_sharing.h, which gives the same finishes).
 #pragma once
 
 #include <vector>

@@ -170,7 +170,6 @@ void Replay::FindExclusiveGroups() {
     }
   }
   closed_form_group_ = links.Finish();
-  closed_form_busy_ns_.assign(capacity_.size(), 0);
 }
 
 const std::vector<int>& Replay::RunChannels(const CachedPlan& cached, int phase, int r) {
@@ -204,7 +203,7 @@ class LastFlowDone : public FlowListener {
 
 }  // namespace
 
-const Replay::PhaseAlone& Replay::Alone(int plan, int phase) {
+Replay::PhaseAlone& Replay::Alone(int plan, int phase) {
   CachedPlan& cached = plans_[plan];
   if (cached.alone.empty()) cached.alone.resize(cached.plan.phases.size());
   PhaseAlone& alone = cached.alone[phase];
@@ -571,8 +570,13 @@ void Replay::StartPhase(int id) {
     const std::vector<int>& runs = phase_runs[instance.phase];
     if (!runs.empty() && !closed_form_group_.empty() && closed_form_group_[instance.group]) {
       // Its links carry nothing else: the phase ends when it would alone (sim/exclusive_links.h).
-      const PhaseAlone& alone = Alone(instance.plan, instance.phase);
-      for (const auto& [channel, busy_ns] : alone.busy_ns) closed_form_busy_ns_[channel] += busy_ns;
+      // Its busy time is counted here and summed by LinkBusyNs. Alone is out of line: test
+      // its memo here first.
+      std::vector<PhaseAlone>& memo = plans_[instance.plan].alone;
+      PhaseAlone& alone = !memo.empty() && memo[instance.phase].duration_ns >= 0
+                              ? memo[instance.phase]
+                              : Alone(instance.plan, instance.phase);
+      ++alone.starts;
       ++closed_form_phases_;
       engine_.Schedule(engine_.Now() + alone.duration_ns, handler_id_, kPhaseDone, id);
       return;
@@ -751,11 +755,20 @@ std::vector<int> Replay::CriticalPath() const {
 }
 
 std::vector<TimeNs> Replay::LinkBusyNs() const {
+  // Per channel: the busy time of the closed-form phases, each phase's times its starts.
+  std::vector<TimeNs> closed_form(closed_form_phases_ > 0 ? capacity_.size() : 0, 0);
+  for (const CachedPlan& cached : plans_) {
+    for (const PhaseAlone& alone : cached.alone) {
+      if (alone.starts == 0) continue;
+      for (const auto& [channel, busy_ns] : alone.busy_ns) {
+        closed_form[channel] += busy_ns * alone.starts;
+      }
+    }
+  }
   std::vector<TimeNs> busy(num_links_);
   for (int c = 0; c < num_links_; ++c) {
     const int rep = fold_.LinkRep(c);
-    busy[c] =
-        network_->BusyNs(rep) + (closed_form_busy_ns_.empty() ? 0 : closed_form_busy_ns_[rep]);
+    busy[c] = network_->BusyNs(rep) + (closed_form.empty() ? 0 : closed_form[rep]);
   }
   return busy;
 }

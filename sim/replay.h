@@ -188,6 +188,9 @@ class Replay : public EventHandler, public FlowListener {
   struct PhaseAlone {
     TimeNs duration_ns = -1;  // -1: not computed yet
     std::vector<std::pair<int, TimeNs>> busy_ns;
+    // How many times StartPhase ran it in closed form: LinkBusyNs adds busy_ns x starts (integer
+    // ns, so the same sums as adding busy_ns at each start).
+    int64_t starts = 0;
   };
   struct CachedPlan {
     CollectivePlan plan;
@@ -230,7 +233,7 @@ class Replay : public EventHandler, public FlowListener {
   const std::vector<int>& RunChannels(const CachedPlan& cached, int phase, int r);
   // Finds the groups that run in closed form (closed_form_group_).
   void FindExclusiveGroups();
-  const PhaseAlone& Alone(int plan, int phase);
+  PhaseAlone& Alone(int plan, int phase);
   void FinishCollective(int instance);
   int PlanFor(const Instance& instance);
   [[noreturn]] void ThrowStall() const;
@@ -274,7 +277,6 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<double> capacity_;  // per channel, as the flow network has it
   // Per group: whether its phases run in closed form; empty: none does.
   std::vector<char> closed_form_group_;
-  std::vector<TimeNs> closed_form_busy_ns_;  // per channel: busy time of closed-form phases
   int64_t closed_form_phases_ = 0;
   int active_ops_ = 0;  // ops to simulate (the representatives')
   int done_ = 0;

@@ -4,23 +4,9 @@
 #include <cmath>
 
 #include "models/errors.h"
+#include "sim/free_slots.h"
 
 namespace terasim {
-namespace {
-
-// A slot of `items`: the last freed one, else a new one at the end.
-template <typename T>
-int TakeSlot(std::vector<int>& free, std::vector<T>& items) {
-  if (!free.empty()) {
-    const int slot = free.back();
-    free.pop_back();
-    return slot;
-  }
-  items.emplace_back();
-  return static_cast<int>(items.size()) - 1;
-}
-
-}  // namespace
 
 ComputeSharing::ComputeSharing(Engine& engine, int num_gpus, FlowListener& listener)
     : engine_(engine),

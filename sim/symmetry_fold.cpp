@@ -762,11 +762,6 @@ SymmetryFold FoldBuilder::Finish(std::vector<Element> generators, std::string wh
     identity.why_not_ = why;
     return identity;
   }
-  // The plans the replay runs (groups holding a representative), for it to reuse.
-  for (auto& [key, plan] : plans_) {
-    if (fold.rep_members_[std::get<0>(key)] > 0) fold.checked_plans_.emplace(key, std::move(plan));
-  }
-  plans_.clear();
   return fold;
 }
 
@@ -791,12 +786,6 @@ void SymmetryFold::FoldRoute(const std::vector<int>& links, std::vector<int>* ou
   for (int link : links) {
     for (int k = 0; k < LinkMultiplicity(link); ++k) out->push_back(LinkRep(link));
   }
-}
-
-const CollectivePlan* SymmetryFold::CheckedPlan(int group, OpKind kind, Bytes bytes,
-                                                int root_gpu) const {
-  auto it = checked_plans_.find(PlanKey{group, static_cast<int>(kind), bytes, root_gpu});
-  return it == checked_plans_.end() ? nullptr : &it->second;
 }
 
 const FoldedPlan* SymmetryFold::Plan(int group, OpKind kind, Bytes bytes, int root_gpu) const {

@@ -146,9 +146,6 @@ class SymmetryFold {
   int RepMembers(int group) const { return rep_members_[group]; }
   // The folded plan of a collective (group, kind, bytes, root GPU); nullptr when not folded.
   const FoldedPlan* Plan(int group, OpKind kind, Bytes bytes, int root_gpu) const;
-  // The CollectivePlan the checks computed for (group, kind, bytes, root GPU) (PlanCollective
-  // of the group's GPUs), for the replay to reuse; nullptr when none was (or not folded).
-  const CollectivePlan* CheckedPlan(int group, OpKind kind, Bytes bytes, int root_gpu) const;
 
  private:
   int order_ = 1;
@@ -159,7 +156,6 @@ class SymmetryFold {
   std::vector<int> link_mult_;
   std::vector<int> rep_members_;
   std::map<std::tuple<int, int, Bytes, int>, FoldedPlan> plans_;
-  std::map<std::tuple<int, int, Bytes, int>, CollectivePlan> checked_plans_;
 
   friend class FoldBuilder;
 };

@@ -5,6 +5,7 @@
 
 #include "models/errors.h"
 #include "sim/free_slots.h"
+#include "sim/ordered_list.h"
 
 namespace terasim {
 
@@ -146,6 +147,7 @@ void FlowNetwork::Enqueue(EventKind kind, TimeNs time_ns, int id) {
 bool FlowNetwork::ActivateAlone(const Batch& batch) {
   const TimeNs now = engine_.Now();
   if (sampler_ || reallocate_pending_ || engine_.HasEventAt(now)) return false;
+  if (batch.flows.size() == 1) return ActivateOneAlone(batch.flows[0].first, batch.flows[0].second);
   // Every flow moving, on idle channels that no flow of the batch on another route crosses.
   const uint64_t stamp = ++visit_stamp_;
   bool any = false;
@@ -201,6 +203,35 @@ bool FlowNetwork::ActivateAlone(const Batch& batch) {
       ScheduleFinish(f);
     }
   }
+  return true;
+}
+
+bool FlowNetwork::ActivateOneAlone(int id, uint64_t version) {
+  Flow& flow = flows_[id];
+  if (flow.version != version || flow.route_size == 0 || flow.remaining <= 0) return false;
+  // Its rate as ActivateAlone finds it: an idle channel's weight is 0, so after the join it is
+  // the flow's weight there (the same int, the same division).
+  double rate = 0;
+  for (int k = 0; k < flow.route_size; ++k) {
+    const Channel& channel = channels_[flow.channels[k]];
+    if (!channel.flows.empty()) return false;
+    const double share = std::max(0.0, channel.capacity_per_s) / flow.weights[k];
+    if (k == 0 || share < rate) rate = share;
+  }
+  if (!reserved_ || engine_.Passed(reserved_time_ns_, reserved_seq_)) engine_.Reserve();
+  reserved_ = false;
+  ClearDirty();
+  const TimeNs now = engine_.Now();
+  flow.last_update_ns = now;
+  flow.moving = true;
+  for (int k = 0; k < flow.route_size; ++k) {
+    Channel& channel = channels_[flow.channels[k]];
+    channel.busy_since_ns = now;
+    channel.flows.push_back(id);
+    channel.weight += flow.weights[k];
+  }
+  flow.rate = rate;
+  ScheduleFinish(id);
   return true;
 }
 
@@ -260,27 +291,33 @@ void FlowNetwork::Finish(int id) {
     const int* const route = flow.channels;
     const int* const weights = flow.weights;
     const int size = flow.route_size;
+    // Without a sampler, MarkDirty of a channel left with flows and KeepReallocatePlace of one
+    // left empty both keep the recomputation's place (nothing in the loop takes a seq): that
+    // is done once, after the loop, and the solve deferred if a channel was left with flows.
+    bool left_with_flows = false;
     for (int k = 0; k < size; ++k) {
       const int c = route[k];
       Channel& channel = channels_[c];
       std::vector<int>& on = channel.flows;
-      if (on.size() == 1) {
-        on.clear();  // it was alone there
-      } else {
-        // The others keep their order (the order progressive filling fixes them in).
-        on.erase(std::find(on.begin(), on.end(), id));
-      }
+      // The others keep their order (the order progressive filling fixes them in).
+      RemoveKeepingOrder(on, id);
       channel.weight -= weights[k];
       if (!on.empty()) {
-        MarkDirty(c);
+        if (sampler_) {
+          MarkDirty(c);
+        } else if (!channel.dirty) {
+          channel.dirty = true;
+          dirty_channels_.push_back(c);
+        }
+        left_with_flows = true;
         continue;
       }
       channel.busy_ns += now - channel.busy_since_ns;
-      if (sampler_) {
-        MarkDirty(c);  // its total rate drops to 0 at the recomputation
-      } else {
-        KeepReallocatePlace();  // nothing to solve there
-      }
+      if (sampler_) MarkDirty(c);  // its total rate drops to 0 at the recomputation
+    }
+    if (!sampler_ && size > 0 && !reallocate_pending_) {
+      KeepReallocatePlace();  // nothing to solve on the channels left empty
+      if (left_with_flows) solve_deferred_ = true;
     }
   }
   flow.moving = false;

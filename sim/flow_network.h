@@ -189,6 +189,9 @@ class FlowNetwork : public EventHandler {
   // at this instant: activates them and schedules their finishes as the recomputation would,
   // without it (see the header comment). False, with nothing changed, for any other batch.
   bool ActivateAlone(const Batch& batch);
+  // ActivateAlone's case of one flow (flow `id` added at `version`), its checks and its
+  // rate in one pass over the route.
+  bool ActivateOneAlone(int id, uint64_t version);
   void ClearDirty();
   // Channels listed dirty for a kept place that passed with no recomputation there (a finish
   // batch that left them empty): dropped, as that recomputation would have cleared them.

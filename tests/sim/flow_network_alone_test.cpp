@@ -4,6 +4,8 @@
 // reference: it must give the same finish times and the same order of every event.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -187,6 +189,74 @@ TEST_CASE(
       network.StartFlow({0}, 5000, 0, 1);
       network.StartFlow({0}, 1000, 10, 2);
     });
+  }
+}
+
+TEST_CASE("Lone flows, one per activation, finish as the closed form and the general path say") {
+  // Each flow starts when the previous one is done (so it activates alone on idle channels:
+  // the one-flow fast path), on up to 4 of 5 channels with repeats (weights). Expected finish:
+  // start + latency + ceil(amount / rate x 1e9 - 1e-6) ns, rate = min over its channels of
+  // capacity / weight (progressive filling of one flow).
+  const std::vector<double> capacities = {1e9, 0.75e9, 2e9, 0.3e9, 1.5e9};
+  for (int seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> channel(0, 4), hops(1, 4), latency(0, 50), amount(1, 5000);
+    struct Lone {
+      std::vector<int> route;
+      double amount;
+      TimeNs latency_ns;
+    };
+    std::vector<Lone> flows(12);
+    for (Lone& flow : flows) {
+      const int n = hops(rng);
+      for (int k = 0; k < n; ++k) flow.route.push_back(channel(rng));
+      flow.amount = amount(rng);
+      flow.latency_ns = latency(rng);
+    }
+    // The chain: flow f + 1 starts from flow f's finish (the listener starts it).
+    std::vector<std::pair<TimeNs, int64_t>> expected;
+    TimeNs t = 0;
+    for (size_t f = 0; f < flows.size(); ++f) {
+      double rate = 0;
+      for (int c : flows[f].route) {
+        const double share =
+            capacities[c] / std::count(flows[f].route.begin(), flows[f].route.end(), c);
+        if (rate == 0 || share < rate) rate = share;
+      }
+      t +=
+          flows[f].latency_ns + static_cast<TimeNs>(std::ceil(flows[f].amount / rate * 1e9 - 1e-6));
+      expected.emplace_back(t, static_cast<int64_t>(f));
+    }
+    for (const bool general : {false, true}) {
+      Engine engine;
+      Log log;
+      class Chain : public FlowListener {
+       public:
+        Chain(Engine& engine, Log& log, const std::vector<Lone>& flows)
+            : engine_(engine), log_(log), flows_(flows) {}
+        void OnFlowDone(int64_t tag) override {
+          log_.entries.emplace_back(engine_.Now(), tag);
+          if (tag + 1 < static_cast<int64_t>(flows_.size())) Start(tag + 1);
+        }
+        void Start(int64_t f) {
+          const Lone& flow = flows_[f];
+          network->StartFlow(flow.route, flow.amount, flow.latency_ns, f);
+        }
+        FlowNetwork* network = nullptr;
+
+       private:
+        Engine& engine_;
+        Log& log_;
+        const std::vector<Lone>& flows_;
+      } chain(engine, log, flows);
+      FlowNetwork network(engine, capacities, chain);
+      if (general) network.SetRateSampler([](TimeNs, int, double) {});
+      chain.network = &network;
+      chain.Start(0);
+      engine.Run();
+      INFO("seed " << seed << (general ? " general" : " fast"));
+      REQUIRE(log.entries == expected);
+    }
   }
 }
 

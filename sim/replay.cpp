@@ -437,8 +437,9 @@ void Replay::BeginTransfer(int send, int recv) {
                                     static_cast<double>(bytes) * fold_.LinkMultiplicity(link));
       }
       p2p.link_bytes_of = bytes;
+      p2p.list_number = 2 * p2p_lists_++ + 1;
     }
-    if (stats_ != nullptr) stats_->OnLinkBytesList(p2p.link_bytes);
+    if (stats_ != nullptr) stats_->OnLinkBytesRepeat(p2p.list_number, p2p.link_bytes);
     for (ReplayObserver* o : observers_) o->OnLinkBytesList(p2p.link_bytes);
   }
   if (analytic_) {
@@ -577,7 +578,7 @@ void Replay::BeginCollective(int id) {
   instance.plan = PlanFor(instance);
   const CachedPlan& cached = plans_[instance.plan];
   instance.folded = cached.folded;
-  if (stats_ != nullptr) stats_->OnLinkBytesRepeat(instance.plan, cached.link_bytes);
+  if (stats_ != nullptr) stats_->OnLinkBytesRepeat(2 * instance.plan, cached.link_bytes);
   for (ReplayObserver* o : observers_) o->OnLinkBytesList(cached.link_bytes);
   if (cached.plan.phases.empty()) {
     engine_.Schedule(now, handler_id_, kCollectiveDone, id);

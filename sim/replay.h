@@ -222,6 +222,7 @@ class Replay : public EventHandler, public FlowListener {
     // representative, bytes x its multiplicity); kept for the next transfer of as many bytes.
     std::vector<std::pair<int, double>> link_bytes;
     Bytes link_bytes_of = -1;
+    int list_number = -1;  // link_bytes' number for ReplayStats::OnLinkBytesRepeat (odd)
   };
 
   void BuildGraph();
@@ -261,6 +262,9 @@ class Replay : public EventHandler, public FlowListener {
   int num_links_ = 0;
   std::vector<ReplayObserver*> observers_;
   ReplayStats* stats_ = nullptr;
+  // Point-to-point link lists built so far (P2pRoute::list_number); a plan's list is number
+  // 2 x its index, the k-th point-to-point one 2k + 1.
+  int p2p_lists_ = 0;
 
   std::vector<OpState> ops_;
   std::vector<int> work_tp_;  // per op: the tp degree of its compute work

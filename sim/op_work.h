@@ -74,7 +74,11 @@ class WorkTimeCache {
   TimeNs Time(const SliceWork& work) { return TimeOf(index_.Intern(work), work); }
   // The time of work number `id` of `works` (a WorkIndex's numbering). A cache answers either
   // form, not both: its ids are those of one numbering.
-  TimeNs Time(int id, const std::vector<SliceWork>& works) { return TimeOf(id, works[id]); }
+  // Inline when known (a replay asks once per compute op).
+  TimeNs Time(int id, const std::vector<SliceWork>& works) {
+    if (static_cast<size_t>(id) < ns_.size() && ns_[id] >= 0) return ns_[id];
+    return TimeOf(id, works[id]);
+  }
   // Distinct works seen (model calls made).
   int Size() const { return calls_; }
 

@@ -104,16 +104,20 @@ void Replay::FindExclusiveGroups() {
   // and the point-to-point routes (each GPU pair once).
   std::vector<char> runs(instances_.size(), 0);
   std::vector<std::vector<int>> destinations(topology_.NumGpus());  // per source GPU
-  for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
-    const OpState& s = ops_[i];
+  const int n = static_cast<int>(ops_.size());
+  const OpState* const states = ops_.data();
+  for (int i = 0; i < n; ++i) {
+    const OpState& s = states[i];
     if (s.cls == OpClass::kCompute || !fold_.IsRep(s.device)) continue;
-    const Op& op = schedule_.ops[i];
     if (s.instance >= 0) {
       const int group = instances_[s.instance].group;
-      links.AddMemberOp(group, s.device, op.stream);
-      if (!runs[s.instance]) links.AddInstance(group);
-      runs[s.instance] = 1;
+      links.AddMemberOp(group, s.device, schedule_.ops[i].stream);
+      if (!runs[s.instance]) {
+        links.AddInstance(group);
+        runs[s.instance] = 1;
+      }
     } else if (s.cls == OpClass::kPointToPoint && s.partner >= 0) {
+      const Op& op = schedule_.ops[i];
       // BeginTransfer's route: from the SEND's GPU to its peer's; each transfer seen at its SEND,
       // or at its RECV where that SEND is not visited here (on a device folded away).
       const bool is_send = op.kind == OpKind::kSend;
@@ -337,7 +341,8 @@ void Replay::BuildGraph() {
 void Replay::Run() {
   TERASIM_CHECK(!ran_, "Replay::Run called twice");
   ran_ = true;
-  for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
+  const int n = static_cast<int>(ops_.size());
+  for (int i = 0; i < n; ++i) {
     if (ops_[i].pending == 0 && fold_.IsRep(ops_[i].device)) StartOp(i);
   }
   engine_.Run();
@@ -352,6 +357,7 @@ void Replay::StartOp(int i) {
   s.critical_pred = s.last_pred;
   for (ReplayObserver* o : observers_) o->OnOpStart(i, now);
   if (s.cls == OpClass::kCompute) {
+    if (stats_ != nullptr) stats_->OnComputeStart(s.device, now);
     s.state = State::kMoving;
     s.comm_start_ns = now;
     TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
@@ -394,7 +400,12 @@ void Replay::CompleteOp(int i) {
   s.state = State::kDone;
   s.end_ns = now;
   ++done_;
-  end_ns_ = std::max(end_ns_, now);
+  // Time only grows: the op that finished last, the lowest numbered of those at end_ns_.
+  if (now > end_ns_ || i < last_op_) {
+    end_ns_ = now;
+    last_op_ = i;
+  }
+  if (stats_ != nullptr) stats_->OnOpEnd(s.device, s.cls == OpClass::kCompute, now);
   for (ReplayObserver* o : observers_) o->OnOpEnd(i, s.start_ns, s.comm_start_ns, now);
   for (int k = succ_begin_[i]; k < succ_begin_[i + 1]; ++k) {
     OpState& next = ops_[succ_[k]];
@@ -408,6 +419,7 @@ void Replay::BeginTransfer(int send, int recv) {
   for (int i : {send, recv}) {
     ops_[i].state = State::kMoving;
     ops_[i].comm_start_ns = now;
+    if (stats_ != nullptr) stats_->OnCommStart(ops_[i].device, now);
     for (ReplayObserver* o : observers_) o->OnCommStart(i, now);
   }
   const int src = placement_[schedule_.ops[send].device];
@@ -416,7 +428,7 @@ void Replay::BeginTransfer(int send, int recv) {
   const Bytes bytes = schedule_.ops[send].bytes;
   P2pRoute& p2p = P2pRouteOf(src, dst);
   const RouteCache::Entry& route = *p2p.entry;
-  if (!observers_.empty()) {
+  if (!observers_.empty() || stats_ != nullptr) {
     // Its bytes over each link of its route, by class with a fold.
     if (p2p.link_bytes_of != bytes) {
       p2p.link_bytes.clear();
@@ -425,7 +437,9 @@ void Replay::BeginTransfer(int send, int recv) {
                                     static_cast<double>(bytes) * fold_.LinkMultiplicity(link));
       }
       p2p.link_bytes_of = bytes;
+      p2p.list_number = 2 * p2p_lists_++ + 1;
     }
+    if (stats_ != nullptr) stats_->OnLinkBytesRepeat(p2p.list_number, p2p.link_bytes);
     for (ReplayObserver* o : observers_) o->OnLinkBytesList(p2p.link_bytes);
   }
   if (analytic_) {
@@ -459,6 +473,22 @@ Replay::P2pRoute& Replay::P2pRouteOf(int src, int dst) {
 }
 
 int Replay::PlanFor(const Instance& instance) {
+  // Consecutive instances on a group mostly repeat its newest plan: that test inline, the rest
+  // out of line.
+  if (!group_plans_.empty()) {
+    const std::vector<PlanKey>& known = group_plans_[instance.group];
+    if (!known.empty()) {
+      const PlanKey& key = known.back();
+      if (key.kind == instance.kind && key.bytes == instance.bytes &&
+          key.root_gpu == instance.root_gpu) {
+        return key.plan;
+      }
+    }
+  }
+  return FindOrAddPlan(instance);
+}
+
+int Replay::FindOrAddPlan(const Instance& instance) {
   if (group_plans_.empty()) group_plans_.resize(group_gpus_.size());
   std::vector<PlanKey>& known = group_plans_[instance.group];
   // Newest first: consecutive instances on a group mostly repeat a recent plan.
@@ -542,11 +572,13 @@ void Replay::BeginCollective(int id) {
     const int m = members_[instance.member_begin + k];
     ops_[m].state = State::kMoving;
     ops_[m].comm_start_ns = now;
+    if (stats_ != nullptr) stats_->OnCommStart(ops_[m].device, now);
     for (ReplayObserver* o : observers_) o->OnCommStart(m, now);
   }
   instance.plan = PlanFor(instance);
   const CachedPlan& cached = plans_[instance.plan];
   instance.folded = cached.folded;
+  if (stats_ != nullptr) stats_->OnLinkBytesRepeat(2 * instance.plan, cached.link_bytes);
   for (ReplayObserver* o : observers_) o->OnLinkBytesList(cached.link_bytes);
   if (cached.plan.phases.empty()) {
     engine_.Schedule(now, handler_id_, kCollectiveDone, id);
@@ -742,11 +774,8 @@ void Replay::Handle(const Event& event) {
 }
 
 std::vector<int> Replay::CriticalPath() const {
-  int last = -1;
-  for (int i = 0; i < static_cast<int>(ops_.size()); ++i) {
-    if (ops_[i].state == State::kDone && (last < 0 || ops_[i].end_ns > ops_[last].end_ns)) last = i;
-  }
   std::vector<int> path;
+  const int last = last_op_ < static_cast<int>(ops_.size()) ? last_op_ : -1;
   for (int i = last; i >= 0 && path.size() <= ops_.size(); i = ops_[i].critical_pred) {
     path.push_back(i);
   }

@@ -23,6 +23,7 @@
 // Borrows the schedule, topology and cost model (they must outlive it). Single use: Run once.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@
 #include "sim/plan_cache.h"
 #include "sim/replay_graph.h"
 #include "sim/replay_observer.h"
+#include "sim/replay_stats.h"
 #include "sim/route_cache.h"
 #include "sim/symmetry_fold.h"
 
@@ -92,6 +94,9 @@ class Replay : public EventHandler, public FlowListener {
 
   // Borrowed; must outlive Run().
   void AddObserver(ReplayObserver* observer) { observers_.push_back(observer); }
+  // Borrowed, nullable; must outlive Run(). Fed directly (no virtual call per op), with what
+  // the ReplayObserver callbacks carry plus the op's device and class.
+  void SetStats(ReplayStats* stats) { stats_ = stats; }
   // Registers an engine observer (sees every event).
   void AddEventObserver(EventObserver* observer) { engine_.AddObserver(observer); }
   // Rate samples of every link (time, link, bytes/s) go to `sampler` (flow mode only).
@@ -217,6 +222,7 @@ class Replay : public EventHandler, public FlowListener {
     // representative, bytes x its multiplicity); kept for the next transfer of as many bytes.
     std::vector<std::pair<int, double>> link_bytes;
     Bytes link_bytes_of = -1;
+    int list_number = -1;  // link_bytes' number for ReplayStats::OnLinkBytesRepeat (odd)
   };
 
   void BuildGraph();
@@ -235,7 +241,9 @@ class Replay : public EventHandler, public FlowListener {
   void FindExclusiveGroups();
   PhaseAlone& Alone(int plan, int phase);
   void FinishCollective(int instance);
+  // The index into plans_ of `instance`'s plan, planned when new.
   int PlanFor(const Instance& instance);
+  int FindOrAddPlan(const Instance& instance);  // PlanFor's search and planning
   [[noreturn]] void ThrowStall() const;
   std::string WaitReason(int op) const;
 
@@ -253,6 +261,10 @@ class Replay : public EventHandler, public FlowListener {
   std::unique_ptr<AnalyticNetwork> analytic_;  // kAnalytic only
   int num_links_ = 0;
   std::vector<ReplayObserver*> observers_;
+  ReplayStats* stats_ = nullptr;
+  // Point-to-point link lists built so far (P2pRoute::list_number); a plan's list is number
+  // 2 x its index, the k-th point-to-point one 2k + 1.
+  int p2p_lists_ = 0;
 
   std::vector<OpState> ops_;
   std::vector<int> work_tp_;  // per op: the tp degree of its compute work
@@ -281,6 +293,8 @@ class Replay : public EventHandler, public FlowListener {
   int active_ops_ = 0;  // ops to simulate (the representatives')
   int done_ = 0;
   TimeNs end_ns_ = 0;
+  // The first op (by position) of those that finished at end_ns_; INT_MAX before any did.
+  int last_op_ = std::numeric_limits<int>::max();
   bool ran_ = false;
 };
 

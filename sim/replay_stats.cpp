@@ -2,44 +2,10 @@
 
 #include <algorithm>
 
-#include "sim/replay_graph.h"
-
 namespace terasim {
 
-void ReplayStats::Busy::Enter(TimeNs now_ns) {
-  if (running++ == 0) since_ns = now_ns;
-}
-
-void ReplayStats::Busy::Leave(TimeNs now_ns) {
-  if (--running == 0) total_ns += now_ns - since_ns;
-}
-
-ReplayStats::ReplayStats(const Schedule& schedule, int num_links)
-    : op_info_(schedule.ops.size()), devices_(schedule.devices), link_bytes_(num_links, 0.0) {
-  for (size_t i = 0; i < schedule.ops.size(); ++i) {
-    const Op& op = schedule.ops[i];
-    op_info_[i] = op.device * 2 + (ClassOf(op.kind) == OpClass::kCompute ? 1 : 0);
-  }
-}
-
-void ReplayStats::OnOpStart(int op, TimeNs now_ns) {
-  const int info = op_info_[op];
-  if ((info & 1) == 0) return;
-  Device& device = devices_[info >> 1];
-  device.compute.Enter(now_ns);
-  device.any.Enter(now_ns);
-}
-
-void ReplayStats::OnCommStart(int op, TimeNs now_ns) {
-  devices_[op_info_[op] >> 1].any.Enter(now_ns);
-}
-
-void ReplayStats::OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs end_ns) {
-  const int info = op_info_[op];
-  Device& device = devices_[info >> 1];
-  if ((info & 1) != 0) device.compute.Leave(end_ns);
-  device.any.Leave(end_ns);
-}
+ReplayStats::ReplayStats(int num_devices, int num_links)
+    : devices_(num_devices), link_bytes_(num_links, 0.0) {}
 
 std::vector<ReplayStats::DeviceTimes> ReplayStats::Devices(TimeNs iteration_ns) const {
   std::vector<DeviceTimes> times(devices_.size());
@@ -49,6 +15,62 @@ std::vector<ReplayStats::DeviceTimes> ReplayStats::Devices(TimeNs iteration_ns) 
     times[d].idle_ns = std::max<TimeNs>(0, iteration_ns - times[d].compute_ns - times[d].comm_ns);
   }
   return times;
+}
+
+bool ReplayStats::AllWhole(const std::vector<std::pair<int, double>>& list, double* total) {
+  bool whole = true;
+  *total = 0;
+  for (const auto& [link, b] : list) {
+    whole = whole && Whole(b);
+    *total += b;  // exact while whole: whole numbers below 2^53
+  }
+  return whole;
+}
+
+void ReplayStats::AddWhileExact(const std::vector<std::pair<int, double>>& list) {
+  double total = 0;
+  if (!AllWhole(list, &total) || bound_ + total >= kExactBelow) LeaveExact();
+  bound_ += total;
+  double* const bytes = link_bytes_.data();
+  for (const auto& [link, b] : list) bytes[link] += b;
+}
+
+void ReplayStats::RepeatSlow(int number, const std::vector<std::pair<int, double>>& list) {
+  double total = 0;
+  if (exact_ && AllWhole(list, &total) && bound_ + total < kExactBelow) {
+    if (static_cast<size_t>(number) >= repeated_.size()) repeated_.resize(number + 1);
+    Repeated& r = repeated_[number];
+    if (r.times == 0) {
+      r.list = list;
+      r.total = total;
+    }
+    bound_ += total;
+    ++r.times;
+    return;
+  }
+  if (exact_) LeaveExact();
+  OnLinkBytesList(list);
+}
+
+void ReplayStats::AddRepeated() {
+  double* const bytes = link_bytes_.data();
+  for (Repeated& r : repeated_) {
+    if (r.times == 0) continue;
+    const auto times = static_cast<double>(r.times);
+    for (const auto& [link, b] : r.list) bytes[link] += b * times;
+    r.times = 0;
+  }
+}
+
+void ReplayStats::LeaveExact() {
+  AddRepeated();
+  repeated_.clear();
+  exact_ = false;
+}
+
+const std::vector<double>& ReplayStats::LinkBytes() {
+  AddRepeated();
+  return link_bytes_;
 }
 
 }  // namespace terasim

@@ -1,27 +1,28 @@
-// ReplayStats: a ReplayObserver that turns a replay into per-device busy / communication /
-// idle time and per-link bytes.
+// ReplayStats: per-device busy / communication / idle time and per-link bytes of a replay.
 //
 // Per device: compute = time with at least one compute op running; communication = time with
 // data of one of its communication ops moving and no compute running (exposed
 // communication); idle = the rest of the iteration (the pipeline bubble, plus waiting). The
 // three add up to the iteration time.
 //
-// Counted as the replay runs (callbacks come in simulated-time order): per device, how many
+// Counted as the replay runs (calls come in simulated-time order): per device, how many
 // compute ops run and how many ops compute or move data; a count leaving 0 opens a busy span,
 // returning to 0 closes it. That is the length of the union of the ops' intervals, without
-// keeping one interval per op. Each op's device and whether it computes are copied at
-// construction into one int per op, so that a callback reads 4 bytes, not the op. Not thread-safe.
+// keeping one interval per op. The replay feeds it directly (Replay::SetStats), not through
+// the ReplayObserver loop: each call carries the op's device and whether it computes, which the
+// replay has in hand, so the stats keep nothing per op. Not thread-safe.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "models/units.h"
-#include "schedule/schedule_ir.h"
-#include "sim/replay_observer.h"
 
 namespace terasim {
 
-class ReplayStats : public ReplayObserver {
+class ReplayStats {
  public:
   struct DeviceTimes {
     TimeNs compute_ns = 0;
@@ -29,38 +30,104 @@ class ReplayStats : public ReplayObserver {
     TimeNs idle_ns = 0;
   };
 
-  // Borrows the schedule; `num_links` sizes the per-link byte counters.
-  ReplayStats(const Schedule& schedule, int num_links);
+  // `num_devices` schedule devices; `num_links` sizes the per-link byte counters.
+  ReplayStats(int num_devices, int num_links);
 
-  void OnOpStart(int op, TimeNs now_ns) override;
-  void OnCommStart(int op, TimeNs now_ns) override;
-  void OnOpEnd(int op, TimeNs start_ns, TimeNs comm_start_ns, TimeNs end_ns) override;
-  void OnLinkBytes(int link, double bytes) override { link_bytes_[link] += bytes; }
-  void OnLinkBytesList(const std::vector<std::pair<int, double>>& list) override {
-    for (const auto& [link, bytes] : list) link_bytes_[link] += bytes;
+  // A compute op of `device` starts (its work runs from now).
+  void OnComputeStart(int device, TimeNs now_ns) {
+    Device& d = devices_[device];
+    d.compute.Enter(now_ns);
+    d.any.Enter(now_ns);
+  }
+  // The data of a communication op of `device` begins to move.
+  void OnCommStart(int device, TimeNs now_ns) { devices_[device].any.Enter(now_ns); }
+  // An op of `device` ends: a compute op, or a communication op whose data moved.
+  void OnOpEnd(int device, bool compute, TimeNs end_ns) {
+    Device& d = devices_[device];
+    if (compute) d.compute.Leave(end_ns);
+    d.any.Leave(end_ns);
+  }
+  // (link, bytes) pairs sent together: each link's counter grows by its bytes, in order.
+  void OnLinkBytesList(const std::vector<std::pair<int, double>>& list) {
+    if (exact_) {
+      AddWhileExact(list);
+      return;
+    }
+    double* const bytes = link_bytes_.data();
+    for (const auto& [link, b] : list) bytes[link] += b;
+  }
+  // OnLinkBytesList(list) for a list that is sent many times, numbered `number` (0, 1, ...; the
+  // same number always with the same list). While every byte count added is a whole number and
+  // their sum stays below 2^53, each add is exact and the order of adds does not matter: the
+  // list is then only counted (once per call instead of once per link), its sums added when
+  // LinkBytes() is read, or earlier, when a count that is not whole would end that.
+  void OnLinkBytesRepeat(int number, const std::vector<std::pair<int, double>>& list) {
+    if (!exact_) {
+      double* const bytes = link_bytes_.data();
+      for (const auto& [link, b] : list) bytes[link] += b;
+      return;
+    }
+    if (static_cast<std::size_t>(number) < repeated_.size()) {
+      Repeated& r = repeated_[number];
+      if (r.times > 0 && bound_ + r.total < kExactBelow) {
+        bound_ += r.total;
+        ++r.times;
+        return;
+      }
+    }
+    RepeatSlow(number, list);
   }
 
   // Times of each schedule device over an iteration of `iteration_ns` (every op ended).
   std::vector<DeviceTimes> Devices(TimeNs iteration_ns) const;
-  // Bytes sent over each link.
-  const std::vector<double>& LinkBytes() const { return link_bytes_; }
+  // Bytes sent over each link (adds the counted lists' bytes first).
+  const std::vector<double>& LinkBytes();
 
  private:
+  // Integers below this are doubles exactly, and so are sums of them that stay below it.
+  static constexpr double kExactBelow = 9007199254740992.0;  // 2^53
+  static bool Whole(double b) {
+    return b >= 0 && b < kExactBelow && b == static_cast<double>(static_cast<int64_t>(b));
+  }
+  // A list counted while exact_: its pairs, the sum of its bytes, and how many times it was sent
+  // since its bytes were last added to link_bytes_.
+  struct Repeated {
+    std::vector<std::pair<int, double>> list;
+    double total = 0;
+    int64_t times = 0;
+  };
+  void RepeatSlow(int number, const std::vector<std::pair<int, double>>& list);
+  // OnLinkBytesList while exact_ (which it may end).
+  void AddWhileExact(const std::vector<std::pair<int, double>>& list);
+  // Whether each of `list`'s byte counts is Whole; `total`: their sum.
+  static bool AllWhole(const std::vector<std::pair<int, double>>& list, double* total);
+  // Adds the counted lists' bytes to link_bytes_ (exact: whole numbers below 2^53).
+  void AddRepeated();
+  // From here on every list is added link by link, in order.
+  void LeaveExact();
   // A count of running things and the union of the time it was above 0.
   struct Busy {
     int running = 0;
     TimeNs since_ns = 0;
     TimeNs total_ns = 0;
-    void Enter(TimeNs now_ns);
-    void Leave(TimeNs now_ns);
+    void Enter(TimeNs now_ns) {
+      if (running++ == 0) since_ns = now_ns;
+    }
+    void Leave(TimeNs now_ns) {
+      if (--running == 0) total_ns += now_ns - since_ns;
+    }
   };
   struct Device {
     Busy compute;  // compute ops
     Busy any;      // compute ops and communication ops whose data moves
   };
-  std::vector<int> op_info_;  // per op: device * 2 + (1 when it is a compute op)
   std::vector<Device> devices_;
   std::vector<double> link_bytes_;
+  // Whether every byte count added so far is a whole number and bound_, their sum (so a bound
+  // on every link's sum), is below 2^53.
+  bool exact_ = true;
+  double bound_ = 0;
+  std::vector<Repeated> repeated_;  // by list number, while exact_
 };
 
 }  // namespace terasim

@@ -48,8 +48,8 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   replay_options.plans = plans;
   Replay replay(schedule, topology, cost, replay_options);
   const int num_links = static_cast<int>(topology.Links().size());
-  ReplayStats stats(schedule, num_links);
-  replay.AddObserver(&stats);
+  ReplayStats stats(schedule.devices, num_links);
+  replay.SetStats(&stats);
   SimResult result;
   if (options.record_link_rates) {
     replay.SetLinkRateSampler([&result](TimeNs t, int link, double rate) {
@@ -110,7 +110,23 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
     for (size_t w = 0; w < works.size(); ++w) work_flops[w] = WorkFlops(*options.model, works[w]);
   }
   const std::vector<int>& work_of = replay.WorkOf();
-  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+  if (!options.trace_rows) {
+    // The figures only: the loop below without rows, its sums kept in locals (the same adds in
+    // the same order).
+    const int n = static_cast<int>(schedule.ops.size());
+    const double order = fold.Order();
+    int64_t ops = 0;
+    Flops model_flops = result.model_flops;
+    for (int i = 0; i < n; ++i) {
+      if (declared && !fold.IsRep(replay.DeviceOf(i))) continue;
+      ++ops;
+      const int w = work_of[i];
+      if (w >= 0) model_flops += declared ? work_flops[w] * order : work_flops[w];
+    }
+    result.ops += ops;
+    result.model_flops = model_flops;
+  }
+  for (size_t i = 0; options.trace_rows && i < schedule.ops.size(); ++i) {
     // A representatives-only schedule: rows of the simulated devices, each standing for its
     // Order() images (the other devices' rows are not built).
     if (declared && !fold.IsRep(replay.DeviceOf(static_cast<int>(i)))) continue;

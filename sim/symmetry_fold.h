@@ -160,4 +160,26 @@ class SymmetryFold {
   friend class FoldBuilder;
 };
 
+// A SymmetryFold::Declared (or DeclaredLargest) result with everything it was computed from:
+// the schedule's devices, declared symmetry and groups, the placement, measured durations and
+// speeds, the comm keys (FoldGraph::comm_keys) and the topology. Declared reads nothing else
+// when it has the comm keys and a PlanCache (no op: sim/symmetry_fold.h), and it is a pure
+// function of these, so a later call on equal inputs gets this fold, bit for bit, without
+// checking again. SimulateGenerated's probe (fewer micro-batches: the same groups, collective
+// keys and transfers, hence mostly equal inputs) leaves its folds in the simulation's PlanCache
+// (PlanCache::KeepDeclaredFolds) for the replay's Declared; where an input differs, the replay
+// checks its own schedule.
+struct DeclaredFoldMemo {
+  const NetworkTopology* topology = nullptr;
+  bool largest = false;
+  int devices = 0;
+  DeclaredSymmetry symmetry;
+  std::vector<Group> groups;
+  std::vector<int> placement;
+  std::vector<TimeNs> compute_ns;
+  std::vector<double> device_speed;
+  CommKeys comm_keys;
+  SymmetryFold fold;
+};
+
 }  // namespace terasim

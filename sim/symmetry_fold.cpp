@@ -4,6 +4,7 @@
 #include "sim/symmetry_fold.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -120,7 +121,9 @@ class FoldBuilder {
   std::vector<std::pair<PlanKey, const CollectivePlan*>> key_plans_;
   std::set<std::pair<int, int>> p2p_pairs_;
   std::vector<std::pair<int, int>> transfers_;  // GPU pairs of every transfer (p2p and plans)
-  std::map<PlanKey, CollectivePlan> plans_;
+  // Per key: its plan, the PlanCache's (which outlives the builder) or one in owned_plans_.
+  std::map<PlanKey, const CollectivePlan*> plans_;
+  std::deque<CollectivePlan> owned_plans_;            // planned here, without a PlanCache
   std::map<int, std::optional<NcclSystem>> systems_;  // per group: NcclCommunicator of its GPUs
   std::vector<int> link_rep_, link_mult_;             // LinkClasses' result
   std::vector<std::vector<int>> classes_of_;  // its GPU maps (sorted) when it passed, else empty
@@ -130,23 +133,25 @@ class FoldBuilder {
 
 const CollectivePlan& FoldBuilder::PlanOf(const PlanKey& key) {
   auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second;
+  if (it != plans_.end()) return *it->second;
   const auto& [group, kind, bytes, root] = key;
   std::vector<int> gpus;
   for (int rank : s_.groups[group].ranks) gpus.push_back(g_.placement[rank]);
   if (g_.plans != nullptr) {
-    return plans_.emplace(key, g_.plans->Plan(static_cast<OpKind>(kind), gpus, root, bytes))
-        .first->second;
+    // The cache's plan itself (its references stay valid): no copy.
+    const CollectivePlan& plan = g_.plans->Plan(static_cast<OpKind>(kind), gpus, root, bytes);
+    plans_.emplace(key, &plan);
+    return plan;
   }
   // The group's NCCL communicator, once for all its plans.
   auto system = systems_.find(group);
   if (system == systems_.end()) {
     system = systems_.emplace(group, NcclCommunicator(gpus, topology_, collectives_)).first;
   }
-  return plans_
-      .emplace(key, PlanCollective(static_cast<OpKind>(kind), gpus, root, bytes, topology_,
-                                   collectives_, system->second))
-      .first->second;
+  owned_plans_.push_back(PlanCollective(static_cast<OpKind>(kind), gpus, root, bytes, topology_,
+                                        collectives_, system->second));
+  plans_.emplace(key, &owned_plans_.back());
+  return owned_plans_.back();
 }
 
 void FoldBuilder::Collect() {

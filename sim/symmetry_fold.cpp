@@ -285,11 +285,13 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
   // Links: checked by CheckLinks over every p2p pair's and plan's transfers (the same for every
   // candidate: collected once).
   if (transfers_.empty()) {
-    std::set<std::pair<int, int>> pairs = p2p_pairs_;
-    for (const PlanKey& key : plan_keys_) {
-      ForEachTransfer(PlanOf(key), [&](int a, int b) { pairs.emplace(a, b); });
+    // Sorted and distinct (FoldLinkClasses looks images up by bisection).
+    transfers_.assign(p2p_pairs_.begin(), p2p_pairs_.end());
+    for (const auto& [key, plan] : key_plans_) {
+      ForEachTransfer(*plan, [&](int a, int b) { transfers_.emplace_back(a, b); });
     }
-    transfers_.assign(pairs.begin(), pairs.end());
+    std::sort(transfers_.begin(), transfers_.end());
+    transfers_.erase(std::unique(transfers_.begin(), transfers_.end()), transfers_.end());
   }
   return "";
 }

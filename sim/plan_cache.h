@@ -9,6 +9,10 @@
 // once, and NCCL's system of each (nodes, GPUs per node) shape once (NcclShapeSystem: the
 // costly part of NcclCommunicator, the same for every group of that shape).
 //
+// Where marked (KeepDeclaredFolds: SimulateGenerated), it also keeps SymmetryFold::Declared's
+// folds with their inputs, so that the replay's Declared of inputs equal to its probe's returns
+// the probe's fold instead of checking again (DeclaredFoldMemo, sim/symmetry_fold.h).
+//
 // Borrows the topology (it must outlive the cache). Not thread-safe: one cache per simulation
 // (or per thread); nothing in it is global.
 #pragma once

@@ -118,6 +118,8 @@ class SymmetryFold {
   // the caller must then generate the whole schedule. Every op stands for itself (RepOp).
   // A schedule declaring its tp ranks as a set (DeclaredSymmetry::tp_set) is folded by Find's
   // choice instead (DeclaredLargest) and refused when a representative is not present.
+  // With the comm keys and a PlanCache that keeps declared folds, a call on inputs equal to an
+  // earlier one's returns that fold (DeclaredFoldMemo below).
   static SymmetryFold Declared(const FoldGraph& graph, const NetworkTopology& topology,
                                RouteCache& routes, const CollectiveOptions& collectives);
   // The largest fold the declared symmetry allows whatever devices the schedule holds: the

@@ -9,12 +9,17 @@
 // once, and NCCL's system of each (nodes, GPUs per node) shape once (NcclShapeSystem: the
 // costly part of NcclCommunicator, the same for every group of that shape).
 //
+// Where marked (KeepDeclaredFolds: SimulateGenerated), it also keeps SymmetryFold::Declared's
+// folds with their inputs, so that the replay's Declared of inputs equal to its probe's returns
+// the probe's fold instead of checking again (DeclaredFoldMemo, sim/symmetry_fold.h).
+//
 // Borrows the topology (it must outlive the cache). Not thread-safe: one cache per simulation
 // (or per thread); nothing in it is global.
 #pragma once
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -27,6 +32,8 @@
 #include "sim/network_topology.h"
 
 namespace terasim {
+
+struct DeclaredFoldMemo;  // sim/symmetry_fold.h
 
 class PlanCache {
  public:
@@ -41,6 +48,15 @@ class PlanCache {
   const CollectivePlan& Plan(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes);
   // NcclCommunicator(gpus, topology, options).
   const std::optional<NcclSystem>& Communicator(const std::vector<int>& gpus);
+
+  // Whether SymmetryFold::Declared keeps its results here for a later call on equal inputs
+  // (DeclaredFoldMemo, sim/symmetry_fold.h): set where one simulation checks a probe first.
+  void KeepDeclaredFolds() { keep_declared_folds_ = true; }
+  bool KeepsDeclaredFolds() const { return keep_declared_folds_; }
+  // The kept folds, and how many Declared calls one of them answered.
+  std::vector<std::shared_ptr<const DeclaredFoldMemo>>& DeclaredFolds() { return declared_folds_; }
+  int DeclaredFoldHits() const { return declared_fold_hits_; }
+  void CountDeclaredFoldHit() { ++declared_fold_hits_; }
 
   // Distinct plans, GPU sets and NCCL shapes computed so far.
   int Plans() const { return static_cast<int>(plans_.size()); }
@@ -57,6 +73,9 @@ class PlanCache {
   std::map<std::pair<int, int>, NcclSystem> shapes_;
   std::map<std::tuple<int, int, Bytes, int>, int> plan_of_;  // (GPU set, kind, bytes, root)
   std::deque<CollectivePlan> plans_;  // a deque: references stay valid as it grows
+  bool keep_declared_folds_ = false;
+  std::vector<std::shared_ptr<const DeclaredFoldMemo>> declared_folds_;
+  int declared_fold_hits_ = 0;
 };
 
 }  // namespace terasim

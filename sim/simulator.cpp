@@ -220,13 +220,20 @@ std::vector<int> DeclaredTpRanks(const Schedule& probe, const NetworkTopology& t
   // A placement the replay refuses: the whole schedule, whose replay names the error.
   if (!placed) return {};
   const ReplayGraph graph = BuildReplayGraph(probe, placement);
-  std::vector<int> group(graph.instance.size(), -1);
-  for (size_t i = 0; i < group.size(); ++i) {
-    if (graph.instance[i] >= 0) group[i] = graph.instances[graph.instance[i]].group;
-  }
-  const FoldGraph fold_graph{
-      probe,      placement,          graph.work_tp,        graph.partner, group, graph.succ_begin,
-      graph.succ, options.compute_ns, options.device_speed, nullptr,       &plans};
+  // With the comm keys, Declared reads no op nor `partner` and `group` (as Replay::ApplyFold),
+  // and it may answer from or keep its fold in `plans` (DeclaredFoldMemo).
+  const std::vector<int> no_group;
+  const FoldGraph fold_graph{probe,
+                             placement,
+                             graph.work_tp,
+                             graph.partner,
+                             no_group,
+                             graph.succ_begin,
+                             graph.succ,
+                             options.compute_ns,
+                             options.device_speed,
+                             &graph.comm_keys,
+                             &plans};
   RouteCache routes(topology);
   const SymmetryFold declared =
       SymmetryFold::Declared(fold_graph, topology, routes, options.collectives);
@@ -315,6 +322,9 @@ SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& t
   // The probe's collective plans (its declared-symmetry checks plan every group) are the
   // replay's: planned once (sim/plan_cache.h).
   const auto plans = std::make_shared<PlanCache>(topology, options.collectives);
+  // The probe's declared folds too, for the replay's Declared where its inputs are the probe's
+  // (DeclaredFoldMemo, sim/symmetry_fold.h).
+  plans->KeepDeclaredFolds();
   const GenerateOptions reps =
       RepresentativeOptions(gen, RepresentativeTpSetWith(gen, topology, options, *plans));
   if (reps.representatives_only) {

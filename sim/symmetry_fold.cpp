@@ -4,8 +4,10 @@
 #include "sim/symmetry_fold.h"
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -54,15 +56,20 @@ class FoldBuilder {
     std::vector<int> device;  // device permutation
     std::vector<int> gpu;     // GPU permutation (identity on unused GPUs)
   };
-  using CheckFn = std::function<std::string(const std::vector<int>&, Element*)>;
 
   // Ops per device and positions, groups by rank set, plan keys and p2p GPU pairs.
   void Collect();
+  // sorted_ranks_ and groups_by_low_ (GroupImage's index).
+  void IndexGroups();
   // Declared: plan keys and p2p GPU pairs of the whole iteration, as the orbits of the
   // present ops' under the declared renamings `perms`; "" or why not.
   std::string CollectDeclared(const std::vector<std::vector<int>>& perms);
-  // The group whose ranks are `sigma` of group h's (as sets), or -1.
-  int GroupImage(const std::vector<int>& sigma, int h) const;
+  // The group whose ranks are `sigma` of group h's (as sets; the first such group), or -1.
+  int GroupImage(const std::vector<int>& sigma, int h);
+  // The candidate check of the fold being built: CheckDeclared for BuildDeclared, else Check.
+  std::string CheckCandidate(const std::vector<int>& sigma, Element* element) {
+    return declared_ ? CheckDeclared(sigma, element) : Check(sigma, element);
+  }
   // Checks candidate `sigma`; fills an Element or returns why not. CheckStructure checks all
   // but the ops (speeds, groups, GPUs, collective plans, links); CheckOps the ops.
   std::string Check(const std::vector<int>& sigma, Element* element);
@@ -79,15 +86,16 @@ class FoldBuilder {
   // every tp group of `tp` consecutive devices) that acts freely and whose elements pass Check,
   // found among the permutations that keep the routes between the first group's GPUs and to
   // the next group's (SemiregularAutomorphisms); empty (with why not) when there is none.
-  std::vector<Element> TpPermutations(int tp, const CheckFn& check, std::string* why);
-  // Takes the first candidate of each family that `check` passes; "" or why each was refused.
+  std::vector<Element> TpPermutations(int tp, std::string* why);
+  // Takes the first candidate of each family that CheckCandidate passes; "" or why each was
+  // refused.
   std::string PickGenerators(
       const std::vector<std::pair<std::string, std::vector<std::vector<int>>>>& families,
-      const CheckFn& check, std::vector<Element>* generators, bool* all_families);
+      std::vector<Element>* generators, bool* all_families);
   // The largest fold of the replica shift (block devices per replica, dp replicas) and the tp
-  // rotations, or the tp permutations where their group is larger, each passing `check`
+  // rotations, or the tp permutations where their group is larger, each passing CheckCandidate
   // (Build's choice; Check, or the structure and links alone where the ops are declared).
-  SymmetryFold Largest(int block, int dp, int tp, const CheckFn& check);
+  SymmetryFold Largest(int block, int dp, int tp);
   // The structure and links of candidate `sigma` (Check less the ops).
   std::string CheckDeclared(const std::vector<int>& sigma, Element* element);
   // From the accepted generators: the group, representatives, link classes and folded plans.
@@ -102,13 +110,20 @@ class FoldBuilder {
   RouteCache& routes_;
   const CollectiveOptions& collectives_;
   std::vector<std::vector<int>> device_ops_;
-  std::vector<int> position_;                       // per op: its index among its device's ops
-  std::vector<int> op_device_;                      // per op: its device (Op::device, compact)
-  std::map<std::vector<int>, int> group_by_ranks_;  // sorted ranks -> group
+  std::vector<int> position_;                    // per op: its index among its device's ops
+  std::vector<int> op_device_;                   // per op: its device (Op::device, compact)
+  std::vector<std::vector<int>> sorted_ranks_;   // per group: its ranks, sorted
+  std::vector<std::vector<int>> groups_by_low_;  // per device: the groups it is the least rank of
+  std::vector<int> image_;                       // GroupImage's buffer
+  int empty_group_ = -1;                         // the first group without ranks
   std::set<PlanKey> plan_keys_;
+  // plan_keys_ with their plans, in the same order (filled by the first CheckStructure).
+  std::vector<std::pair<PlanKey, const CollectivePlan*>> key_plans_;
   std::set<std::pair<int, int>> p2p_pairs_;
   std::vector<std::pair<int, int>> transfers_;  // GPU pairs of every transfer (p2p and plans)
-  std::map<PlanKey, CollectivePlan> plans_;
+  // Per key: its plan, the PlanCache's (which outlives the builder) or one in owned_plans_.
+  std::map<PlanKey, const CollectivePlan*> plans_;
+  std::deque<CollectivePlan> owned_plans_;            // planned here, without a PlanCache
   std::map<int, std::optional<NcclSystem>> systems_;  // per group: NcclCommunicator of its GPUs
   std::vector<int> link_rep_, link_mult_;             // LinkClasses' result
   std::vector<std::vector<int>> classes_of_;  // its GPU maps (sorted) when it passed, else empty
@@ -118,23 +133,25 @@ class FoldBuilder {
 
 const CollectivePlan& FoldBuilder::PlanOf(const PlanKey& key) {
   auto it = plans_.find(key);
-  if (it != plans_.end()) return it->second;
+  if (it != plans_.end()) return *it->second;
   const auto& [group, kind, bytes, root] = key;
   std::vector<int> gpus;
   for (int rank : s_.groups[group].ranks) gpus.push_back(g_.placement[rank]);
   if (g_.plans != nullptr) {
-    return plans_.emplace(key, g_.plans->Plan(static_cast<OpKind>(kind), gpus, root, bytes))
-        .first->second;
+    // The cache's plan itself (its references stay valid): no copy.
+    const CollectivePlan& plan = g_.plans->Plan(static_cast<OpKind>(kind), gpus, root, bytes);
+    plans_.emplace(key, &plan);
+    return plan;
   }
   // The group's NCCL communicator, once for all its plans.
   auto system = systems_.find(group);
   if (system == systems_.end()) {
     system = systems_.emplace(group, NcclCommunicator(gpus, topology_, collectives_)).first;
   }
-  return plans_
-      .emplace(key, PlanCollective(static_cast<OpKind>(kind), gpus, root, bytes, topology_,
-                                   collectives_, system->second))
-      .first->second;
+  owned_plans_.push_back(PlanCollective(static_cast<OpKind>(kind), gpus, root, bytes, topology_,
+                                        collectives_, system->second));
+  plans_.emplace(key, &owned_plans_.back());
+  return owned_plans_.back();
 }
 
 void FoldBuilder::Collect() {
@@ -149,11 +166,7 @@ void FoldBuilder::Collect() {
       op_device_[ops[p]] = d;
     }
   }
-  for (size_t h = 0; h < s_.groups.size(); ++h) {
-    std::vector<int> ranks = s_.groups[h].ranks;
-    std::sort(ranks.begin(), ranks.end());
-    group_by_ranks_.emplace(std::move(ranks), static_cast<int>(h));
-  }
+  IndexGroups();
   // Consecutive ops mostly repeat a key or pair: the last one is not looked up again.
   PlanKey last_key{-1, -1, 0, -1};
   std::pair<int, int> last_pair{-1, -1};
@@ -175,12 +188,32 @@ void FoldBuilder::Collect() {
   }
 }
 
-int FoldBuilder::GroupImage(const std::vector<int>& sigma, int h) const {
-  std::vector<int> mapped;
-  for (int rank : s_.groups[h].ranks) mapped.push_back(sigma[rank]);
-  std::sort(mapped.begin(), mapped.end());
-  auto it = group_by_ranks_.find(mapped);
-  return it != group_by_ranks_.end() ? it->second : -1;
+void FoldBuilder::IndexGroups() {
+  sorted_ranks_.resize(s_.groups.size());
+  groups_by_low_.assign(s_.devices, {});
+  for (size_t h = 0; h < s_.groups.size(); ++h) {
+    std::vector<int>& ranks = sorted_ranks_[h];
+    ranks = s_.groups[h].ranks;
+    std::sort(ranks.begin(), ranks.end());
+    if (ranks.empty()) {
+      if (empty_group_ < 0) empty_group_ = static_cast<int>(h);
+    } else if (ranks[0] >= 0 && ranks[0] < s_.devices) {
+      groups_by_low_[ranks[0]].push_back(static_cast<int>(h));
+    }
+  }
+}
+
+int FoldBuilder::GroupImage(const std::vector<int>& sigma, int h) {
+  image_.clear();
+  for (int rank : s_.groups[h].ranks) image_.push_back(sigma[rank]);
+  std::sort(image_.begin(), image_.end());
+  if (image_.empty()) return empty_group_;
+  if (image_[0] < 0 || image_[0] >= s_.devices) return -1;
+  // Groups in index order: the first with these ranks, as a map from rank sets kept it.
+  for (int image : groups_by_low_[image_[0]]) {
+    if (sorted_ranks_[image] == image_) return image;
+  }
+  return -1;
 }
 
 std::string FoldBuilder::Check(const std::vector<int>& sigma, Element* element) {
@@ -230,14 +263,20 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
     if (element->gpu[gpu] < 0) element->gpu[gpu] = gpu;  // unused GPU
   }
   // Collective plans: the plan of sigma(H) is the plan of H mapped.
-  for (const PlanKey& key : plan_keys_) {
+  if (key_plans_.size() != plan_keys_.size()) {
+    key_plans_.clear();
+    for (const PlanKey& key : plan_keys_) key_plans_.emplace_back(key, nullptr);
+  }
+  for (auto& [key, plan_of_key] : key_plans_) {
     const auto& [group, kind, bytes, root] = key;
     if (group_map[group] < 0) {
       return fmt::format("group {} maps onto no group", s_.groups[group].name);
     }
+    if (plan_of_key == nullptr) plan_of_key = &PlanOf(key);
+    const CollectivePlan& plan = *plan_of_key;
     const PlanKey image{group_map[group], kind, bytes, root >= 0 ? element->gpu[root] : -1};
-    const CollectivePlan& plan = PlanOf(key);
-    if (MatchPlans(plan, PlanOf(image), element->gpu).size() != plan.phases.size()) {
+    const CollectivePlan& image_plan = image == key ? plan : PlanOf(image);
+    if (MatchPlans(plan, image_plan, element->gpu).size() != plan.phases.size()) {
       return fmt::format("the {} plan of group {} does not map onto group {}'s",
                          OpKindName(static_cast<OpKind>(kind)), s_.groups[group].name,
                          s_.groups[group_map[group]].name);
@@ -246,11 +285,13 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
   // Links: checked by CheckLinks over every p2p pair's and plan's transfers (the same for every
   // candidate: collected once).
   if (transfers_.empty()) {
-    std::set<std::pair<int, int>> pairs = p2p_pairs_;
-    for (const PlanKey& key : plan_keys_) {
-      ForEachTransfer(PlanOf(key), [&](int a, int b) { pairs.emplace(a, b); });
+    // Sorted and distinct (FoldLinkClasses looks images up by bisection).
+    transfers_.assign(p2p_pairs_.begin(), p2p_pairs_.end());
+    for (const auto& [key, plan] : key_plans_) {
+      ForEachTransfer(*plan, [&](int a, int b) { transfers_.emplace_back(a, b); });
     }
-    transfers_.assign(pairs.begin(), pairs.end());
+    std::sort(transfers_.begin(), transfers_.end());
+    transfers_.erase(std::unique(transfers_.begin(), transfers_.end()), transfers_.end());
   }
   return "";
 }
@@ -437,14 +478,14 @@ std::vector<int> PowerSteps(int limit, int divides) {
 
 }  // namespace
 
-std::string FoldBuilder::PickGenerators(const Families& families, const CheckFn& check,
-                                        std::vector<Element>* generators, bool* all_families) {
+std::string FoldBuilder::PickGenerators(const Families& families, std::vector<Element>* generators,
+                                        bool* all_families) {
   std::vector<std::string> refused;
   for (const auto& [name, sigmas] : families) {
     std::vector<std::string> whys;
     for (const std::vector<int>& sigma : sigmas) {
       Element element;
-      const std::string why = check(sigma, &element);
+      const std::string why = CheckCandidate(sigma, &element);
       if (why.empty()) {
         generators->push_back(std::move(element));
         whys.clear();
@@ -461,8 +502,7 @@ std::string FoldBuilder::PickGenerators(const Families& families, const CheckFn&
 SymmetryFold FoldBuilder::Build() {
   const ScheduleShape& shape = s_.shape;
   Collect();
-  return Largest(shape.pp * shape.tp, shape.dp, shape.tp,
-                 [this](const std::vector<int>& sigma, Element* e) { return Check(sigma, e); });
+  return Largest(shape.pp * shape.tp, shape.dp, shape.tp);
 }
 
 std::string FoldBuilder::CheckDeclared(const std::vector<int>& sigma, Element* element) {
@@ -471,13 +511,13 @@ std::string FoldBuilder::CheckDeclared(const std::vector<int>& sigma, Element* e
   return why.empty() ? CheckLinks(*element) : why;
 }
 
-SymmetryFold FoldBuilder::Largest(int block, int dp, int tp, const CheckFn& check) {
+SymmetryFold FoldBuilder::Largest(int block, int dp, int tp) {
   // A NIC shared by GPUs of one tp group carries their transfers by multiplicity; where a
   // rotation by 1 loads a class of links unevenly, a rotation by 2 or 4 may not.
   const Families families = Candidates(s_.devices, block, dp, tp, PowerSteps(tp, tp));
   std::vector<Element> generators;
   bool all = false;
-  std::string why_not = PickGenerators(families, check, &generators, &all);
+  std::string why_not = PickGenerators(families, &generators, &all);
   // The accepted rotation by `step` tp ranks has order tp / step (1: none accepted).
   const auto is_rotation = [tp](const Element& e) { return e.device[0] > 0 && e.device[0] < tp; };
   int rotation_order = 1;
@@ -488,7 +528,7 @@ SymmetryFold FoldBuilder::Largest(int block, int dp, int tp, const CheckFn& chec
     // Permutations other than rotations (p3.16xlarge: the NIC hangs off one socket, so only
     // permutations within each socket keep the routes; rotations do not).
     std::string why;
-    std::vector<Element> permutations = TpPermutations(tp, check, &why);
+    std::vector<Element> permutations = TpPermutations(tp, &why);
     std::vector<Permutation> tp_maps;
     for (const Element& e : permutations) {
       Permutation tau(tp);
@@ -518,8 +558,7 @@ SymmetryFold FoldBuilder::Largest(int block, int dp, int tp, const CheckFn& chec
   return Finish(std::move(generators), why_not);
 }
 
-std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, const CheckFn& check,
-                                                              std::string* why) {
+std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, std::string* why) {
   constexpr size_t kMaxCandidates = 64;
   constexpr size_t kMaxVisits = 100000;
   constexpr size_t kMaxChecks = 16;
@@ -553,7 +592,7 @@ std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, const Chec
     std::vector<int> sigma(s_.devices);
     for (int d = 0; d < s_.devices; ++d) sigma[d] = d - d % tp + tau[d % tp];
     Element element;
-    const std::string refused = check(sigma, &element);
+    const std::string refused = CheckCandidate(sigma, &element);
     if (!refused.empty()) {
       whys.push_back(fmt::format("[{}]: {}", fmt::join(tau, " "), refused));
       continue;
@@ -569,11 +608,7 @@ std::vector<FoldBuilder::Element> FoldBuilder::TpPermutations(int tp, const Chec
 
 std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& perms) {
   const int devices = s_.devices;
-  for (size_t h = 0; h < s_.groups.size(); ++h) {
-    std::vector<int> ranks = s_.groups[h].ranks;
-    std::sort(ranks.begin(), ranks.end());
-    group_by_ranks_.emplace(std::move(ranks), static_cast<int>(h));
-  }
+  IndexGroups();
   // In device terms first (a root is a device), closed under the renamings, then on GPUs.
   std::set<PlanKey> keys;
   std::set<std::pair<int, int>> pairs;
@@ -660,9 +695,7 @@ SymmetryFold FoldBuilder::BuildDeclared(bool largest) {
   if (largest || !declared.tp_set.empty()) {
     // Build's choice among the rotations and the other tp permutations (the tp ranks reach
     // other groups only through the same rank or whole groups: schedule/schedule_ir.h).
-    SymmetryFold fold = Largest(
-        block, block > 0 ? devices / block : 1, tp > 1 ? tp : 1,
-        [this](const std::vector<int>& sigma, Element* e) { return CheckDeclared(sigma, e); });
+    SymmetryFold fold = Largest(block, block > 0 ? devices / block : 1, tp > 1 ? tp : 1);
     if (!fold.Folded()) return refuse(fold.why_not_);
     for (int d = 0; d < devices && !largest; ++d) {
       if (fold.IsRep(d) && !declared.Present(d)) {
@@ -676,10 +709,7 @@ SymmetryFold FoldBuilder::BuildDeclared(bool largest) {
       tp > 1 ? PowerSteps(declared.tp_ranks + 1, declared.tp_ranks) : std::vector<int>{});
   std::vector<Element> generators;
   bool all = false;
-  why = PickGenerators(
-      families,
-      [this](const std::vector<int>& sigma, Element* e) { return CheckDeclared(sigma, e); },
-      &generators, &all);
+  why = PickGenerators(families, &generators, &all);
   if (!all) return refuse(why + " (generate the whole schedule)");
   SymmetryFold fold = Finish(std::move(generators), "");
   if (!fold.Folded()) return refuse(fold.why_not_);
@@ -770,15 +800,78 @@ SymmetryFold SymmetryFold::Find(const FoldGraph& graph, const NetworkTopology& t
   return FoldBuilder(graph, topology, routes, collectives).Build();
 }
 
+namespace {
+
+bool SameSymmetry(const DeclaredSymmetry& a, const DeclaredSymmetry& b) {
+  return a.representatives_only == b.representatives_only && a.replica_block == b.replica_block &&
+         a.tp == b.tp && a.tp_ranks == b.tp_ranks && a.tp_set == b.tp_set;
+}
+
+bool SameGroups(const std::vector<Group>& a, const std::vector<Group>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t h = 0; h < a.size(); ++h) {
+    if (a[h].ranks != b[h].ranks || a[h].name != b[h].name) return false;
+  }
+  return true;
+}
+
+// Whether `memo` was computed from the inputs Declared reads of `graph` (DeclaredFoldMemo).
+bool SameInputs(const DeclaredFoldMemo& memo, const FoldGraph& graph,
+                const NetworkTopology& topology, bool largest) {
+  const Schedule& s = graph.schedule;
+  return memo.topology == &topology && memo.largest == largest && memo.devices == s.devices &&
+         memo.placement == graph.placement && memo.compute_ns == graph.compute_ns &&
+         memo.device_speed == graph.device_speed &&
+         memo.comm_keys.plans == graph.comm_keys->plans &&
+         memo.comm_keys.sends == graph.comm_keys->sends &&
+         SameSymmetry(memo.symmetry, s.symmetry) && SameGroups(memo.groups, s.groups);
+}
+
+// BuildDeclared, or the fold a PlanCache kept from equal inputs (DeclaredFoldMemo): with the
+// comm keys and the cache's plans, Declared reads only those inputs, so the kept fold is the
+// one BuildDeclared would return.
+SymmetryFold DeclaredKept(const FoldGraph& graph, const NetworkTopology& topology,
+                          RouteCache& routes, const CollectiveOptions& collectives, bool largest) {
+  PlanCache* cache = graph.plans;
+  const bool keep = cache != nullptr && cache->KeepsDeclaredFolds() && graph.comm_keys != nullptr &&
+                    &routes.Topology() == &topology;
+  if (keep) {
+    for (const auto& memo : cache->DeclaredFolds()) {
+      if (SameInputs(*memo, graph, topology, largest)) {
+        cache->CountDeclaredFoldHit();
+        return memo->fold;
+      }
+    }
+  }
+  SymmetryFold fold = FoldBuilder(graph, topology, routes, collectives).BuildDeclared(largest);
+  if (keep) {
+    auto memo = std::make_shared<DeclaredFoldMemo>();
+    memo->topology = &topology;
+    memo->largest = largest;
+    memo->devices = graph.schedule.devices;
+    memo->symmetry = graph.schedule.symmetry;
+    memo->groups = graph.schedule.groups;
+    memo->placement = graph.placement;
+    memo->compute_ns = graph.compute_ns;
+    memo->device_speed = graph.device_speed;
+    memo->comm_keys = *graph.comm_keys;
+    memo->fold = fold;
+    cache->DeclaredFolds().push_back(std::move(memo));
+  }
+  return fold;
+}
+
+}  // namespace
+
 SymmetryFold SymmetryFold::Declared(const FoldGraph& graph, const NetworkTopology& topology,
                                     RouteCache& routes, const CollectiveOptions& collectives) {
-  return FoldBuilder(graph, topology, routes, collectives).BuildDeclared(/*largest=*/false);
+  return DeclaredKept(graph, topology, routes, collectives, /*largest=*/false);
 }
 
 SymmetryFold SymmetryFold::DeclaredLargest(const FoldGraph& graph, const NetworkTopology& topology,
                                            RouteCache& routes,
                                            const CollectiveOptions& collectives) {
-  return FoldBuilder(graph, topology, routes, collectives).BuildDeclared(/*largest=*/true);
+  return DeclaredKept(graph, topology, routes, collectives, /*largest=*/true);
 }
 
 void SymmetryFold::FoldRoute(const std::vector<int>& links, std::vector<int>* out) const {

@@ -118,6 +118,8 @@ class SymmetryFold {
   // the caller must then generate the whole schedule. Every op stands for itself (RepOp).
   // A schedule declaring its tp ranks as a set (DeclaredSymmetry::tp_set) is folded by Find's
   // choice instead (DeclaredLargest) and refused when a representative is not present.
+  // With the comm keys and a PlanCache that keeps declared folds, a call on inputs equal to an
+  // earlier one's returns that fold (DeclaredFoldMemo below).
   static SymmetryFold Declared(const FoldGraph& graph, const NetworkTopology& topology,
                                RouteCache& routes, const CollectiveOptions& collectives);
   // The largest fold the declared symmetry allows whatever devices the schedule holds: the
@@ -158,6 +160,28 @@ class SymmetryFold {
   std::map<std::tuple<int, int, Bytes, int>, FoldedPlan> plans_;
 
   friend class FoldBuilder;
+};
+
+// A SymmetryFold::Declared (or DeclaredLargest) result with everything it was computed from:
+// the schedule's devices, declared symmetry and groups, the placement, measured durations and
+// speeds, the comm keys (FoldGraph::comm_keys) and the topology. Declared reads nothing else
+// when it has the comm keys and a PlanCache (no op: sim/symmetry_fold.h), and it is a pure
+// function of these, so a later call on equal inputs gets this fold, bit for bit, without
+// checking again. SimulateGenerated's probe (fewer micro-batches: the same groups, collective
+// keys and transfers, hence mostly equal inputs) leaves its folds in the simulation's PlanCache
+// (PlanCache::KeepDeclaredFolds) for the replay's Declared; where an input differs, the replay
+// checks its own schedule.
+struct DeclaredFoldMemo {
+  const NetworkTopology* topology = nullptr;
+  bool largest = false;
+  int devices = 0;
+  DeclaredSymmetry symmetry;
+  std::vector<Group> groups;
+  std::vector<int> placement;
+  std::vector<TimeNs> compute_ns;
+  std::vector<double> device_speed;
+  CommKeys comm_keys;
+  SymmetryFold fold;
 };
 
 }  // namespace terasim

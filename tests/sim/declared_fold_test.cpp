@@ -12,6 +12,7 @@
 #include "schedule/generator.h"
 #include "schedule/memory_estimate.h"
 #include "sim/cluster_topology.h"
+#include "sim/plan_cache.h"
 #include "sim/replay_graph.h"
 #include "sim/route_cache.h"
 #include "sim/simulator.h"
@@ -439,6 +440,105 @@ TEST_CASE("a declared fold from the replay graph's comm keys is the fold from th
       REQUIRE(b.LinkMultiplicity(l) == a.LinkMultiplicity(l));
     }
   }
+}
+
+TEST_CASE("a declared fold kept from a probe with fewer micro-batches is the schedule's own") {
+  // SimulateGenerated checks a probe (1 micro-batch) and keeps its fold in the PlanCache; the
+  // replay's Declared of the real schedule (4 micro-batches) reads the same inputs (devices,
+  // declared symmetry, groups, placement, speeds, comm keys: the probe has the same collective
+  // keys and SEND pairs), so it gets the kept fold, which is the one it computes on its own
+  // (dp2 pp2 tp2: order 4). A slow device is another input: checked again, and refused alike.
+  const FakeTopology topology = TwoNodes();
+  GenerateOptions options = Representatives(Options(Strategy::kOneFOneB, 2, 2, 2));
+  const Schedule reps = Generate(options);
+  options.microbatches = 1;
+  const Schedule probe = Generate(options);
+  REQUIRE(probe.ops.size() < reps.ops.size());
+  std::vector<int> placement;
+  for (int d = 0; d < reps.devices; ++d) placement.push_back(d);
+  const ReplayGraph reps_graph = BuildReplayGraph(reps, placement);
+  const ReplayGraph probe_graph = BuildReplayGraph(probe, placement);
+  REQUIRE(probe_graph.comm_keys.plans == reps_graph.comm_keys.plans);
+  REQUIRE(probe_graph.comm_keys.sends == reps_graph.comm_keys.sends);
+  const std::vector<int> none;
+  const std::vector<TimeNs> measured;
+  const auto graph_of = [&](const Schedule& s, const ReplayGraph& g,
+                            const std::vector<double>& speed, PlanCache* plans) {
+    FoldGraph graph{s,      placement, g.work_tp, none,    none,   g.succ_begin,
+                    g.succ, measured,  speed,     nullptr, nullptr};
+    graph.comm_keys = &g.comm_keys;
+    graph.plans = plans;
+    return graph;
+  };
+  const auto require_same = [&](const SymmetryFold& a, const SymmetryFold& b) {
+    REQUIRE(a.Order() == b.Order());
+    REQUIRE(a.WhyNot() == b.WhyNot());
+    for (int d = 0; d < reps.devices; ++d) REQUIRE(a.RepDevice(d) == b.RepDevice(d));
+    for (int l = 0; l < static_cast<int>(topology.Links().size()); ++l) {
+      REQUIRE(a.LinkRep(l) == b.LinkRep(l));
+      REQUIRE(a.LinkMultiplicity(l) == b.LinkMultiplicity(l));
+    }
+    if (!a.Folded()) return;
+    for (size_t h = 0; h < reps.groups.size(); ++h) {
+      REQUIRE(a.RepMembers(static_cast<int>(h)) == b.RepMembers(static_cast<int>(h)));
+    }
+    for (const auto& [group, kind, bytes, root] : reps_graph.comm_keys.plans) {
+      const int root_gpu = root >= 0 ? placement[root] : -1;
+      const FoldedPlan* pa = a.Plan(group, static_cast<OpKind>(kind), bytes, root_gpu);
+      const FoldedPlan* pb = b.Plan(group, static_cast<OpKind>(kind), bytes, root_gpu);
+      REQUIRE((pa == nullptr) == (pb == nullptr));
+      if (pa == nullptr) continue;
+      REQUIRE(pa->stabilizer == pb->stabilizer);
+      REQUIRE(pa->phases.size() == pb->phases.size());
+      for (size_t ph = 0; ph < pa->phases.size(); ++ph) {
+        REQUIRE(pa->phases[ph].size() == pb->phases[ph].size());
+        for (size_t r = 0; r < pa->phases[ph].size(); ++r) {
+          REQUIRE(pa->phases[ph][r].run == pb->phases[ph][r].run);
+          REQUIRE(pa->phases[ph][r].flows.size() == pb->phases[ph][r].flows.size());
+          for (size_t f = 0; f < pa->phases[ph][r].flows.size(); ++f) {
+            REQUIRE(pa->phases[ph][r].flows[f].route == pb->phases[ph][r].flows[f].route);
+            REQUIRE(pa->phases[ph][r].flows[f].latency_ns == pb->phases[ph][r].flows[f].latency_ns);
+          }
+        }
+      }
+    }
+  };
+  for (const std::vector<double>& speed : {std::vector<double>{}, std::vector<double>{1, 0.5}}) {
+    INFO("speeds " << speed.size());
+    PlanCache kept(topology, {});
+    kept.KeepDeclaredFolds();
+    PlanCache own(topology, {});  // keeps nothing: every Declared checks
+    RouteCache probe_routes(topology), reps_routes(topology), own_routes(topology);
+    const SymmetryFold from_probe = SymmetryFold::Declared(
+        graph_of(probe, probe_graph, speed, &kept), topology, probe_routes, {});
+    REQUIRE(kept.DeclaredFoldHits() == 0);
+    REQUIRE(kept.DeclaredFolds().size() == 1);
+    const SymmetryFold reused =
+        SymmetryFold::Declared(graph_of(reps, reps_graph, speed, &kept), topology, reps_routes, {});
+    REQUIRE(kept.DeclaredFoldHits() == 1);
+    const SymmetryFold checked =
+        SymmetryFold::Declared(graph_of(reps, reps_graph, speed, &own), topology, own_routes, {});
+    REQUIRE(own.DeclaredFolds().empty());
+    REQUIRE(checked.Order() == (speed.empty() ? 4 : 1));
+    require_same(reused, checked);
+    require_same(from_probe, checked);
+    // DeclaredLargest is kept apart from Declared (another result where tp ranks are a set).
+    SymmetryFold::DeclaredLargest(graph_of(reps, reps_graph, speed, &kept), topology, reps_routes,
+                                  {});
+    REQUIRE(kept.DeclaredFoldHits() == 1);
+    REQUIRE(kept.DeclaredFolds().size() == 2);
+  }
+  // Another input (a device 1.25x slower in the second run) is not answered by the first's.
+  PlanCache kept(topology, {});
+  kept.KeepDeclaredFolds();
+  RouteCache routes(topology);
+  const std::vector<double> slow{1, 1.25};
+  REQUIRE(SymmetryFold::Declared(graph_of(probe, probe_graph, {}, &kept), topology, routes, {})
+              .Folded());
+  REQUIRE_FALSE(
+      SymmetryFold::Declared(graph_of(reps, reps_graph, slow, &kept), topology, routes, {})
+          .Folded());
+  REQUIRE(kept.DeclaredFoldHits() == 0);
 }
 
 TEST_CASE("memory estimates of a representatives-only schedule are the whole one's") {

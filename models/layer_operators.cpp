@@ -190,9 +190,9 @@ class OperatorList {
   // (fill, triu, zeros for the context, cat) and added in place, softmax in fp32 then cast
   // back to fp16, no dropout, ReLU in place, residual adds in place. Keys and values go into
   // a preallocated cache of the whole sequence; the backward of reading its first c + l rows
-  // zero-fills a sequence-long gradient, copies the c + l rows into it and adds it to the
-  // gradient the later slices passed back, for keys and values (so a slice's backward moves
-  // sequence-long tensors whatever its length).
+  // zero-fills a sequence-long gradient and copies the c + l rows into it, for keys and values
+  // (so a slice's backward moves sequence-long tensors whatever its length); the pipeline adds
+  // its first c rows into the gradient it passes to the earlier slices.
   void EagerAttentionForward(bool core_only) {
     if (!core_only) {
       Memory("ln1", 3 * kFp16 * x_, 2);
@@ -241,16 +241,31 @@ class OperatorList {
     Memory("softmax.bwd", (2 * kFp32 + kFp16) * score_);  // output and gradient in fp32
     Gemm("scores.dQ", b_ * heads_, l_, d_, c_ + l_);
     Gemm("scores.dK", b_ * heads_, c_ + l_, d_, l_);
-    // Keys and values: zero-fill s rows, copy c + l rows in, add the later slices' s rows.
-    const int64_t s = std::max<int64_t>(sequence_, c_ + l_);
-    if (options_.kv_cache)
-      Memory("kv_cache.bwd", 2 * kFp16 * b_ * h_t_ * (4 * s + 2 * (c_ + l_)), 6);
+    if (options_.kv_cache) KvCacheBackward();
     Memory("q_scale.bwd", 2 * kFp16 * bl_ * h_t_);
     Memory("qkv_layout.bwd", 2 * kFp16 * 3 * bl_ * h_t_, 2);  // chunk's cat, then a copy
     Gemm("qkv.dX", 1, bl_, h_, 3 * h_t_);
     Collective("qkv.dX.allreduce");
     Memory("ln1.bwd", 5 * kFp16 * x_, 4);
     Memory("grad_add1", 3 * kFp16 * x_);
+  }
+
+  // The key/value cache's gradient in a slice's backward, for keys and values each
+  // (test_transformer_pipemegatron.py backward_step and transformer_models.py _AssignCache at
+  // github.com/zhuohan123/terapipe commit bd366b5, February 2021): autograd's backward of
+  // cache[:, :c + l] zero-fills the s-row cache gradient and copies the c + l rows in (two
+  // kernels); when later slices passed a gradient for this slice's new l rows (c + l < s),
+  // autograd sums it with the cache's (read two, write one: one kernel); after the call, when
+  // c > 0, `grad[:, :c] += update[:, :c]` adds the first c rows into the gradient handed to the
+  // earlier slices (one kernel). So the first slice moves s + 2 l + 3 l rows and the last
+  // s + 2 s + 3 c: the cost grows with the context.
+  void KvCacheBackward() {
+    const int64_t s = std::max<int64_t>(sequence_, c_ + l_);
+    const bool later = c_ + l_ < s;
+    const bool earlier = c_ > 0;
+    const int64_t rows = s + 2 * (c_ + l_) + (later ? 3 * l_ : 0) + (earlier ? 3 * c_ : 0);
+    const int kernels = 2 + (later ? 1 : 0) + (earlier ? 1 : 0);
+    Memory("kv_cache.bwd", 2 * kFp16 * b_ * h_t_ * rows, 2 * kernels);
   }
 
   LayerOperatorOptions options_;

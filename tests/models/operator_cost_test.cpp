@@ -470,16 +470,27 @@ TEST_CASE(
   const int64_t score = 24 * 120 * 1120;
   CHECK(Find(forward, "softmax").bytes == 6 * score);
   CHECK(Find(forward, "softmax_cast").bytes == 6 * score);
-  // Keys and values (h / t = 3072 columns): zero-fill 2048 rows, copy 1120, add 2048 (read
-  // two, write one): 2 x 2 x 3072 x (4 x 2048 + 2 x 1120) bytes in six kernels, whatever
-  // the slice's length at the same c + l.
+  // Keys and values (h / t = 3072 columns, 2 bytes), each (terapipe commit bd366b5,
+  // backward_step): zero-fill the 2048-row cache gradient, copy c + l rows in; sum the later
+  // slices' gradient of the l new rows (read two, write one) unless the slice ends the
+  // sequence; add the first c rows into the earlier slices' gradient unless c = 0.
   auto cache = [&](int64_t l, int64_t c) {
     return Find(LayerOperators(m, Work(l, c, 4), OperatorPass::kBackwardInput, eager),
                 "kv_cache.bwd");
   };
-  CHECK(cache(120, 1000).bytes == 2 * 2 * 3072 * (4 * 2048 + 2 * 1120));
-  CHECK(cache(120, 1000).kernels == 6);
-  CHECK(cache(20, 1100).bytes == cache(120, 1000).bytes);
+  // A middle slice: 2048 + 2 x 1120 + 3 x 120 + 3 x 1000 = 7648 rows, four kernels each.
+  CHECK(cache(120, 1000).bytes == 2 * 2 * 3072 * 7648);
+  CHECK(cache(120, 1000).kernels == 8);
+  // The first: 2048 + 240 + 360 = 2648 rows; the last (c + l = 2048): 2048 + 4096 + 5760 =
+  // 11904; three kernels each. One slice of the whole sequence: 2048 + 4096, two each.
+  CHECK(cache(120, 0).bytes == 2 * 2 * 3072 * 2648);
+  CHECK(cache(120, 0).kernels == 6);
+  CHECK(cache(128, 1920).bytes == 2 * 2 * 3072 * 11904);
+  CHECK(cache(128, 1920).kernels == 6);
+  CHECK(cache(2048, 0).bytes == 2 * 2 * 3072 * 6144);
+  CHECK(cache(2048, 0).kernels == 4);
+  // At the same length the traffic grows with the context: 3 bytes-rows per row of c more.
+  CHECK(cache(120, 1500).bytes - cache(120, 1000).bytes == 2 * 2 * 3072 * 5 * 500);
   // w.grad += grad_w: three times the fused accumulation's bytes, one kernel per tensor.
   const auto eager_weight = LayerOperators(m, w, OperatorPass::kBackwardWeight, eager);
   const auto fused_weight = LayerOperators(m, w, OperatorPass::kBackwardWeight, fused);

@@ -129,6 +129,26 @@ TEST_CASE("Communication runs alongside compute and a RECV waits for its SEND") 
   REQUIRE(result.devices[1].comm_fraction * result.iteration_time_ns == Approx(2300));
 }
 
+TEST_CASE("A first transfer of -1 bytes on a route counts no link bytes and leaves the others'") {
+  // S0 moves 2000 bytes 0 -> 1; then S1 1 -> 0 declares -1 bytes (a hand-built schedule: .pir
+  // refuses it) on a route not used before. Its P2pRoute's list was never built (link_bytes_of
+  // starts at -1), so, as before ReplayStats counted lists, it adds nothing: the links carry
+  // the 2000 bytes of S0 alone. (ReplayStats::RepeatSlow got list number -1: resize(0) and
+  // repeated_[-1].)
+  FakeTopology topology(1, 2, 1e9, 300, 1e9, 0);
+  Schedule schedule;
+  schedule.devices = 2;
+  schedule.ops = {P2p("S0", OpKind::kSend, 0, 1, "a", 2000),
+                  P2p("R0", OpKind::kRecv, 1, 0, "a", 2000),
+                  P2p("S1", OpKind::kSend, 1, 0, "b", -1), P2p("R1", OpKind::kRecv, 0, 1, "b", -1)};
+  schedule.ops[2].after = {"R0"};
+  const FakeCost cost(1, 2);
+  const SimResult result = Simulate(schedule, topology, cost);
+  double bytes = 0;
+  for (const LinkResult& link : result.links) bytes += link.bytes;
+  REQUIRE(bytes == 2000);
+}
+
 TEST_CASE("Transfers of different sizes over one route each count their own bytes on its link") {
   // Three transfers 0 -> 1 of 2000, 500 and 2000 bytes, one after another on one stream: the
   // replay keeps a route's per-link figures for its last size, so each size change must redo

@@ -36,6 +36,12 @@ void ReplayStats::AddWhileExact(const std::vector<std::pair<int, double>>& list)
 }
 
 void ReplayStats::RepeatSlow(int number, const std::vector<std::pair<int, double>>& list) {
+  if (number < 0) {
+    // Not a numbered list (a route whose list was never built: its first transfer's size was
+    // the "none yet" mark): added as it is, never counted.
+    OnLinkBytesList(list);
+    return;
+  }
   double total = 0;
   if (exact_ && AllWhole(list, &total) && bound_ + total < kExactBelow) {
     if (static_cast<size_t>(number) >= repeated_.size()) repeated_.resize(number + 1);

@@ -88,8 +88,9 @@ SimResult SimulateOnce(const Schedule& schedule, const NetworkTopology& topology
   }
 
   const std::vector<TimeNs> busy = replay.LinkBusyNs();
+  const std::vector<double>& link_bytes = stats.LinkBytes();  // adds the counted lists once
   for (int link = 0; link < num_links; ++link) {
-    const double bytes = stats.LinkBytes()[fold.LinkRep(link)];
+    const double bytes = link_bytes[fold.LinkRep(link)];
     if (bytes <= 0) continue;
     const NetLink& l = topology.Links()[link];
     result.links.push_back(

@@ -26,6 +26,12 @@ std::string FoldLinkClasses(const NetworkTopology& topology, RouteCache& routes,
   // are t's images; their routes join the same links and load them alike. Transfers that are
   // images of an earlier one (`transfers` is sorted) are skipped.
   const int num_transfers = static_cast<int>(transfers.size());
+  // Per GPU a: the transfers from a are transfers[first[a], first[a + 1]) (sorted by their
+  // destination), where an image is looked up.
+  const int num_gpus = topology.NumGpus();
+  std::vector<int> first(num_gpus + 1, 0);
+  for (const auto& [a, b] : transfers) ++first[a + 1];
+  for (int a = 0; a < num_gpus; ++a) first[a + 1] += first[a];
   std::vector<char> covered(num_transfers, 0);
   std::vector<int> orbit_reps;
   std::vector<const std::vector<int>*> images;  // per orbit representative, its order routes
@@ -36,10 +42,14 @@ std::string FoldLinkClasses(const NetworkTopology& topology, RouteCache& routes,
     const std::vector<int>& from = routes.Get(a, b).links;
     for (const std::vector<int>* gpu : gpus) {
       const std::pair<int, int> image{(*gpu)[a], (*gpu)[b]};
-      const auto at = std::lower_bound(transfers.begin(), transfers.end(), image);
-      if (at != transfers.end() && *at == image) covered[at - transfers.begin()] = 1;
+      for (int u = first[image.first]; u < first[image.first + 1]; ++u) {
+        if (transfers[u].second < image.second) continue;
+        if (transfers[u].second == image.second) covered[u] = 1;
+        break;
+      }
       const std::vector<int>& to = routes.Get(image.first, image.second).links;
       images.push_back(&to);
+      if (&to == &from) continue;  // the transfer itself (its route joins nothing)
       if (from.size() != to.size()) {
         return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b,
                            image.first, image.second);

@@ -4,6 +4,7 @@
 #include "sim/symmetry_fold.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
@@ -285,7 +286,7 @@ std::string FoldBuilder::CheckStructure(const std::vector<int>& sigma, Element* 
   // Links: checked by CheckLinks over every p2p pair's and plan's transfers (the same for every
   // candidate: collected once).
   if (transfers_.empty()) {
-    // Sorted and distinct (FoldLinkClasses looks images up by bisection).
+    // Sorted and distinct (FoldLinkClasses looks images up among each GPU's transfers).
     transfers_.assign(p2p_pairs_.begin(), p2p_pairs_.end());
     for (const auto& [key, plan] : key_plans_) {
       ForEachTransfer(*plan, [&](int a, int b) { transfers_.emplace_back(a, b); });
@@ -375,22 +376,38 @@ bool FoldBuilder::BuildGroup(std::vector<Element> generators, std::string* why) 
   constexpr size_t kMaxOrder = 4096;
   Element identity;
   for (int d = 0; d < s_.devices; ++d) identity.device.push_back(d);
-  for (int gpu = 0; gpu < topology_.NumGpus(); ++gpu) identity.gpu.push_back(gpu);
-  std::map<std::vector<int>, int> seen;
-  seen.emplace(identity.device, 0);
+  const int num_gpus = topology_.NumGpus();
+  for (int gpu = 0; gpu < num_gpus; ++gpu) identity.gpu.push_back(gpu);
+  // Per image of device 0: the elements that map device 0 there (one each when G acts freely),
+  // against which a product is compared before it is formed.
+  std::vector<std::vector<int>> by_first(std::max(s_.devices, 1));
+  by_first[0].push_back(0);
   elements_.push_back(std::move(identity));
   for (size_t e = 0; e < elements_.size(); ++e) {
     for (const Element& gen : generators) {
-      Element next;
-      auto compose = [](const std::vector<int>& outer, const std::vector<int>& inner) {
+      const auto compose = [](const std::vector<int>& outer, const std::vector<int>& inner) {
         std::vector<int> out(inner.size());
         for (size_t i = 0; i < inner.size(); ++i) out[i] = outer[inner[i]];
         return out;
       };
-      next.device = compose(gen.device, elements_[e].device);
-      if (seen.count(next.device)) continue;
+      const std::vector<int>& inner = elements_[e].device;
+      const size_t n = inner.size();
+      const int first = n == 0 ? 0 : gen.device[inner[0]];
+      bool seen = false;
+      for (int k : by_first[first]) {
+        const std::vector<int>& other = elements_[k].device;
+        size_t i = 0;
+        while (i < n && gen.device[inner[i]] == other[i]) ++i;
+        if (i == n) {
+          seen = true;
+          break;
+        }
+      }
+      if (seen) continue;
+      Element next;
+      next.device = compose(gen.device, inner);
       next.gpu = compose(gen.gpu, elements_[e].gpu);
-      seen.emplace(next.device, static_cast<int>(elements_.size()));
+      by_first[first].push_back(static_cast<int>(elements_.size()));
       elements_.push_back(std::move(next));
       if (elements_.size() > kMaxOrder) {
         *why = fmt::format("more than {} symmetries", kMaxOrder);
@@ -611,10 +628,39 @@ std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& pe
   IndexGroups();
   // In device terms first (a root is a device), closed under the renamings, then on GPUs.
   std::set<PlanKey> keys;
-  std::set<std::pair<int, int>> pairs;
+  // Pairs (a, b) in the order found (from mapped_pairs on still to be mapped), and an
+  // open-addressing set of their keys a x devices + b (a power of 2 of slots, at most half
+  // full; kNoPair: empty).
+  constexpr uint64_t kNoPair = ~uint64_t{0};
+  std::vector<std::pair<int, int>> pairs;
+  size_t mapped_pairs = 0;
+  std::vector<uint64_t> pair_set(64, kNoPair);
+  const auto pair_key = [&](int a, int b) {
+    return static_cast<uint64_t>(a) * static_cast<uint64_t>(devices) + static_cast<uint64_t>(b);
+  };
+  const auto slot_of = [&](uint64_t key) {
+    const size_t mask = pair_set.size() - 1;
+    size_t i = static_cast<size_t>((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
+    while (pair_set[i] != kNoPair && pair_set[i] != key) i = (i + 1) & mask;
+    return i;
+  };
+  const auto add_pair = [&](int a, int b) {
+    const uint64_t key = pair_key(a, b);
+    const size_t i = slot_of(key);
+    if (pair_set[i] == key) return;
+    pair_set[i] = key;
+    pairs.emplace_back(a, b);
+    if (2 * pairs.size() > pair_set.size()) {
+      pair_set.assign(2 * pair_set.size(), kNoPair);
+      for (const auto& [x, y] : pairs) {
+        const uint64_t k = pair_key(x, y);
+        pair_set[slot_of(k)] = k;
+      }
+    }
+  };
   if (g_.comm_keys != nullptr) {
     keys.insert(g_.comm_keys->plans.begin(), g_.comm_keys->plans.end());
-    pairs.insert(g_.comm_keys->sends.begin(), g_.comm_keys->sends.end());
+    for (const auto& [a, b] : g_.comm_keys->sends) add_pair(a, b);
   }
   PlanKey last_key{-1, -1, 0, -1};
   std::pair<int, int> last_pair{-1, -1};
@@ -629,7 +675,7 @@ std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& pe
     }
     if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
       const std::pair<int, int> pair{op.device, op.peer};
-      if (pair != last_pair) pairs.insert(pair);
+      if (pair != last_pair) add_pair(pair.first, pair.second);
       last_pair = pair;
     }
   }
@@ -648,14 +694,9 @@ std::string FoldBuilder::CollectDeclared(const std::vector<std::vector<int>>& pe
       if (keys.insert(mapped).second) key_queue.push_back(mapped);
     }
   }
-  std::vector<std::pair<int, int>> pair_queue(pairs.begin(), pairs.end());
-  while (!pair_queue.empty()) {
-    const auto [a, b] = pair_queue.back();
-    pair_queue.pop_back();
-    for (const std::vector<int>& sigma : perms) {
-      const std::pair<int, int> mapped{sigma[a], sigma[b]};
-      if (pairs.insert(mapped).second) pair_queue.push_back(mapped);
-    }
+  for (; mapped_pairs < pairs.size(); ++mapped_pairs) {
+    const auto [a, b] = pairs[mapped_pairs];
+    for (const std::vector<int>& sigma : perms) add_pair(sigma[a], sigma[b]);
   }
   for (const auto& [group, kind, bytes, root] : keys) {
     plan_keys_.insert({group, kind, bytes, root >= 0 ? g_.placement[root] : -1});

@@ -594,7 +594,7 @@ void Replay::BeginCollective(int id) {
   StartPhase(id);
 }
 
-void Replay::StartPhase(int id) {
+void Replay::StartPhase(int id, bool last) {
   Instance& instance = instances_[id];
   const CollectivePlan& plan = plans_[instance.plan].plan;
   const std::vector<std::vector<int>>& phase_runs = plans_[instance.plan].phase_runs;
@@ -627,6 +627,15 @@ void Replay::StartPhase(int id) {
       return;
     }
     ++instance.phase;
+  }
+  // Handled in place when the event queued here would be dispatched next with nothing run in
+  // between: `last` (the rest of this handler does nothing, and the loop above scheduled
+  // nothing) and Engine::TakeNextInPlace (nothing else due now, no engine observer; it gives the
+  // current event the seq this one would have had). FinishCollective then runs at the same
+  // place in the order of work as it would from Handle (an event less per such collective).
+  if (last && !options_.queue_collective_ends && engine_.TakeNextInPlace()) {
+    FinishCollective(id);
+    return;
   }
   engine_.Schedule(engine_.Now(), handler_id_, kCollectiveDone, id);
 }
@@ -767,7 +776,7 @@ void Replay::Handle(const Event& event) {
   } else if (event.kind == kPhaseDone) {
     const int id = static_cast<int>(event.a);
     ++instances_[id].phase;
-    StartPhase(id);
+    StartPhase(id, /*last=*/true);  // nothing may follow it here (StartPhase's `last`)
   } else {
     TERASIM_CHECK(false, "unknown replay event kind {}", event.kind);
   }

@@ -82,6 +82,9 @@ struct ReplayOptions {
   // Compute as flows on per-GPU channels of the flow network instead of ComputeSharing (the
   // same results; a reference for tests).
   bool compute_as_flows = false;
+  // Queue the end of every collective as an event, also where the replay handles it in place
+  // (Engine::TakeNextInPlace: the same results, more events; a reference for tests).
+  bool queue_collective_ends = false;
 };
 
 class Replay : public EventHandler, public FlowListener {
@@ -232,7 +235,9 @@ class Replay : public EventHandler, public FlowListener {
   void BeginTransfer(int send, int recv);
   P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);
-  void StartPhase(int instance);
+  // last: the handler calling it does nothing after it (Handle of kPhaseDone), so the end of
+  // the collective may be handled in place instead of queued.
+  void StartPhase(int instance, bool last = false);
   void StartRunStep(int instance, int run);
   // The channels of run r of phase `phase` of a plan as its aggregate flow crosses them (the
   // folded hops' routes with a fold; in fold_route_ then).

@@ -3,7 +3,7 @@
 namespace terasim {
 
 PlanCache::PlanCache(const NetworkTopology& topology, const CollectiveOptions& options)
-    : topology_(topology), options_(options) {}
+    : topology_(topology), options_(options), routes_(topology) {}
 
 bool PlanCache::Serves(const NetworkTopology& topology, const CollectiveOptions& options) const {
   return &topology == &topology_ && options.algorithms == options_.algorithms &&

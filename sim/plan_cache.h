@@ -1,7 +1,9 @@
 // PlanCache: the CollectivePlans of one simulation, each planned once and shared by every step
 // that needs them: SymmetryFold's checks (FoldGraph::plans), the replay's collectives
 // (Replay::PlanFor) and its closed-form analysis, and SimulateGenerated's probe of the declared
-// symmetry, whose plans its replay then reuses (ReplayOptions::plans).
+// symmetry, whose plans its replay then reuses (ReplayOptions::plans). It also holds the
+// simulation's RouteCache (Routes()), so that the probe's routes serve its replay too: a route
+// is a pure function of the topology, the same object for every user of the cache (Serves).
 //
 // A plan is a pure function of (kind, GPUs in group order, root GPU, bytes) for one topology
 // and the planning fields of CollectiveOptions (PlanCollective), so a shared plan is the plan
@@ -30,6 +32,7 @@
 #include "schedule/op.h"
 #include "sim/collective_plan.h"
 #include "sim/network_topology.h"
+#include "sim/route_cache.h"
 
 namespace terasim {
 
@@ -48,6 +51,9 @@ class PlanCache {
   const CollectivePlan& Plan(OpKind kind, const std::vector<int>& gpus, int root_gpu, Bytes bytes);
   // NcclCommunicator(gpus, topology, options).
   const std::optional<NcclSystem>& Communicator(const std::vector<int>& gpus);
+  // The routes of the topology, computed once for every user of the cache (the probe's checks
+  // and the replay, Replay::routes_).
+  RouteCache& Routes() { return routes_; }
 
   // Whether SymmetryFold::Declared keeps its results here for a later call on equal inputs
   // (DeclaredFoldMemo, sim/symmetry_fold.h): set where one simulation checks a probe first.
@@ -68,6 +74,7 @@ class PlanCache {
 
   const NetworkTopology& topology_;
   CollectiveOptions options_;
+  RouteCache routes_;
   std::map<std::vector<int>, int> gpu_sets_;        // GPUs in group order -> id
   std::vector<std::optional<NcclSystem>> systems_;  // per GPU set: its communicator
   std::map<std::pair<int, int>, NcclSystem> shapes_;

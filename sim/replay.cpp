@@ -45,13 +45,16 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
       work_times_(cost),
       options_(std::move(options)),
       handler_id_(engine_.AddHandler(this)),
-      routes_(topology) {
+      plan_cache_(options_.plans != nullptr
+                      ? options_.plans
+                      : std::make_shared<PlanCache>(topology, options_.collectives)),
+      routes_(plan_cache_->Routes()) {
   const std::string where = schedule.source.empty() ? "schedule" : schedule.source;
-  plan_cache_ = options_.plans != nullptr
-                    ? options_.plans
-                    : std::make_shared<PlanCache>(topology, options_.collectives);
-  TERASIM_CHECK(plan_cache_->Serves(topology, options_.collectives),
-                "{}: the shared collective plans are for another topology or options", where);
+  // The shared cache's routes are the routes of this topology (the same object), so the ones
+  // the probe computed are the ones this replay would compute.
+  TERASIM_CHECK(
+      plan_cache_->Serves(topology, options_.collectives) && &routes_.Topology() == &topology,
+      "{}: the shared collective plans are for another topology or options", where);
   placement_ = options_.placement;
   if (placement_.empty()) {
     if (schedule.devices > topology.NumGpus()) {

@@ -77,7 +77,8 @@ struct ReplayOptions {
   // The collective plans to share (sim/plan_cache.h), for a caller that planned some already
   // (SimulateGenerated's probe); it must serve the topology and `collectives` (an InternalError
   // otherwise). nullptr: the replay plans into a cache of its own. Either way the fold's checks,
-  // the closed-form analysis and the collectives share one cache.
+  // the closed-form analysis and the collectives share one cache, and the replay's routes are
+  // the cache's (PlanCache::Routes: those of the probe's checks, where it had one).
   std::shared_ptr<PlanCache> plans;
   // Compute as flows on per-GPU channels of the flow network instead of ComputeSharing (the
   // same results; a reference for tests).
@@ -260,7 +261,8 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> placement_;
   Engine engine_;
   int handler_id_;
-  RouteCache routes_;
+  std::shared_ptr<PlanCache> plan_cache_;  // options_.plans, or the replay's own
+  RouteCache& routes_;                     // plan_cache_->Routes(): shared with the probe's
   std::unique_ptr<FlowNetwork> network_;
   std::unique_ptr<ComputeSharing> compute_;    // null with ReplayOptions::compute_as_flows
   std::unique_ptr<AnalyticNetwork> analytic_;  // kAnalytic only
@@ -283,7 +285,6 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<Instance> instances_;
   std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)
   std::vector<std::vector<RunProgress>> run_pool_;  // Instance::runs of finished instances
-  std::shared_ptr<PlanCache> plan_cache_;           // options_.plans, or the replay's own
   std::vector<CachedPlan> plans_;
   std::vector<double> link_sum_;                   // PlanFor's scratch: per link, 0 between calls
   std::vector<int> link_touched_;                  // PlanFor's scratch

@@ -235,7 +235,8 @@ std::vector<int> DeclaredTpRanks(const Schedule& probe, const NetworkTopology& t
                              options.device_speed,
                              &graph.comm_keys,
                              &plans};
-  RouteCache routes(topology);
+  // The routes go to `plans` too (PlanCache::Routes), where the replay finds them.
+  RouteCache& routes = plans.Routes();
   const SymmetryFold declared =
       SymmetryFold::Declared(fold_graph, topology, routes, options.collectives);
   if (declared.Folded()) return {0};
@@ -320,8 +321,8 @@ Schedule GenerateForSimulation(const GenerateOptions& gen, const NetworkTopology
 
 SimResult SimulateGenerated(const GenerateOptions& gen, const NetworkTopology& topology,
                             const ComputeCostModel& cost, const SimOptions& options) {
-  // The probe's collective plans (its declared-symmetry checks plan every group) are the
-  // replay's: planned once (sim/plan_cache.h).
+  // The probe's collective plans (its declared-symmetry checks plan every group) and routes
+  // are the replay's: planned and routed once (sim/plan_cache.h).
   const auto plans = std::make_shared<PlanCache>(topology, options.collectives);
   // The probe's declared folds too, for the replay's Declared where its inputs are the probe's
   // (DeclaredFoldMemo, sim/symmetry_fold.h).

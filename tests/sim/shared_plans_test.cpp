@@ -1,7 +1,8 @@
-// One PlanCache per simulation (sim/plan_cache.h): a replay given plans computed already gives
-// the results of one planning its own and plans nothing again; SimulateGenerated hands its
-// probe's plans to its replay; and where the representatives' replay throws, SimulateGenerated
-// throws what Simulate of the named schedule does.
+// One PlanCache per simulation (sim/plan_cache.h): a replay given plans and routes computed
+// already gives the results of one planning and routing its own and plans and routes nothing
+// again; SimulateGenerated hands its probe's plans and routes to its replay; and where the
+// representatives' replay throws, SimulateGenerated throws what Simulate of the named schedule
+// does.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -66,10 +67,22 @@ TEST_CASE("a replay given a shared PlanCache gives its own planning's results, p
     const auto plans = std::make_shared<PlanCache>(topology, CollectiveOptions{});
     const Outcome first = Run(schedule, topology, plans);
     const int planned = plans->Plans();
+    const int routed = plans->Routes().Size();
     CHECK(planned > 0);  // tp all-reduces and dp gradient all-reduces
+    CHECK(routed > 0);   // the replay's routes are the cache's (PlanCache::Routes)
     const Outcome second = Run(schedule, topology, plans);
-    CHECK(plans->Plans() == planned);  // every plan the second replay needed was there
-    for (const Outcome& shared : {first, second}) {
+    CHECK(plans->Plans() == planned);         // every plan the second replay needed was there
+    CHECK(plans->Routes().Size() == routed);  // and every route
+    // Routes computed before the replay, as SimulateGenerated's probe does (every pair here,
+    // in another order than the replay's): the same results, and no route computed again.
+    const auto routes_first = std::make_shared<PlanCache>(topology, CollectiveOptions{});
+    const int gpus = topology.NumGpus();
+    for (int src = gpus - 1; src >= 0; --src) {
+      for (int dst = 0; dst < gpus; ++dst) routes_first->Routes().Get(src, dst);
+    }
+    const Outcome prerouted = Run(schedule, topology, routes_first);
+    CHECK(routes_first->Routes().Size() == gpus * gpus);
+    for (const Outcome& shared : {first, second, prerouted}) {
       CHECK(shared.end_ns == own.end_ns);
       CHECK(shared.events == own.events);
       CHECK(shared.flows == own.flows);
@@ -78,6 +91,7 @@ TEST_CASE("a replay given a shared PlanCache gives its own planning's results, p
   }
 }
 
+// Its plans and routes (PlanCache::Routes) are another topology's: refused, not used.
 TEST_CASE("a replay refuses a PlanCache of another topology") {
   const Cluster p3 = BuildCluster("p3.16xlarge:2");
   const ClusterTopology topology(p3);

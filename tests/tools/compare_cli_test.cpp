@@ -1,8 +1,11 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -22,7 +25,8 @@ std::string Slurp(const std::string& path) {
 }  // namespace
 
 TEST_CASE("terasim compare ranks every family, stores them and draws the chart", "[tools][cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_cli_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("terasim_compare_cli_test_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string db = (dir / "t.db").string();
@@ -95,7 +99,8 @@ TEST_CASE("terasim compare ranks every family, stores them and draws the chart",
 
 TEST_CASE("terasim compare stores only the winner's ops by default, micro-batches per replica",
           "[tools][cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_store_ops_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("terasim_compare_store_ops_test_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string db = (dir / "t.db").string();
@@ -154,7 +159,8 @@ TEST_CASE("terasim compare's default budget finds TeraPipe's best on p3.16xlarge
 
 TEST_CASE("terasim compare exits 4 when nothing fits, names the closest, removes stale outputs",
           "[tools][cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_nothing_fits_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("terasim_compare_nothing_fits_test_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "out");
   // An earlier run's outputs.
@@ -183,7 +189,8 @@ TEST_CASE("terasim compare exits 4 when nothing fits, names the closest, removes
 
 TEST_CASE("terasim compare --paper stores its runs in --db and draws --out/paper.svg",
           "[tools][cli][paper]") {
-  const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_paper_db_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("terasim_compare_paper_db_test_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string db = (dir / "p.db").string();

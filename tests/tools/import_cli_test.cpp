@@ -1,7 +1,10 @@
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -10,7 +13,8 @@
 using terasim::testing::RunCommand;
 
 TEST_CASE("terasim import torch-csv round-trips: import, check, simulate", "[tools][cli]") {
-  const auto dir = std::filesystem::temp_directory_path() / "terasim_import_cli_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("terasim_import_cli_test_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string bin(TERASIM_BINARY);
@@ -40,4 +44,5 @@ TEST_CASE("terasim import torch-csv round-trips: import, check, simulate", "[too
   CHECK(RunCommand(bin + " import torch-csv " + bad + " -o " + (dir / "bad.pir").string() + " 2>&1",
                    &out) != 0);
   CHECK_THAT(out, Catch::Contains("bad.csv:1:2: 0W0: a weight gradient without its input"));
+  std::filesystem::remove_all(dir);
 }

@@ -1,5 +1,7 @@
 // The strategy search on several threads (SearchRequest::jobs, schedule/parallel_tasks.h): the
 // same results as one thread, from the library and from `terasim compare --jobs`.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -143,7 +146,8 @@ TEST_CASE("RunTasks runs every task once and rethrows the first task's error", "
 }
 
 TEST_CASE("terasim compare --jobs 3 writes what --jobs 1 writes", "[tools][cli][jobs]") {
-  const auto dir = std::filesystem::temp_directory_path() / "terasim_compare_jobs_test";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("terasim_compare_jobs_test_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   std::map<int, nlohmann::json> printed;
   for (int jobs : {1, 3}) {

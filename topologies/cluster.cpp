@@ -275,16 +275,20 @@ std::vector<int> Cluster::Route(int src_gpu, int dst_gpu) const {
   const int dst_node = NodeOf(dst_gpu);
   const int src_local = LocalIndex(src_gpu);
   const int dst_local = LocalIndex(dst_gpu);
+  // Its length is known before a link is added: one allocation.
   if (src_node == dst_node) {
+    route.reserve(local_routes_[src_local][dst_local].size());
     AppendShifted(local_routes_[src_local][dst_local], src_node, &route);
     return route;
   }
-  AppendShifted(to_nic_[src_local], src_node, &route);
   const int src_nic = ShiftVertex(nic_of_local_[src_local], src_node);
   const int dst_nic = ShiftVertex(nic_of_local_[dst_local], dst_node);
-  route.push_back(nic_up_[src_nic]);
   const int src_leaf = switch_of_[src_nic];
   const int dst_leaf = switch_of_[dst_nic];
+  route.reserve(to_nic_[src_local].size() + (src_leaf != dst_leaf ? 4 : 2) +
+                from_nic_[dst_local].size());
+  AppendShifted(to_nic_[src_local], src_node, &route);
+  route.push_back(nic_up_[src_nic]);
   if (src_leaf != dst_leaf) {
     route.push_back(leaf_up_[src_leaf]);
     route.push_back(leaf_down_[dst_leaf]);

@@ -55,13 +55,17 @@ std::string FoldLinkClasses(const NetworkTopology& topology, RouteCache& routes,
                            image.first, image.second);
       }
       for (size_t k = 0; k < from.size(); ++k) {
+        // Links of one class have the same bandwidth and latency (two classes are joined only
+        // after their links compared equal): only links of two classes are compared.
+        if (from[k] == to[k]) continue;
+        const int x = root(from[k]), y = root(to[k]);
+        if (x == y) continue;
         if (links[from[k]].bw_bytes_per_s != links[to[k]].bw_bytes_per_s ||
             links[from[k]].latency_ns != links[to[k]].latency_ns) {
           return fmt::format("links {} and {} do not correspond", links[from[k]].name,
                              links[to[k]].name);
         }
-        const int x = root(from[k]), y = root(to[k]);
-        if (x != y) parent[std::max(x, y)] = std::min(x, y);
+        parent[std::max(x, y)] = std::min(x, y);
       }
     }
   }

@@ -85,15 +85,27 @@ void ComputeSharing::ScheduleFinish(int id) {
     duration_ns = static_cast<TimeNs>(std::max(0.0, std::ceil(ns - 1e-6)));
   }
   const TimeNs time_ns = engine_.Now() + duration_ns;
-  if (open_batch_ >= 0 && open_time_ns_ == time_ns && open_seq_ + 1 == engine_.NextSeq()) {
+  if (open_job_ >= 0 && open_time_ns_ == time_ns && open_seq_ + 1 == engine_.NextSeq()) {
+    if (open_batch_ < 0) {
+      // The first finish to join a one-job event: a batch for the joiners, behind that job.
+      open_batch_ = TakeSlot(free_batches_, batches_);
+      Job& first = jobs_[open_job_];
+      if (first.conv_batch < 0) {
+        first.conv_batch = open_batch_;
+        first.conv_seq = open_seq_;
+      } else {
+        converted_.emplace_back(open_seq_, open_batch_);
+        ++first.converted;
+      }
+    }
     batches_[open_batch_].jobs.emplace_back(id, job.version);
     return;
   }
-  const int b = TakeSlot(free_batches_, batches_);
-  batches_[b].jobs.emplace_back(id, job.version);
-  open_batch_ = b;
+  open_job_ = id;
+  open_batch_ = -1;
   open_time_ns_ = time_ns;
-  open_seq_ = engine_.Schedule(time_ns, handler_id_, kFinish, b);
+  open_seq_ =
+      engine_.Schedule(time_ns, handler_id_, kFinish, id, static_cast<int64_t>(job.version));
 }
 
 void ComputeSharing::Finish(int id) {
@@ -120,8 +132,30 @@ void ComputeSharing::Handle(const Event& event) {
     return;
   }
   TERASIM_CHECK(event.kind == kFinish, "unknown compute event kind {}", event.kind);
-  const int b = static_cast<int>(event.a);
-  if (open_batch_ == b) open_batch_ = -1;
+  if (open_seq_ == event.seq) open_job_ = -1;  // seqs are unique: this is the open event
+  const int id = static_cast<int>(event.a);
+  const uint64_t version = static_cast<uint64_t>(event.b);
+  Job& job = jobs_[id];
+  int joined = -1;  // the batch joined to this event, if any
+  if (job.conv_batch >= 0 && job.conv_seq == event.seq) {
+    joined = job.conv_batch;
+    job.conv_batch = -1;
+  } else if (job.converted > 0) {
+    for (size_t k = 0; k < converted_.size(); ++k) {
+      if (converted_[k].first == event.seq) {
+        joined = converted_[k].second;
+        converted_[k] = converted_.back();
+        converted_.pop_back();
+        --job.converted;
+        break;
+      }
+    }
+  }
+  if (job.version == version) Finish(id);  // else rescheduled since
+  if (joined >= 0) FinishBatch(joined);
+}
+
+void ComputeSharing::FinishBatch(int b) {
   // By index: finishing a job may start jobs, which may add batches.
   for (size_t k = 0; k < batches_[b].jobs.size(); ++k) {
     const auto [id, version] = batches_[b].jobs[k];

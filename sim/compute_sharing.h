@@ -43,6 +43,9 @@ class ComputeSharing : public EventHandler {
   void Handle(const Event& event) override;
 
  private:
+  // kFinish carries one job's finish in the event itself (a = the job, b = its version): most
+  // finish events have one job, and they keep no batch. The finishes that join the event go to
+  // a batch, found through its job (Job::conv_batch) or by the event's seq (converted_).
   enum EventKind { kFinish = 0, kSolve = 1 };
 
   struct Job {
@@ -52,6 +55,11 @@ class ComputeSharing : public EventHandler {
     uint64_t version = 0;  // bumped on every (re)scheduling; stale finish events are ignored
     int64_t tag = 0;
     int gpu = -1;  // -1: a zero-work job, on no GPU
+    // The batch joined to the event of seq conv_seq, which carries this job (-1: none); a second
+    // such event at once keeps its batch in converted_.
+    int conv_batch = -1;
+    uint64_t conv_seq = 0;
+    int converted = 0;  // entries of converted_ whose event carries this job
   };
   struct Gpu {
     std::vector<int> jobs;  // running, in join order
@@ -70,6 +78,8 @@ class ComputeSharing : public EventHandler {
   void Solve();
   void ScheduleFinish(int job);
   void Finish(int job);
+  // Finishes the jobs of batch `b` still at the version they joined with, and frees it.
+  void FinishBatch(int b);
 
   Engine& engine_;
   FlowListener& listener_;
@@ -80,7 +90,12 @@ class ComputeSharing : public EventHandler {
   std::vector<int> dirty_;
   std::vector<Batch> batches_;
   std::vector<int> free_batches_;
-  int open_batch_ = -1;  // the batch later finishes may join (-1: none)
+  std::vector<std::pair<uint64_t, int>>
+      converted_;  // (seq of a finish event, the batch joined to it)
+  // The finish event later finishes may join (none if open_job_ is -1): the one of open_job_,
+  // alone (open_batch_ -1) or since joined by others (in open_batch_).
+  int open_job_ = -1;
+  int open_batch_ = -1;
   TimeNs open_time_ns_ = 0;
   uint64_t open_seq_ = 0;
   bool solve_pending_ = false;

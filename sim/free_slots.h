@@ -8,7 +8,7 @@ namespace terasim {
 
 // A slot of `items`: the last freed one (popped from `free`), else a new one at the end.
 template <typename T>
-int TakeSlot(std::vector<int>& free, std::vector<T>& items) {
+[[gnu::always_inline]] inline int TakeSlot(std::vector<int>& free, std::vector<T>& items) {
   if (!free.empty()) {
     const int slot = free.back();
     free.pop_back();

@@ -1,6 +1,8 @@
 #include "sim/op_work.h"
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <string_view>
 #include <unordered_map>
 
@@ -22,28 +24,33 @@ int WorkTpOf(const Schedule& schedule, const Op& op, int group) {
 
 namespace {
 
+// The pass of each compute kind, by OpKind value; kNotCompute for the others (a table: the
+// check and the kind's pass without a call and a switch per op).
+constexpr int kNotCompute = -1;
+constexpr int kPassOfKind[] = {
+    static_cast<int>(Pass::kForward),         // kFwd
+    static_cast<int>(Pass::kBackward),        // kBwd
+    static_cast<int>(Pass::kBackwardInput),   // kBwdInput
+    static_cast<int>(Pass::kBackwardWeight),  // kBwdWeight
+    kNotCompute,                              // kSend
+    kNotCompute,                              // kRecv
+    kNotCompute,                              // kAllReduce
+    kNotCompute,                              // kAllGather
+    kNotCompute,                              // kReduceScatter
+    kNotCompute,                              // kBroadcast
+    static_cast<int>(Pass::kOptimizer),       // kOptimizer
+    static_cast<int>(Pass::kForward),         // kRecompute: full recomputation, one forward again
+};
+static_assert(std::size(kPassOfKind) == static_cast<size_t>(OpKind::kRecompute) + 1,
+              "OpKind changed: update kPassOfKind");
+
 // SliceWorkOf(op, tp), inline for WorkIndex::Intern(op, tp).
 [[gnu::always_inline]] inline SliceWork WorkOf(const Op& op, int tp) {
-  TERASIM_CHECK(IsCompute(op.kind), "{} is not a compute op", op.key);
+  const auto kind = static_cast<size_t>(op.kind);
+  const int pass = kind < std::size(kPassOfKind) ? kPassOfKind[kind] : kNotCompute;
+  TERASIM_CHECK(pass != kNotCompute, "{} is not a compute op", op.key);
   SliceWork work;
-  switch (op.kind) {
-    case OpKind::kFwd:
-    case OpKind::kRecompute:  // full recomputation: one forward again
-      work.pass = Pass::kForward;
-      break;
-    case OpKind::kBwd:
-      work.pass = Pass::kBackward;
-      break;
-    case OpKind::kBwdInput:
-      work.pass = Pass::kBackwardInput;
-      break;
-    case OpKind::kBwdWeight:
-      work.pass = Pass::kBackwardWeight;
-      break;
-    default:
-      work.pass = Pass::kOptimizer;
-      break;
-  }
+  work.pass = static_cast<Pass>(pass);
   work.layers = std::max(1, op.layers.Length());
   work.block = op.part == LayerPart::kAttention ? Block::kAttention
                : op.part == LayerPart::kMlp     ? Block::kMlp
@@ -125,7 +132,8 @@ void WorkIndex::Grow() {
                 work.tp,
                 static_cast<uint8_t>(work.pass),
                 static_cast<uint8_t>(work.block),
-                static_cast<uint8_t>(work.recompute_attention)};
+                static_cast<uint8_t>(work.recompute_attention),
+                0};
   if (2 * (works_.size() + 1) > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
   size_t i = Hash(key) & mask;

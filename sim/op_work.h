@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "models/compute_cost.h"
@@ -46,13 +47,15 @@ class WorkIndex {
   int Size() const { return static_cast<int>(works_.size()); }
 
  private:
-  // Every field of SliceWork, packed.
+  // Every field of SliceWork, packed; 32 bytes with no padding (`unused` is 0), compared as
+  // one block.
   struct Key {
     int64_t tokens, context;
     int32_t layers, rows, tp;
-    uint8_t pass, block, recompute_attention;
-    bool operator==(const Key&) const = default;
+    uint8_t pass, block, recompute_attention, unused;
+    bool operator==(const Key& other) const { return std::memcmp(this, &other, sizeof(Key)) == 0; }
   };
+  static_assert(sizeof(Key) == 32, "Key has padding: memcmp would read it");
   struct Slot {
     Key key;
     int id = -1;

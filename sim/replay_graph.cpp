@@ -355,11 +355,16 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
       const int at_instance = instances[nth];
       instance_at[i] = at_instance;
       ++g.instances[at_instance].members;
-      const std::tuple<int, int, Bytes, int> plan{
-          k, static_cast<int>(op.kind), op.bytes,
-          op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices ? op.peer : -1};
-      if (plan != last_plan) g.comm_keys.plans.push_back(plan);
-      last_plan = plan;
+      // Compared field by field (a std::tuple compare and copy cost twice as much).
+      const int plan_kind = static_cast<int>(op.kind);
+      const int plan_root =
+          op.kind == OpKind::kBroadcast && op.peer >= 0 && op.peer < devices ? op.peer : -1;
+      auto& [last_k, last_kind, last_bytes, last_root] = last_plan;
+      if (k != last_k || plan_kind != last_kind || op.bytes != last_bytes ||
+          plan_root != last_root) {
+        g.comm_keys.plans.emplace_back(k, plan_kind, op.bytes, plan_root);
+        last_plan = {k, plan_kind, op.bytes, plan_root};
+      }
     }
   }
   // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
@@ -386,12 +391,17 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   if (!by_position) resolved.begin.push_back(static_cast<int>(resolved.op.size()));
   // CSR successor lists: each op's successors in the order of the ops they precede, a stream
   // successor before the `after` deps of the same op.
-  for (int i = 2; i <= n + 1; ++i) g.succ_begin[i] += g.succ_begin[i - 1];
-  g.succ.resize(g.succ_begin[n + 1]);
-  int* cursor = g.succ_begin.data() + 1;
+  // (Raw pointers again: a store through an int* would reload each vector's start.)
+  int* const begin = g.succ_begin.data();
+  for (int i = 2; i <= n + 1; ++i) begin[i] += begin[i - 1];
+  g.succ.resize(begin[n + 1]);
+  int* const succ = g.succ.data();
+  int* const cursor = begin + 1;
+  const int* const dep_begin = after.begin.data();
+  const int* const dep_op = after.op.data();
   for (int i = 0; i < n; ++i) {
-    if (stream_pred[i] >= 0) g.succ[cursor[stream_pred[i]]++] = i;
-    for (int k = after.begin[i]; k < after.begin[i + 1]; ++k) g.succ[cursor[after.op[k]]++] = i;
+    if (pred_at[i] >= 0) succ[cursor[pred_at[i]]++] = i;
+    for (int k = dep_begin[i]; k < dep_begin[i + 1]; ++k) succ[cursor[dep_op[k]]++] = i;
   }
   g.succ_begin.pop_back();
   g.works = works.Works();

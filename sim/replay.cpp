@@ -462,6 +462,7 @@ void Replay::BeginTransfer(int send, int recv) {
     // Its bytes over each link of its route, by class with a fold.
     if (p2p.link_bytes_of != bytes) {
       p2p.link_bytes.clear();
+      p2p.link_bytes.reserve(route.links.size());
       for (int link : route.links) {
         p2p.link_bytes.emplace_back(fold_.LinkRep(link),
                                     static_cast<double>(bytes) * fold_.LinkMultiplicity(link));

@@ -26,18 +26,6 @@ void ExclusiveLinks::ClaimShared(const std::vector<int>& channels) {
   }
 }
 
-void ExclusiveLinks::AddMemberOp(int group, int device, const std::string& stream) {
-  // Only the first member seen is watched: (b) asks for one such member, and the generators
-  // put every member's ops of a group on one stream (another member's would pass alike).
-  Member& member = members_[group];
-  if (member.ops == 0) member = Member{device, &stream, 0, true};
-  if (member.device != device) return;
-  ++member.ops;
-  if (*member.stream != stream) member.one_stream = false;
-}
-
-void ExclusiveLinks::AddInstance(int group) { ++instances_[group]; }
-
 std::vector<char> ExclusiveLinks::Finish() const {
   std::vector<char> exclusive(group_channels_.size(), 0);
   for (size_t g = 0; g < group_channels_.size(); ++g) {

@@ -62,9 +62,18 @@ class ExclusiveLinks {
   // A flow that is not a collective's (a point-to-point transfer) crosses `channels`.
   void ClaimShared(const std::vector<int>& channels);
   // `device`'s op of one instance of `group`, on `stream` (borrowed: it must outlive Finish).
-  void AddMemberOp(int group, int device, const std::string& stream);
+  // Inline: called once per collective op of the replay.
+  void AddMemberOp(int group, int device, const std::string& stream) {
+    // Only the first member seen is watched: (b) asks for one such member, and the generators
+    // put every member's ops of a group on one stream (another member's would pass alike).
+    Member& member = members_[group];
+    if (member.ops == 0) member = Member{device, &stream, 0, true};
+    if (member.device != device) return;
+    ++member.ops;
+    if (member.one_stream && *member.stream != stream) member.one_stream = false;
+  }
   // One instance of `group` that runs.
-  void AddInstance(int group);
+  void AddInstance(int group) { ++instances_[group]; }
 
   // Per group: whether it is exclusive ((a) and (b) above). Call once, after every claim.
   std::vector<char> Finish() const;

@@ -352,48 +352,70 @@ void Replay::Run() {
   if (done_ < active_ops_) ThrowStall();
 }
 
-void Replay::StartOp(int i) {
+[[gnu::always_inline]] inline void Replay::StartOp(int i) {
+  // Small enough to inline into CompleteOp (its caller for nearly every op): the class-specific
+  // work is out of line.
   OpState& s = ops_[i];
   const TimeNs now = engine_.Now();
   s.state = State::kArrived;
   s.start_ns = now;
   s.critical_pred = s.last_pred;
-  for (ReplayObserver* o : observers_) o->OnOpStart(i, now);
+  if (!observers_.empty()) [[unlikely]] {
+    NotifyOpStart(i, now);
+  }
   if (s.cls == OpClass::kCompute) {
-    if (stats_ != nullptr) stats_->OnComputeStart(s.device, now);
-    s.state = State::kMoving;
-    s.comm_start_ns = now;
-    TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
-                         ? options_.compute_ns[i]
-                         : work_times_.Time(work_of_[i], works_);
-    if (s.device < static_cast<int>(options_.device_speed.size())) {
-      work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[s.device]);
-    }
-    const int64_t tag = static_cast<int64_t>(i) * 4 + kTagCompute;
-    if (compute_) {
-      compute_->Start(s.gpu, static_cast<double>(work_ns), tag);
-    } else {
-      network_->StartFlowOn(compute_route_[s.gpu], static_cast<double>(work_ns), 0, tag);
-    }
+    StartCompute(i);
   } else if (s.cls == OpClass::kPointToPoint) {
-    if (s.partner >= 0 && ops_[s.partner].state == State::kArrived) {
-      ops_[s.partner].critical_pred = i;  // the partner waited for this op
-      if (schedule_.ops[i].kind == OpKind::kSend) {
-        BeginTransfer(i, s.partner);
-      } else {
-        BeginTransfer(s.partner, i);
-      }
-    }
+    if (s.partner >= 0 && ops_[s.partner].state == State::kArrived) ArriveSecondOfPair(i);
   } else if (s.cls == OpClass::kCollective) {
-    Instance& instance = instances_[s.instance];
-    members_[instance.member_begin + instance.arrived++] = i;
-    if (instance.arrived == instance.expected) {
-      for (int k = 0; k < instance.arrived; ++k) {
-        const int m = members_[instance.member_begin + k];
-        if (m != i) ops_[m].critical_pred = i;  // everyone waited for the last to arrive
-      }
-      BeginCollective(s.instance);
+    ArriveAtCollective(i);
+  }
+}
+
+[[gnu::noinline]] void Replay::NotifyOpStart(int i, TimeNs now) {
+  for (ReplayObserver* o : observers_) o->OnOpStart(i, now);
+}
+
+[[gnu::noinline]] void Replay::StartCompute(int i) {
+  OpState& s = ops_[i];
+  const TimeNs now = s.start_ns;
+  if (stats_ != nullptr) stats_->OnComputeStart(s.device, now);
+  s.state = State::kMoving;
+  s.comm_start_ns = now;
+  TimeNs work_ns = i < static_cast<int>(options_.compute_ns.size()) && options_.compute_ns[i] >= 0
+                       ? options_.compute_ns[i]
+                       : work_times_.Time(work_of_[i], works_);
+  if (s.device < static_cast<int>(options_.device_speed.size())) {
+    work_ns = std::llround(static_cast<double>(work_ns) * options_.device_speed[s.device]);
+  }
+  const int64_t tag = static_cast<int64_t>(i) * 4 + kTagCompute;
+  if (compute_) {
+    compute_->Start(s.gpu, static_cast<double>(work_ns), tag);
+  } else {
+    network_->StartFlowOn(compute_route_[s.gpu], static_cast<double>(work_ns), 0, tag);
+  }
+}
+
+[[gnu::noinline]] void Replay::ArriveSecondOfPair(int i) {
+  const int partner = ops_[i].partner;
+  ops_[partner].critical_pred = i;  // the partner waited for this op
+  if (schedule_.ops[i].kind == OpKind::kSend) {
+    BeginTransfer(i, partner);
+  } else {
+    BeginTransfer(partner, i);
+  }
+}
+
+[[gnu::noinline]] void Replay::ArriveAtCollective(int i) {
+  const int id = ops_[i].instance;
+  Instance& instance = instances_[id];
+  members_[instance.member_begin + instance.arrived++] = i;
+  if (instance.arrived == instance.expected) {
+    for (int k = 0; k < instance.arrived; ++k) {
+      const int m = members_[instance.member_begin + k];
+      if (m != i) ops_[m].critical_pred = i;  // everyone waited for the last to arrive
     }
+    BeginCollective(id);
   }
 }
 
@@ -409,12 +431,17 @@ void Replay::CompleteOp(int i) {
     last_op_ = i;
   }
   if (stats_ != nullptr) stats_->OnOpEnd(s.device, s.cls == OpClass::kCompute, now);
-  for (ReplayObserver* o : observers_) o->OnOpEnd(i, s.start_ns, s.comm_start_ns, now);
+  if (!observers_.empty()) NotifyOpEnd(i);
   for (int k = succ_begin_[i]; k < succ_begin_[i + 1]; ++k) {
     OpState& next = ops_[succ_[k]];
     next.last_pred = i;
     if (--next.pending == 0) StartOp(succ_[k]);
   }
+}
+
+[[gnu::noinline]] void Replay::NotifyOpEnd(int i) {
+  const OpState& s = ops_[i];
+  for (ReplayObserver* o : observers_) o->OnOpEnd(i, s.start_ns, s.comm_start_ns, s.end_ns);
 }
 
 void Replay::BeginTransfer(int send, int recv) {
@@ -435,6 +462,7 @@ void Replay::BeginTransfer(int send, int recv) {
     // Its bytes over each link of its route, by class with a fold.
     if (p2p.link_bytes_of != bytes) {
       p2p.link_bytes.clear();
+      p2p.link_bytes.reserve(route.links.size());
       for (int link : route.links) {
         p2p.link_bytes.emplace_back(fold_.LinkRep(link),
                                     static_cast<double>(bytes) * fold_.LinkMultiplicity(link));

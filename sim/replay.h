@@ -233,6 +233,13 @@ class Replay : public EventHandler, public FlowListener {
   void ApplyFold();
   void StartOp(int op);
   void CompleteOp(int op);
+  // StartOp's parts out of line: the observers' calls, a compute op's start, the second of a
+  // SEND / RECV pair arriving, and an arrival at a collective.
+  void NotifyOpStart(int op, TimeNs now);
+  void StartCompute(int op);
+  void ArriveSecondOfPair(int op);
+  void ArriveAtCollective(int op);
+  void NotifyOpEnd(int op);  // CompleteOp's observers' calls
   void BeginTransfer(int send, int recv);
   P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);

@@ -171,16 +171,7 @@ bool FlowNetwork::ActivateAlone(const Batch& batch) {
   reserved_ = false;
   ClearDirty();
   for (const auto& [id, version] : batch.flows) {
-    Flow& flow = flows_[id];
-    if (flow.version != version) continue;
-    flow.last_update_ns = now;
-    flow.moving = true;
-    for (int k = 0; k < flow.route_size; ++k) {
-      Channel& channel = channels_[flow.channels[k]];
-      channel.busy_since_ns = now;
-      channel.flows.push_back(id);
-      channel.weight += flow.weights[k];
-    }
+    if (flows_[id].version == version) JoinRoute(id, now);
   }
   // Each route's flows are a component: its rate by SolveComponent's closed form (one channel,
   // or one route: the same arithmetic), its flows' finishes in the order the recomputation
@@ -221,7 +212,14 @@ bool FlowNetwork::ActivateOneAlone(int id, uint64_t version) {
   if (!reserved_ || engine_.Passed(reserved_time_ns_, reserved_seq_)) engine_.Reserve();
   reserved_ = false;
   ClearDirty();
-  const TimeNs now = engine_.Now();
+  JoinRoute(id, engine_.Now());
+  flow.rate = rate;
+  ScheduleFinish(id);
+  return true;
+}
+
+void FlowNetwork::JoinRoute(int id, TimeNs now) {
+  Flow& flow = flows_[id];
   flow.last_update_ns = now;
   flow.moving = true;
   for (int k = 0; k < flow.route_size; ++k) {
@@ -230,9 +228,6 @@ bool FlowNetwork::ActivateOneAlone(int id, uint64_t version) {
     channel.flows.push_back(id);
     channel.weight += flow.weights[k];
   }
-  flow.rate = rate;
-  ScheduleFinish(id);
-  return true;
 }
 
 void FlowNetwork::ClearDirty() {

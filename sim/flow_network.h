@@ -192,6 +192,8 @@ class FlowNetwork : public EventHandler {
   // ActivateAlone's case of one flow (flow `id` added at `version`), its checks and its
   // rate in one pass over the route.
   bool ActivateOneAlone(int id, uint64_t version);
+  // Flow `id` starts moving at `now` on every channel of its route (its weight joins theirs).
+  void JoinRoute(int id, TimeNs now);
   void ClearDirty();
   // Channels listed dirty for a kept place that passed with no recomputation there (a finish
   // batch that left them empty): dropped, as that recomputation would have cleared them.

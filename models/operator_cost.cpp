@@ -129,13 +129,24 @@ double OperatorCostModel::WholeBackwardSeconds(const SliceWork& work, int layers
   return Queue(ops, layers);
 }
 
-double OperatorCostModel::Queue(const std::vector<OperatorTiming>& ops, int layers) {
+double OperatorCostModel::Queue(const std::vector<OperatorTiming>& ops, int layers) const {
   double host = 0;
+  if (params_.host_runs_ahead) {
+    // The lead an op of this kind leaves the host in a run of such ops: its GPU work beyond
+    // its host work (none when the host is the bottleneck).
+    double host_s = 0;
+    double gpu_s = 0;
+    for (const OperatorTiming& t : ops) {
+      host_s += t.overhead_s;
+      gpu_s += t.gpu_s;
+    }
+    host -= std::max(0.0, layers * (gpu_s - host_s));
+  }
   double gpu_end = 0;
   for (int layer = 0; layer < layers; ++layer) {
     for (const OperatorTiming& t : ops) {
       host += t.overhead_s;
-      gpu_end = std::max(host, gpu_end) + t.gpu_s;
+      gpu_end = std::max(host, gpu_end) + t.gpu_s;  // the GPU starts at 0 at the earliest
     }
   }
   return gpu_end;

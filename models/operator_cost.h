@@ -28,10 +28,16 @@
 // calls among the kernels (LayerOperatorOptions::tp_collectives, two per forward and two per
 // backward-input pass): each adds collective_host_ns to the host's time and nothing to the
 // GPU's (the collective itself is the network model's op).
-// A pass of `layers` layers is one such queue, starting empty (each op of the schedule begins
-// after a synchronization); its time is the last end. Small slices are launch-bound (flat in
-// the slice length), large ones GPU-bound, and attention's score-sized operators grow with
-// l x (c + l).
+// A pass of `layers` layers is one such queue; its time is the last end. Without
+// host_runs_ahead the queue starts empty (the op begins after a synchronization, as a timing
+// script runs it). With it the host has a lead of layers x (sum gpu_i - sum host_i), when
+// positive, at the op's start (host_0 = -lead; the GPU still starts at 0): the host of an eager
+// training loop issues the next op's kernels while the GPU runs the last ones or waits for the
+// op's input, since PyTorch's NCCL calls make the stream wait, not the host (TeraPipe's
+// forward_step / backward_step never synchronize), so a GPU-bound op's launch-bound stretches
+// hide behind the host's lead, and a launch-bound op (no lead) pays them as before. Small
+// slices are launch-bound (flat in the slice length), large ones GPU-bound, and attention's
+// score-sized operators grow with l x (c + l).
 //
 // A whole backward runs backward-input and backward-weight in one queue, in the order
 // models/layer_operators.h LayerBackwardOperators gives (eager: autograd's, each weight
@@ -101,8 +107,9 @@ class OperatorCostModel : public ComputeCostModel {
     int64_t waves = 0;
     double compute_s = 0;
   };
-  // The queue of `ops`, repeated for `layers` layers, from empty: the last end.
-  static double Queue(const std::vector<OperatorTiming>& ops, int layers);
+  // The queue of `ops`, repeated for `layers` layers, from empty (host_runs_ahead: with the
+  // host's lead): the last end.
+  double Queue(const std::vector<OperatorTiming>& ops, int layers) const;
   // `host_ns`: the host's time to issue one of its kernels.
   OperatorTiming Cost(const LayerOperator& op, TimeNs host_ns) const;
   // A GEMM's waves and compute time on one tile shape.

@@ -21,7 +21,8 @@ OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   r.RejectUnknown({"gemm_efficiency", "tile_m", "tile_n", "kernel_overhead_ns", "memory_efficiency",
                    "kernel_gpu_ns", "tile_k_overhead", "tiles", "l2_bw_bytes_per_s",
                    "gemm_memory_efficiency", "backward_kernel_overhead_ns",
-                   "layout_memory_efficiency", "collective_host_ns", "fused", "default", "note"});
+                   "layout_memory_efficiency", "collective_host_ns", "host_runs_ahead", "fused",
+                   "default", "note"});
   OperatorModelParams p;
   p.gemm_efficiency = RequireFraction(r, "gemm_efficiency");
   p.tile_m = static_cast<int>(r.RequireInt("tile_m", 1));
@@ -86,6 +87,7 @@ OperatorModelParams ParseOperatorModelParams(const JsonReader& r) {
   p.layout_memory_efficiency = r.Has("layout_memory_efficiency")
                                    ? RequireFraction(r, "layout_memory_efficiency")
                                    : p.memory_efficiency;
+  p.host_runs_ahead = r.OptionalBool("host_runs_ahead", false);
   p.fused = r.RequireBool("fused");
   p.is_default = r.OptionalBool("default", false);
   p.note = r.RequireString("note");

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -764,4 +765,64 @@ TEST_CASE("eager accumulation moves 6 bytes per stage parameter per slice whatev
   // The eager whole backward issues it last, after every GEMM of the layer.
   const auto whole = LayerBackwardOperators(m, Work(120, 1200, 4), eager);
   CHECK(std::strstr(whole.back().name, "grad_accumulate") != nullptr);
+}
+
+TEST_CASE("host_runs_ahead: a GPU-bound op takes its GPU work, a launch-bound one is unchanged",
+          "[models][operators]") {
+  const auto parse = ParseWith;
+  CHECK_FALSE(parse("").host_runs_ahead);
+  CHECK(parse(R"(, "host_runs_ahead": true)").host_runs_ahead);
+  CHECK_THROWS_WITH(parse(R"(, "host_runs_ahead": 1)"), Catch::Contains("t.json"));
+
+  const ModelCard m = LoadModelCard("gpt3-175b");
+  DeviceSpec ahead = V100();
+  ahead.operator_model->host_runs_ahead = true;
+  DeviceSpec empty = V100();
+  empty.operator_model->host_runs_ahead = false;
+  const OperatorCostModel a(m, ahead), e(m, empty);
+  auto gpu_seconds = [&](const SliceWork& w, std::initializer_list<OperatorPass> passes) {
+    double total = 0;
+    for (OperatorPass pass : passes) {
+      for (const OperatorTiming& t : a.Breakdown(w, pass)) total += t.gpu_s;
+    }
+    return total;
+  };
+  // GPU-bound: one gpt3-175b layer at tp 4 and 2048 tokens queues about 24 ms of GPU work
+  // forward (45 ms backward) behind about 2 ms of host issue time. With the host's lead of
+  // GPU minus host time, every kernel is issued before the GPU reaches it, so a pass takes its
+  // GPU work exactly, for one layer or two; from empty the first kernels wait for their
+  // issue, so it takes longer.
+  for (int layers : {1, 2}) {
+    SliceWork f = Work(2048, 0, 4);
+    f.layers = layers;
+    f.pass = Pass::kForward;
+    const double fwd_gpu = layers * gpu_seconds(f, {OperatorPass::kForward});
+    CHECK(NsToSeconds(a.Time(f)) == Approx(fwd_gpu).epsilon(1e-6));
+    CHECK(e.Time(f) > a.Time(f));
+    SliceWork b = f;
+    b.pass = Pass::kBackward;
+    const double bwd_gpu =
+        layers * gpu_seconds(b, {OperatorPass::kBackwardInput, OperatorPass::kBackwardWeight});
+    CHECK(NsToSeconds(a.Time(b)) == Approx(bwd_gpu).epsilon(1e-6));
+    CHECK(e.Time(b) > a.Time(b));
+  }
+  // Launch-bound: a 1-token slice of gpt3-1b issues 27 kernels forward (1.4 ms of host time)
+  // for a few microseconds of GPU work each, and its backward's accumulation (0.3 GB) is short
+  // of its host time too, so the host has no lead and the queue is the one from empty. (A
+  // 175b layer's backward is GPU-bound even at 1 token: its accumulation moves 2.7 GB.)
+  const ModelCard small = LoadModelCard("gpt3-1b");
+  const OperatorCostModel a1(small, ahead), e1(small, empty);
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    SliceWork w = Work(1);
+    w.pass = pass;
+    CHECK(a1.Time(w) == e1.Time(w));
+  }
+  // In between: never faster than its GPU work (to the nanosecond), never slower than from
+  // empty.
+  for (int64_t tokens : {64, 256, 512, 1024}) {
+    SliceWork w = Work(tokens, 1000, 4);
+    w.pass = Pass::kForward;
+    CHECK(a.Time(w) >= std::llround(gpu_seconds(w, {OperatorPass::kForward}) * 1e9) - 1);
+    CHECK(a.Time(w) <= e.Time(w));
+  }
 }

@@ -20,6 +20,9 @@ into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
     forward, two per backward: the tensor-parallel layers' autograd functions and NCCL calls,
     which a single-layer timing at tp 1 never pays; absent: no such calls; `--start
     collective_host_ns=V` frees it)
+  * host_runs_ahead     1: the host runs ahead of the GPU across ops (models/operator_cost.h; a
+    training loop that never synchronizes), 0: every op from an empty queue (absent; `--start
+    host_runs_ahead=1 --fix host_runs_ahead=1` turns it on, it is not a continuous parameter)
 (--fix NAME=VALUE holds any of them. The fit in the data file frees the first three and fixes
 kernel_gpu_ns=0 tile_k_overhead=0 gemm_memory_efficiency=0.833: a GEMM's operand streams at the
 V100's measured 750 GB/s of global memory bandwidth over 900 GB/s, Jia et al. 2018, "Dissecting the
@@ -36,7 +39,10 @@ fit_p3.py's. --layer-no-kv-cache costs the gpt3-1b layer points without the key/
 slice): TeraPipe's repository holds no script for the paper's gpt3-1b figure, but its
 single-device latency script (model_latency_decomposition.py, November 2020, archived February
 2021) times a layer at context 0 with cache None. It raises the loss (README, model accuracy),
-so the data file's fit keeps the cache. Every candidate is written to a private copy of the
+so the data file's fit keeps the cache. --layer-synchronized costs the gpt3-1b layer points on
+a copy of the device without host_runs_ahead: a forward timed between two
+torch.cuda.synchronize() calls, as TeraPipe's latency scripts time one, has no host lead (the
+data file's fit uses it). Every candidate is written to a private copy of the
 data folders and evaluated with the terasim binary (`terasim cost` for the layer points, `terasim simulate` for the settings),
 with "default": true so that simulate uses the operator model. Prints the parameters and the
 error at every point; writes nothing to the source tree.
@@ -44,7 +50,8 @@ error at every point; writes nothing to the source tree.
 Usage: tools/fit/fit_v100.py [--terasim build/release/tools/terasim] [--evaluations 60] [--jobs 2]
                              [--network analytic|flow] [--with-network] [--only-report]
                              [--start NAME=VALUE ...] [--fix NAME=VALUE ...]
-                             [--layer-no-kv-cache] [--loss squares|minimax]
+                             [--layer-no-kv-cache] [--layer-synchronized]
+                             [--loss squares|minimax]
 """
 import argparse
 import json
@@ -65,11 +72,12 @@ OPERATOR_PARAMETERS = [
     ("backward_kernel_overhead_ns", 5000.0, 300000.0, "operator"),
     ("layout_memory_efficiency", 0.1, 1.0, "operator"),
     ("collective_host_ns", 1000.0, 1000000.0, "operator"),
+    ("host_runs_ahead", 0.0, 1.0, "operator"),
 ]
 # Optional in the data file: 0 writes them absent (their fallbacks: memory_efficiency,
 # kernel_overhead_ns, memory_efficiency).
 OPTIONAL = {"gemm_memory_efficiency", "backward_kernel_overhead_ns", "layout_memory_efficiency",
-            "collective_host_ns"}
+            "collective_host_ns", "host_runs_ahead"}
 INTEGER = {"kernel_overhead_ns", "kernel_gpu_ns", "tile_k_overhead", "backward_kernel_overhead_ns",
            "collective_host_ns"}
 NETWORK_PARAMETERS = [
@@ -78,6 +86,9 @@ NETWORK_PARAMETERS = [
 ]
 fit_p3.LOG_SCALE = {"kernel_overhead_ns", "backward_kernel_overhead_ns", "latency_us",
                     "collective_host_ns"}
+
+
+SYNCED_DEVICE = "v100-synchronized"
 
 
 class OperatorEvaluator(fit_p3.Evaluator):
@@ -89,7 +100,12 @@ class OperatorEvaluator(fit_p3.Evaluator):
         for name, _, _, where in fit_p3.PARAMETERS:
             v = values[name]
             if where == "operator":
-                if name in OPTIONAL and v <= 0:
+                if name == "host_runs_ahead":
+                    if v > 0:
+                        op[name] = True
+                    else:
+                        op.pop(name, None)
+                elif name in OPTIONAL and v <= 0:
                     op.pop(name, None)  # 0: absent (memory_efficiency / kernel_overhead_ns)
                 else:
                     op[name] = int(round(v)) if name in INTEGER else v
@@ -97,6 +113,14 @@ class OperatorEvaluator(fit_p3.Evaluator):
                 instance["network"][name] = v
         with open(os.path.join(self.dir, fit_p3.DEVICE), "w") as f:
             json.dump(device, f)
+        # The layer points' copy (--layer-synchronized): the same chip, timed from a
+        # synchronized start, so the host has no lead over the GPU.
+        synced = json.loads(json.dumps(device))
+        synced["name"] = SYNCED_DEVICE
+        synced["operator_model"].pop("host_runs_ahead", None)
+        with open(os.path.join(self.dir, os.path.dirname(fit_p3.DEVICE), SYNCED_DEVICE + ".json"),
+                  "w") as f:
+            json.dump(synced, f)
         with open(os.path.join(self.dir, fit_p3.INSTANCE), "w") as f:
             json.dump(instance, f)
 
@@ -116,6 +140,10 @@ def main():
                         help="cost the gpt3-1b layer points without the key/value cache, as "
                              "TeraPipe's latency script ran a layer at context 0 (default: with "
                              "it, as a training run's first slice)")
+    parser.add_argument("--layer-synchronized", action="store_true",
+                        help="cost the gpt3-1b layer points without host_runs_ahead: a forward "
+                             "timed from a synchronized start, as TeraPipe's latency scripts time "
+                             "one (torch.cuda.synchronize() before and after)")
     parser.add_argument("--only-report", action="store_true")
     parser.add_argument("--loss", default="squares", choices=["squares", "minimax"],
                         help="minimax: the largest relative error, every point alike")
@@ -144,6 +172,8 @@ def main():
     for p in fit_p3.POINTS:
         if p["args"][0] == "cost":
             p["weight"] = args.layer_weight
+            if args.layer_synchronized:
+                p["args"] = [SYNCED_DEVICE if a == "v100-sxm2-16gb" else a for a in p["args"]]
             if args.layer_no_kv_cache:
                 p["args"] = p["args"] + ["--no-kv-cache"]
     bounds = {name: (lo, hi) for name, lo, hi, _ in fit_p3.PARAMETERS}

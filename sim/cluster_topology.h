@@ -27,6 +27,8 @@ class ClusterTopology : public NetworkTopology {
     return cluster_.NodeRings(node);
   }
   const InstanceSpec* Instance() const override { return &cluster_.Instance(); }
+  // Every node is node 0 shifted (topologies/cluster.h: the layout).
+  int LinksPerNode() const override { return cluster_.LinksPerNode(); }
 
  private:
   const Cluster& cluster_;

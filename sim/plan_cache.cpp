@@ -16,7 +16,16 @@ bool PlanCache::Serves(const NetworkTopology& topology, const CollectiveOptions&
 int PlanCache::GpuSetOf(const std::vector<int>& gpus) {
   const auto known = gpu_sets_.find(gpus);
   if (known != gpu_sets_.end()) return known->second;
-  // Computed before anything is stored: a throw leaves the cache as it was.
+  // The communicator is computed when first asked for (SystemOf): a plan shifted from node 0's
+  // needs none.
+  systems_.emplace_back();
+  system_known_.push_back(0);
+  gpu_sets_.emplace(gpus, static_cast<int>(systems_.size()) - 1);
+  return static_cast<int>(systems_.size()) - 1;
+}
+
+const std::optional<NcclSystem>& PlanCache::SystemOf(int set, const std::vector<int>& gpus) {
+  if (system_known_[set]) return systems_[set];
   std::optional<NcclSystem> system;
   const std::optional<std::pair<int, int>> shape = NcclShapeOf(gpus, topology_, options_);
   if (shape) {
@@ -27,13 +36,45 @@ int PlanCache::GpuSetOf(const std::vector<int>& gpus) {
     }
     system = NcclCommunicatorOf(gpus, it->second, topology_, options_);
   }
-  systems_.push_back(std::move(system));
-  gpu_sets_.emplace(gpus, static_cast<int>(systems_.size()) - 1);
-  return static_cast<int>(systems_.size()) - 1;
+  systems_[set] = std::move(system);
+  system_known_[set] = 1;
+  return systems_[set];
 }
 
 const std::optional<NcclSystem>& PlanCache::Communicator(const std::vector<int>& gpus) {
-  return systems_[GpuSetOf(gpus)];
+  return SystemOf(GpuSetOf(gpus), gpus);
+}
+
+int PlanCache::ShiftedNode(const std::vector<int>& gpus, int root_gpu) {
+  const int links_per_node = topology_.LinksPerNode();
+  const int nodes = topology_.NumNodes();
+  if (links_per_node <= 0 || nodes <= 1 || gpus.empty()) return 0;
+  const int per_node = topology_.NumGpus() / nodes;
+  const int node = gpus[0] / per_node;
+  const int num_gpus = topology_.NumGpus();
+  for (int gpu : gpus) {
+    if (gpu < 0 || gpu >= num_gpus || gpu / per_node != node) return 0;
+  }
+  if (root_gpu >= 0 && (root_gpu >= num_gpus || root_gpu / per_node != node)) return 0;
+  return NodeLikeNodeZero(node) ? node : 0;
+}
+
+bool PlanCache::NodeLikeNodeZero(int node) {
+  // The declaration's bandwidths and latencies, checked once per node (a link made slower on
+  // one node, as a what-if, must not take node 0's plan).
+  if (node_alike_.empty()) node_alike_.assign(topology_.NumNodes(), -1);
+  if (node_alike_[node] < 0) {
+    const std::vector<NetLink>& links = topology_.Links();
+    const int links_per_node = topology_.LinksPerNode();
+    bool alike = static_cast<int>(links.size()) >= (node + 1) * links_per_node;
+    for (int l = 0; l < links_per_node && alike; ++l) {
+      const NetLink& mine = links[node * links_per_node + l];
+      alike =
+          mine.bw_bytes_per_s == links[l].bw_bytes_per_s && mine.latency_ns == links[l].latency_ns;
+    }
+    node_alike_[node] = alike ? 1 : 0;
+  }
+  return node_alike_[node] == 1;
 }
 
 const CollectivePlan& PlanCache::Plan(OpKind kind, const std::vector<int>& gpus, int root_gpu,
@@ -42,7 +83,39 @@ const CollectivePlan& PlanCache::Plan(OpKind kind, const std::vector<int>& gpus,
   const auto key = std::make_tuple(set, static_cast<int>(kind), bytes, root_gpu);
   const auto known = plan_of_.find(key);
   if (known != plan_of_.end()) return plans_[known->second];
-  plans_.push_back(PlanCollective(kind, gpus, root_gpu, bytes, topology_, options_, systems_[set]));
+  // A group inside node n > 0 of a topology whose nodes are node 0 shifted: node 0's plan of
+  // the group's image there, every GPU and link shifted (PlanCollective reads, for a group in
+  // one node, that node's rings, routes, links and the instance alone, and orders GPUs and links
+  // by id: a shift by n x G GPUs and n x L links keeps every order).
+  if (const int node = ShiftedNode(gpus, root_gpu); node > 0) {
+    const int gpu_shift = node * (topology_.NumGpus() / topology_.NumNodes());
+    const int link_shift = node * topology_.LinksPerNode();
+    std::vector<int> base_gpus = gpus;
+    for (int& gpu : base_gpus) gpu -= gpu_shift;
+    const CollectivePlan& base =
+        Plan(kind, base_gpus, root_gpu >= 0 ? root_gpu - gpu_shift : root_gpu, bytes);
+    bool in_node = true;
+    for (const CollectivePhase& phase : base.phases) {
+      for (const RingRun& run : phase.runs) {
+        for (int link : run.links) in_node = in_node && link < topology_.LinksPerNode();
+      }
+    }
+    if (in_node) {
+      CollectivePlan shifted = base;
+      for (CollectivePhase& phase : shifted.phases) {
+        for (RingRun& run : phase.runs) {
+          for (int& gpu : run.gpus) gpu += gpu_shift;
+          for (int& link : run.links) link += link_shift;
+        }
+      }
+      plans_.push_back(std::move(shifted));
+      ++shifted_plans_;
+      plan_of_.emplace(key, static_cast<int>(plans_.size()) - 1);
+      return plans_.back();
+    }
+  }
+  plans_.push_back(
+      PlanCollective(kind, gpus, root_gpu, bytes, topology_, options_, SystemOf(set, gpus)));
   plan_of_.emplace(key, static_cast<int>(plans_.size()) - 1);
   return plans_.back();
 }

@@ -46,6 +46,12 @@ class NetworkTopology {
   // every link + n x L. 0 (the default) where the topology declares no such symmetry. A plan
   // of a group inside node n is then node 0's shifted (PlanCache).
   virtual int LinksPerNode() const { return 0; }
+  // K where, besides, the links after the in-node ones (ids >= NumNodes() x L) are K per node
+  // with node 0's bandwidths and latencies, and a shift of two GPUs on different nodes by k
+  // nodes (within the cluster) shifts their route's in-node links by k x L and the others by
+  // k x K (one switch joining every NIC: node n's NIC links are node 0's + n x K). 0 (the
+  // default) where routes across nodes are not declared shifted.
+  virtual int NetworkLinksPerNode() const { return 0; }
 };
 
 }  // namespace terasim

@@ -10,10 +10,12 @@
 // the step would have computed, bit for bit. The NCCL communicator of a GPU set is computed
 // once, when a plan first needs it, and NCCL's system of each (nodes, GPUs per node) shape once
 // (NcclShapeSystem: the costly part of NcclCommunicator, the same for every group of that
-// shape). Where the topology's nodes are node 0 shifted (NetworkTopology::LinksPerNode), the
-// plan of a group inside node n > 0 is node 0's plan of its image, shifted by n nodes (its
-// GPUs and links; the same plan as PlanCollective's, as that reads nothing else of a group in
-// one node): one plan per group class, not per tp group.
+// shape). Where the topology's nodes are node 0 shifted (NetworkTopology::LinksPerNode, and
+// NetworkLinksPerNode for routes across nodes), the plan of a group whose lowest node is n > 0
+// is the plan of its image n nodes down with its GPUs and links shifted up: PlanCollective's
+// plan, as it reads nothing of a group but its nodes' rings, routes and links (checked as fast
+// as node 0's), their order and the instance. One plan per class of groups (the tp groups of
+// every stage and replica, the dp groups of every stage), not per group.
 //
 // Where marked (KeepDeclaredFolds: SimulateGenerated), it also keeps SymmetryFold::Declared's
 // folds with their inputs, so that the replay's Declared of inputs equal to its probe's returns
@@ -80,8 +82,9 @@ class PlanCache {
   int GpuSetOf(const std::vector<int>& gpus);
   // The set's communicator, computed on first use.
   const std::optional<NcclSystem>& SystemOf(int set, const std::vector<int>& gpus);
-  // n > 0 when every GPU of `gpus` (and the root, if any) is on node n of a topology whose
-  // nodes are node 0 shifted, its links as fast as node 0's; else 0.
+  // The lowest node n of `gpus` (and the root, if any) where their plan is that of their image
+  // n nodes down shifted (n > 0, every node of the group like node 0; across nodes only where
+  // the network links shift too); else 0.
   int ShiftedNode(const std::vector<int>& gpus, int root_gpu);
   // Whether node n's links have node 0's bandwidths and latencies (checked once per node).
   bool NodeLikeNodeZero(int node);

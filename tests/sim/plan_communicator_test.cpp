@@ -17,6 +17,7 @@
 #include "tests/sim/fold_cases.h"
 #include "tests/sim/test_model.h"
 #include "topologies/cluster.h"
+#include "topologies/cluster_options.h"
 
 namespace terasim {
 namespace {
@@ -123,11 +124,15 @@ TEST_CASE("PlanCache plans as PlanCollective, each GPU set's communicator and sh
 class DeclaredAlikeSlowLink : public testing::SlowLink {
  public:
   DeclaredAlikeSlowLink(const NetworkTopology& base, int link)
-      : SlowLink(base, link), links_per_node_(base.LinksPerNode()) {}
+      : SlowLink(base, link),
+        links_per_node_(base.LinksPerNode()),
+        network_links_per_node_(base.NetworkLinksPerNode()) {}
   int LinksPerNode() const override { return links_per_node_; }
+  int NetworkLinksPerNode() const override { return network_links_per_node_; }
 
  private:
   int links_per_node_;
+  int network_links_per_node_;
 };
 
 TEST_CASE("A cluster's nodes are node 0 shifted, as ClusterTopology declares") {
@@ -156,6 +161,27 @@ TEST_CASE("A cluster's nodes are node 0 shifted, as ClusterTopology declares") {
           REQUIRE(topology.Route(node * per_node + a, node * per_node + b) == shifted);
         }
       }
+      // Across nodes (one switch): node 0 -> 1's route shifted to node n -> n + 1, its in-node
+      // links by n x L, its NIC links by n x K.
+      const int network_per_node = topology.NetworkLinksPerNode();
+      const int network_begin = topology.NumNodes() * links_per_node;
+      REQUIRE(network_per_node > 0);
+      REQUIRE(static_cast<int>(links.size()) ==
+              network_begin + topology.NumNodes() * network_per_node);
+      for (int l = 0; l < network_per_node; ++l) {
+        const NetLink& mine = links[network_begin + node * network_per_node + l];
+        REQUIRE(mine.bw_bytes_per_s == links[network_begin + l].bw_bytes_per_s);
+        REQUIRE(mine.latency_ns == links[network_begin + l].latency_ns);
+      }
+      for (int a = 0; a < per_node && node + 1 < topology.NumNodes(); ++a) {
+        for (int b = per_node; b < 2 * per_node; ++b) {
+          std::vector<int> shifted = topology.Route(a, b);
+          for (int& link : shifted) {
+            link += link < network_begin ? node * links_per_node : node * network_per_node;
+          }
+          REQUIRE(topology.Route(node * per_node + a, node * per_node + b) == shifted);
+        }
+      }
       std::vector<std::vector<int>> rings = topology.NodeRings(0);
       for (std::vector<int>& ring : rings) {
         for (int& gpu : ring) gpu += node * per_node;
@@ -163,6 +189,17 @@ TEST_CASE("A cluster's nodes are node 0 shifted, as ClusterTopology declares") {
       REQUIRE(topology.NodeRings(node) == rings);
     }
   }
+  // A fat tree of two leaves: a node's shift may cross a leaf, so routes across nodes are not
+  // declared shifted; of one leaf, they are.
+  ClusterOptions tree;
+  tree.fabric = FabricKind::kFatTree;
+  tree.nodes_per_leaf = 2;
+  const Cluster two_leaves = BuildCluster("p4d.24xlarge:4", tree);
+  CHECK(ClusterTopology(two_leaves).NetworkLinksPerNode() == 0);
+  CHECK(ClusterTopology(two_leaves).LinksPerNode() > 0);
+  tree.nodes_per_leaf = 4;
+  const Cluster one_leaf = BuildCluster("p4d.24xlarge:4", tree);
+  CHECK(ClusterTopology(one_leaf).NetworkLinksPerNode() == 2 * one_leaf.Instance().NumNics());
 }
 
 TEST_CASE("PlanCache shifts node 0's plan onto a group inside another node, bit for bit") {
@@ -200,12 +237,28 @@ TEST_CASE("PlanCache shifts node 0's plan onto a group inside another node, bit 
       // Every node-2 plan shifted from node 0's, planned once each: 2 x (5 x 4 x 2) plans.
       CHECK(cache.ShiftedPlans() == plans);
       CHECK(cache.Plans() == 2 * plans);
-      // A group across nodes 0 and 1 is planned, not shifted.
-      const std::vector<int> across = {per_node - 1, per_node};
-      RequireSamePlan(
-          cache.Plan(OpKind::kAllReduce, across, -1, Bytes{1} << 20),
-          PlanCollective(OpKind::kAllReduce, across, -1, Bytes{1} << 20, topology, options));
-      CHECK(cache.ShiftedPlans() == plans);
+      // Groups across nodes 0 and 1 are planned; across nodes 1 and 2 shifted from them (over
+      // the NICs of nodes 1 and 2).
+      const std::vector<std::vector<int>> across = {
+          {per_node - 1, per_node}, {0, 1, per_node, per_node + 1}, {per_node + 2, 2}};
+      for (const std::vector<int>& low : across) {
+        std::vector<int> high = low;
+        for (int& gpu : high) gpu += per_node;
+        for (OpKind kind : {OpKind::kAllReduce, OpKind::kAllGather, OpKind::kBroadcast}) {
+          for (Bytes bytes : {Bytes{64} << 10, Bytes{256} << 20}) {
+            INFO(OpKindName(kind) << " " << bytes << " bytes across nodes");
+            const int shifted = cache.ShiftedPlans();
+            const int root = kind == OpKind::kBroadcast ? low.back() : -1;
+            const int high_root = root >= 0 ? root + per_node : root;
+            RequireSamePlan(cache.Plan(kind, low, root, bytes),
+                            PlanCollective(kind, low, root, bytes, topology, options));
+            CHECK(cache.ShiftedPlans() == shifted);
+            RequireSamePlan(cache.Plan(kind, high, high_root, bytes),
+                            PlanCollective(kind, high, high_root, bytes, topology, options));
+            CHECK(cache.ShiftedPlans() == shifted + 1);
+          }
+        }
+      }
     }
   }
 }
@@ -219,6 +272,7 @@ TEST_CASE("PlanCache plans a group itself on a node whose links differ from node
   // of the data, so node 0's plan shifted would be wrong.
   const DeclaredAlikeSlowLink topology(p3, p3.Route(16, 17).front());
   REQUIRE(topology.LinksPerNode() > 0);
+  REQUIRE(topology.NetworkLinksPerNode() > 0);
   const CollectiveOptions options;
   PlanCache cache(topology, options);
   const CollectivePlan& zero = cache.Plan(OpKind::kAllReduce, node0, -1, Bytes{256} << 20);
@@ -236,6 +290,35 @@ TEST_CASE("PlanCache plans a group itself on a node whose links differ from node
   CHECK(differ);
   // Node 1 is like node 0: its plan is shifted.
   cache.Plan(OpKind::kAllReduce, {8, 9, 10, 11, 12, 13, 14, 15}, -1, Bytes{256} << 20);
+  CHECK(cache.ShiftedPlans() == 1);
+  // Across nodes 1 and 2 (node 2 slower): planned, not shifted from nodes 0 and 1.
+  const std::vector<int> across = {15, 16};
+  cache.Plan(OpKind::kAllReduce, {7, 8}, -1, Bytes{1} << 20);
+  RequireSamePlan(
+      cache.Plan(OpKind::kAllReduce, across, -1, Bytes{1} << 20),
+      PlanCollective(OpKind::kAllReduce, across, -1, Bytes{1} << 20, topology, options));
+  CHECK(cache.ShiftedPlans() == 1);
+}
+
+TEST_CASE("PlanCache does not shift a plan across nodes where the network is not declared so") {
+  // Leaves of two nodes: nodes 1 and 2 hang off different leaves, nodes 0 and 1 off one.
+  ClusterOptions tree;
+  tree.fabric = FabricKind::kFatTree;
+  tree.nodes_per_leaf = 2;
+  const Cluster cluster = BuildCluster("p4d.24xlarge:4", tree);
+  const ClusterTopology topology(cluster);
+  const CollectiveOptions options;
+  PlanCache cache(topology, options);
+  const std::vector<int> low = {7, 8}, high = {15, 16};
+  cache.Plan(OpKind::kAllReduce, low, -1, Bytes{1} << 20);
+  RequireSamePlan(cache.Plan(OpKind::kAllReduce, high, -1, Bytes{1} << 20),
+                  PlanCollective(OpKind::kAllReduce, high, -1, Bytes{1} << 20, topology, options));
+  // The route 15 -> 16 crosses the spine, 7 -> 8 does not: a shifted plan would be wrong.
+  CHECK(topology.Route(15, 16).size() == topology.Route(7, 8).size() + 2);
+  CHECK(cache.ShiftedPlans() == 0);
+  // Inside a node, still shifted.
+  cache.Plan(OpKind::kAllReduce, {0, 1, 2, 3}, -1, Bytes{1} << 20);
+  cache.Plan(OpKind::kAllReduce, {24, 25, 26, 27}, -1, Bytes{1} << 20);
   CHECK(cache.ShiftedPlans() == 1);
 }
 

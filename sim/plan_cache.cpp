@@ -66,8 +66,9 @@ int PlanCache::ShiftedNode(const std::vector<int>& gpus, int root_gpu) {
   }
   // Across nodes only where the routes between nodes shift too.
   if (low == 0 || (high > low && topology_.NetworkLinksPerNode() <= 0)) return 0;
+  // The group's nodes and their images down there (whose plan it takes).
   for (int gpu : gpus) {
-    if (!NodeLikeNodeZero(gpu / per_node)) return 0;
+    if (!NodeLikeNodeZero(gpu / per_node) || !NodeLikeNodeZero(gpu / per_node - low)) return 0;
   }
   return low;
 }

@@ -300,6 +300,21 @@ TEST_CASE("PlanCache plans a group itself on a node whose links differ from node
   CHECK(cache.ShiftedPlans() == 1);
 }
 
+TEST_CASE("PlanCache does not shift a plan down onto a node whose links differ from node 0's") {
+  const Cluster cluster = BuildCluster("p3.16xlarge:4");
+  const ClusterTopology p3(cluster);
+  // Node 1's last link into GPU 8 slower: the plan of {7, 8} (nodes 0 and 1) crosses it, that
+  // of {23, 24} (nodes 2 and 3, alike) does not.
+  const DeclaredAlikeSlowLink topology(p3, p3.Route(7, 8).back());
+  const CollectiveOptions options;
+  PlanCache cache(topology, options);
+  cache.Plan(OpKind::kAllReduce, {7, 8}, -1, Bytes{1} << 20);
+  const std::vector<int> high = {23, 24};
+  RequireSamePlan(cache.Plan(OpKind::kAllReduce, high, -1, Bytes{1} << 20),
+                  PlanCollective(OpKind::kAllReduce, high, -1, Bytes{1} << 20, topology, options));
+  CHECK(cache.ShiftedPlans() == 0);
+}
+
 TEST_CASE("PlanCache does not shift a plan across nodes where the network is not declared so") {
   // Leaves of two nodes: nodes 1 and 2 hang off different leaves, nodes 0 and 1 off one.
   ClusterOptions tree;

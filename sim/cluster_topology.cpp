@@ -10,4 +10,11 @@ ClusterTopology::ClusterTopology(const Cluster& cluster) : cluster_(cluster) {
   }
 }
 
+int ClusterTopology::NetworkLinksPerNode() const {
+  const ClusterOptions& options = cluster_.Options();
+  const bool one_switch =
+      options.fabric == FabricKind::kSwitch || cluster_.NumNodes() <= options.nodes_per_leaf;
+  return one_switch ? 2 * cluster_.Instance().NumNics() : 0;
+}
+
 }  // namespace terasim

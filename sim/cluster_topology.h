@@ -27,6 +27,11 @@ class ClusterTopology : public NetworkTopology {
     return cluster_.NodeRings(node);
   }
   const InstanceSpec* Instance() const override { return &cluster_.Instance(); }
+  // Every node is node 0 shifted (topologies/cluster.h: the layout).
+  int LinksPerNode() const override { return cluster_.LinksPerNode(); }
+  // One switch (the default fabric, or a fat tree of one leaf): each node's NIC up and down
+  // links, in node order; a fat tree's leaves are not shifted by a node.
+  int NetworkLinksPerNode() const override;
 
  private:
   const Cluster& cluster_;

@@ -34,7 +34,34 @@ std::string FoldLinkClasses(const NetworkTopology& topology, RouteCache& routes,
   for (int a = 0; a < num_gpus; ++a) first[a + 1] += first[a];
   std::vector<char> covered(num_transfers, 0);
   std::vector<int> orbit_reps;
-  std::vector<const std::vector<int>*> images;  // per orbit representative, its order routes
+  // Where the topology declares its nodes node 0 shifted (NetworkTopology::LinksPerNode and
+  // NetworkLinksPerNode), the route of an image on nodes m.. (m > 0) is read as the route of
+  // its image m nodes down with every link shifted (Shifted): no route is computed and kept
+  // for the images of every replica's transfers.
+  const int links_per_node = topology.LinksPerNode();
+  const int network_per_node = topology.NetworkLinksPerNode();
+  const int num_nodes = topology.NumNodes();
+  const int gpus_per_node = num_nodes > 0 ? num_gpus / num_nodes : 0;
+  const int network_begin = num_nodes * links_per_node;
+  struct Shifted {
+    const std::vector<int>* links;   // the route m nodes down
+    int links_shift, network_shift;  // m x L, m x K
+  };
+  const auto shifted_link = [network_begin](const Shifted& route, int link) {
+    return link < network_begin ? link + route.links_shift : link + route.network_shift;
+  };
+  const auto route_of = [&](int x, int y) {
+    if (links_per_node > 0 && gpus_per_node > 0) {
+      const int m = std::min(x, y) / gpus_per_node;
+      const bool across = x / gpus_per_node != y / gpus_per_node;
+      if (m > 0 && (!across || network_per_node > 0)) {
+        return Shifted{&routes.Get(x - m * gpus_per_node, y - m * gpus_per_node).links,
+                       m * links_per_node, m * network_per_node};
+      }
+    }
+    return Shifted{&routes.Get(x, y).links, 0, 0};
+  };
+  std::vector<Shifted> images;  // per orbit representative, its order routes
   for (int t = 0; t < num_transfers; ++t) {
     if (covered[t]) continue;
     orbit_reps.push_back(t);
@@ -47,23 +74,25 @@ std::string FoldLinkClasses(const NetworkTopology& topology, RouteCache& routes,
         if (transfers[u].second == image.second) covered[u] = 1;
         break;
       }
-      const std::vector<int>& to = routes.Get(image.first, image.second).links;
-      images.push_back(&to);
-      if (&to == &from) continue;  // the transfer itself (its route joins nothing)
-      if (from.size() != to.size()) {
+      const Shifted to =
+          image == transfers[t] ? Shifted{&from, 0, 0} : route_of(image.first, image.second);
+      images.push_back(to);
+      if (image == transfers[t]) continue;  // the transfer itself (its route joins nothing)
+      if (from.size() != to.links->size()) {
         return fmt::format("routes GPU {} -> {} and GPU {} -> {} differ in length", a, b,
                            image.first, image.second);
       }
       for (size_t k = 0; k < from.size(); ++k) {
         // Links of one class have the same bandwidth and latency (two classes are joined only
         // after their links compared equal): only links of two classes are compared.
-        if (from[k] == to[k]) continue;
-        const int x = root(from[k]), y = root(to[k]);
+        const int f = from[k];
+        const int g = shifted_link(to, (*to.links)[k]);
+        if (f == g) continue;
+        const int x = root(f), y = root(g);
         if (x == y) continue;
-        if (links[from[k]].bw_bytes_per_s != links[to[k]].bw_bytes_per_s ||
-            links[from[k]].latency_ns != links[to[k]].latency_ns) {
-          return fmt::format("links {} and {} do not correspond", links[from[k]].name,
-                             links[to[k]].name);
+        if (links[f].bw_bytes_per_s != links[g].bw_bytes_per_s ||
+            links[f].latency_ns != links[g].latency_ns) {
+          return fmt::format("links {} and {} do not correspond", links[f].name, links[g].name);
         }
         parent[std::max(x, y)] = std::min(x, y);
       }
@@ -88,8 +117,10 @@ std::string FoldLinkClasses(const NetworkTopology& topology, RouteCache& routes,
     const auto [a, b] = transfers[orbit_reps[k]];
     touched.clear();
     for (int e = 0; e < order; ++e) {
-      for (int l : *images[k * order + e]) {
-        if (count[l]++ == 0) touched.push_back(l);
+      const Shifted& image = images[k * order + e];
+      for (int l : *image.links) {
+        const int shifted = shifted_link(image, l);
+        if (count[shifted]++ == 0) touched.push_back(shifted);
       }
     }
     const std::vector<int>& route = routes.Get(a, b).links;

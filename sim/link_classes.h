@@ -5,7 +5,9 @@
 // time and a flow's crossing of one link counts |G| / |class| on the class's representative.
 //
 // GPU maps are vectors m with m[g] the image of GPU g. A pure function but for the routes it
-// adds to `routes`.
+// adds to `routes`; where the topology declares its nodes node 0 shifted
+// (NetworkTopology::LinksPerNode), an image's route on nodes m.. is read as the route m nodes
+// down with its links shifted, and not added.
 #pragma once
 
 #include <string>

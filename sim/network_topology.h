@@ -39,6 +39,19 @@ class NetworkTopology {
   // The instance type every node is, where the topology is a real cluster (NCCL's choice of
   // algorithm and protocol depends on it: sim/collective_plan.h); nullptr otherwise.
   virtual const InstanceSpec* Instance() const { return nullptr; }
+  // L where every node is node 0 shifted (a cluster of one instance type, ClusterTopology):
+  // node n's GPUs are n x G + [0, G) (G = NumGpus() / NumNodes()), its in-node links
+  // n x L + [0, L) with node 0's bandwidths and latencies, its rings node 0's with every GPU
+  // + n x G, and the route between two of its GPUs node 0's route between their images with
+  // every link + n x L. 0 (the default) where the topology declares no such symmetry. A plan
+  // of a group inside node n is then node 0's shifted (PlanCache).
+  virtual int LinksPerNode() const { return 0; }
+  // K where, besides, the links after the in-node ones (ids >= NumNodes() x L) are K per node
+  // with node 0's bandwidths and latencies, and a shift of two GPUs on different nodes by k
+  // nodes (within the cluster) shifts their route's in-node links by k x L and the others by
+  // k x K (one switch joining every NIC: node n's NIC links are node 0's + n x K). 0 (the
+  // default) where routes across nodes are not declared shifted.
+  virtual int NetworkLinksPerNode() const { return 0; }
 };
 
 }  // namespace terasim

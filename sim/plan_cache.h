@@ -8,8 +8,14 @@
 // A plan is a pure function of (kind, GPUs in group order, root GPU, bytes) for one topology
 // and the planning fields of CollectiveOptions (PlanCollective), so a shared plan is the plan
 // the step would have computed, bit for bit. The NCCL communicator of a GPU set is computed
-// once, and NCCL's system of each (nodes, GPUs per node) shape once (NcclShapeSystem: the
-// costly part of NcclCommunicator, the same for every group of that shape).
+// once, when a plan first needs it, and NCCL's system of each (nodes, GPUs per node) shape once
+// (NcclShapeSystem: the costly part of NcclCommunicator, the same for every group of that
+// shape). Where the topology's nodes are node 0 shifted (NetworkTopology::LinksPerNode, and
+// NetworkLinksPerNode for routes across nodes), the plan of a group whose lowest node is n > 0
+// is the plan of its image n nodes down with its GPUs and links shifted up: PlanCollective's
+// plan, as it reads nothing of a group but its nodes' rings, routes and links (checked as fast
+// as node 0's), their order and the instance. One plan per class of groups (the tp groups of
+// every stage and replica, the dp groups of every stage), not per group.
 //
 // Where marked (KeepDeclaredFolds: SimulateGenerated), it also keeps SymmetryFold::Declared's
 // folds with their inputs, so that the replay's Declared of inputs equal to its probe's returns
@@ -68,15 +74,29 @@ class PlanCache {
   int Plans() const { return static_cast<int>(plans_.size()); }
   int GpuSets() const { return static_cast<int>(systems_.size()); }
   int Shapes() const { return static_cast<int>(shapes_.size()); }
+  // Of Plans(), those shifted from node 0's (no PlanCollective).
+  int ShiftedPlans() const { return shifted_plans_; }
 
  private:
+  // The id of a GPU set (registered on first use).
   int GpuSetOf(const std::vector<int>& gpus);
+  // The set's communicator, computed on first use.
+  const std::optional<NcclSystem>& SystemOf(int set, const std::vector<int>& gpus);
+  // The lowest node n of `gpus` (and the root, if any) where their plan is that of their image
+  // n nodes down shifted (n > 0, every node of the group like node 0; across nodes only where
+  // the network links shift too); else 0.
+  int ShiftedNode(const std::vector<int>& gpus, int root_gpu);
+  // Whether node n's links have node 0's bandwidths and latencies (checked once per node).
+  bool NodeLikeNodeZero(int node);
 
   const NetworkTopology& topology_;
   CollectiveOptions options_;
   RouteCache routes_;
   std::map<std::vector<int>, int> gpu_sets_;        // GPUs in group order -> id
   std::vector<std::optional<NcclSystem>> systems_;  // per GPU set: its communicator
+  std::vector<char> system_known_;                  // per GPU set: systems_ computed
+  std::vector<signed char> node_alike_;             // per node: NodeLikeNodeZero (-1: not yet)
+  int shifted_plans_ = 0;
   std::map<std::pair<int, int>, NcclSystem> shapes_;
   std::map<std::tuple<int, int, Bytes, int>, int> plan_of_;  // (GPU set, kind, bytes, root)
   std::deque<CollectivePlan> plans_;  // a deque: references stay valid as it grows

@@ -92,10 +92,10 @@ void EventQueue::HeapPush(const Event& event) {
   }
 }
 
-Event EventQueue::HeapPop() {
+void EventQueue::HeapPop(Event* event) {
   const uint32_t slot = wide_mode_ ? WideSlot(PopRoot(wide_)) : NarrowSlot(PopRoot(narrow_));
   free_.push_back(slot);
-  return events_[slot];
+  *event = events_[slot];
 }
 
 void EventQueue::Rekey(TimeNs time_ns, uint64_t seq) {

@@ -45,13 +45,15 @@ class EventQueue {
     if (event.seq >= kMaxSeq) [[unlikely]] {
       ThrowFull();
     }
-    const bool fifo_empty = fifo_head_ == fifo_.size();
+    const bool fifo_empty = fifo_head_ == fifo_tail_;
     if (fifo_empty ? event.time_ns == last_popped_ns_ : event.time_ns == fifo_.back().time_ns) {
       if (fifo_empty) {
         fifo_.clear();
         fifo_head_ = 0;
+        fifo_tail_ = 0;
       }
       fifo_.push_back(event);
+      ++fifo_tail_;
     } else {
       HeapPush(event);
     }
@@ -64,31 +66,37 @@ class EventQueue {
   void PushReserved(const Event& event) { HeapPush(event); }
   // Removes and returns the earliest event (ties: lowest seq). Precondition: !Empty().
   Event Pop() {
-    if (fifo_head_ < fifo_.size()) {
+    Event event;
+    Pop(&event);
+    return event;
+  }
+  // Pop into *event (the engine's loop: one copy of the event).
+  void Pop(Event* event) {
+    if (fifo_head_ < fifo_tail_) {
       const Event& front = fifo_[fifo_head_];
       if (HeapEmpty() || !TopBefore(front.time_ns, front.seq)) {
         ++fifo_head_;
         last_popped_ns_ = front.time_ns;
-        return front;
+        *event = front;
+        return;
       }
     } else if (HeapEmpty()) [[unlikely]] {
       ThrowEmpty();
     }
-    Event event = HeapPop();
-    last_popped_ns_ = event.time_ns;
-    return event;
+    HeapPop(event);
+    last_popped_ns_ = event->time_ns;
   }
   // Whether an event due at time_ns is queued (time_ns <= every queued event's time).
   bool HasEventAt(TimeNs time_ns) const {
-    return (fifo_head_ < fifo_.size() && fifo_[fifo_head_].time_ns == time_ns) ||
+    return (fifo_head_ < fifo_tail_ && fifo_[fifo_head_].time_ns == time_ns) ||
            (!HeapEmpty() && TopTime() == time_ns);
   }
-  bool Empty() const { return HeapEmpty() && fifo_head_ == fifo_.size(); }
+  bool Empty() const { return HeapEmpty() && fifo_head_ == fifo_tail_; }
   // The seq the next Push will assign.
   uint64_t NextSeq() const { return next_seq_; }
   // Whether the heap holds 128-bit keys now (see above; for tests).
   bool WideKeys() const { return wide_mode_; }
-  size_t Size() const { return narrow_.size() + wide_.size() + (fifo_.size() - fifo_head_); }
+  size_t Size() const { return narrow_.size() + wide_.size() + (fifo_tail_ - fifo_head_); }
 
  private:
   // Narrow key: (time - base_time_ns_) x 2^28 + (seq - base_seq_) x 2^10 + slot.
@@ -136,7 +144,8 @@ class EventQueue {
                                 base_seq_ + (narrow_[0] >> kNarrowSlotBits & kNarrowSeqMask) < seq);
   }
   void HeapPush(const Event& event);
-  Event HeapPop();
+  // Removes the heap's top into *event.
+  void HeapPop(Event* event);
   // Re-packs every heap entry for the queued events and one more at (time_ns, seq): narrow
   // keys around new bases when they hold them all with room to spare, else wide keys. Slots
   // are renumbered to heap positions (events_ compacted).
@@ -156,6 +165,7 @@ class EventQueue {
   std::vector<uint32_t> free_;  // free slots of events_
   std::vector<Event> fifo_;     // events at one time, in seq order, from fifo_head_
   size_t fifo_head_ = 0;
+  size_t fifo_tail_ = 0;  // fifo_.size(), kept (no division by sizeof(Event) per event)
   TimeNs last_popped_ns_ = 0;
   uint64_t next_seq_ = 0;
 };

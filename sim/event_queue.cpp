@@ -5,58 +5,6 @@
 #include "models/errors.h"
 
 namespace terasim {
-namespace {
-
-// Adds `key` to the 4-ary min-heap `heap` (sift up: the parent of i is (i - 1) / 4).
-template <typename Key>
-void SiftUp(std::vector<Key>& heap, Key key) {
-  size_t i = heap.size();
-  heap.push_back(key);
-  Key* const data = heap.data();
-  while (i > 0) {
-    const size_t parent = (i - 1) / 4;
-    if (!(key < data[parent])) break;
-    data[i] = data[parent];
-    i = parent;
-  }
-  data[i] = key;
-}
-
-// Removes and returns the smallest key of the non-empty 4-ary min-heap `heap` (its last key
-// sifted down from the root: the children of i are 4i + 1 .. 4i + 4).
-template <typename Key>
-Key PopRoot(std::vector<Key>& heap) {
-  const Key root = heap[0];
-  const Key last = heap.back();
-  heap.pop_back();
-  const size_t n = heap.size();
-  if (n == 0) return root;
-  Key* const data = heap.data();
-  size_t i = 0;
-  for (;;) {
-    const size_t first = 4 * i + 1;
-    size_t best;
-    if (first + 4 <= n) {
-      // Four children: the smallest by a tournament of three comparisons (keys are distinct).
-      const size_t a = data[first + 1] < data[first] ? first + 1 : first;
-      const size_t b = data[first + 3] < data[first + 2] ? first + 3 : first + 2;
-      best = data[b] < data[a] ? b : a;
-    } else {
-      if (first >= n) break;
-      best = first;
-      for (size_t c = first + 1; c < n; ++c) {
-        if (data[c] < data[best]) best = c;
-      }
-    }
-    if (!(data[best] < last)) break;
-    data[i] = data[best];
-    i = best;
-  }
-  data[i] = last;
-  return root;
-}
-
-}  // namespace
 
 void EventQueue::ThrowEmpty() { TERASIM_CHECK(false, "Pop on an empty event queue"); }
 
@@ -66,6 +14,27 @@ void EventQueue::ThrowFull() const {
 }
 
 void EventQueue::HeapPush(const Event& event) {
+  if (!wide_mode_) [[likely]] {
+    // The narrow keys' case, on its own (the rest is out of line).
+    const bool reuse = !free_.empty();
+    const uint32_t slot = reuse ? free_.back() : static_cast<uint32_t>(events_.size());
+    bool fits = false;
+    const uint64_t key = MakeNarrowKey(event.time_ns, event.seq, slot, &fits);
+    if (fits && event.seq < kMaxSeq) [[likely]] {
+      if (reuse) {
+        free_.pop_back();
+        events_[slot] = event;
+      } else {
+        events_.push_back(event);
+      }
+      QuaternarySiftUp(narrow_, key);
+      return;
+    }
+  }
+  HeapPushSlow(event);
+}
+
+void EventQueue::HeapPushSlow(const Event& event) {
   const bool reuse = !free_.empty();
   if (event.seq >= kMaxSeq || (!reuse && events_.size() >> kWideSlotBits != 0)) [[unlikely]] {
     ThrowFull();
@@ -74,7 +43,7 @@ void EventQueue::HeapPush(const Event& event) {
   bool fits = false;
   uint64_t narrow = 0;
   if (!wide_mode_) narrow = MakeNarrowKey(event.time_ns, event.seq, slot, &fits);
-  if (wide_mode_ ? (++wide_pushes_ & 4095) == 0 : !fits) [[unlikely]] {
+  if (wide_mode_ ? (++wide_pushes_ & 4095) == 0 : !fits) {
     Rekey(event.time_ns, event.seq);  // renumbers the slots: no free slot left
     slot = static_cast<uint32_t>(events_.size());
     if (!wide_mode_) narrow = MakeNarrowKey(event.time_ns, event.seq, slot, &fits);
@@ -86,14 +55,14 @@ void EventQueue::HeapPush(const Event& event) {
     events_.push_back(event);
   }
   if (wide_mode_) {
-    SiftUp(wide_, MakeWideKey(event.time_ns, event.seq, slot));
+    QuaternarySiftUp(wide_, MakeWideKey(event.time_ns, event.seq, slot));
   } else {
-    SiftUp(narrow_, narrow);
+    QuaternarySiftUp(narrow_, narrow);
   }
 }
 
-void EventQueue::HeapPop(Event* event) {
-  const uint32_t slot = wide_mode_ ? WideSlot(PopRoot(wide_)) : NarrowSlot(PopRoot(narrow_));
+void EventQueue::WideHeapPop(Event* event) {
+  const uint32_t slot = WideSlot(QuaternaryPopRoot(wide_));
   free_.push_back(slot);
   *event = events_[slot];
 }

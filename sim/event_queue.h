@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "models/units.h"
+#include "sim/quaternary_heap.h"
 
 namespace terasim {
 
@@ -144,8 +145,19 @@ class EventQueue {
                                 base_seq_ + (narrow_[0] >> kNarrowSlotBits & kNarrowSeqMask) < seq);
   }
   void HeapPush(const Event& event);
-  // Removes the heap's top into *event.
-  void HeapPop(Event* event);
+  // HeapPush's other cases: wide keys, a re-key, the limits.
+  [[gnu::noinline]] void HeapPushSlow(const Event& event);
+  // Removes the heap's top into *event (inline for narrow keys: one call site per engine).
+  void HeapPop(Event* event) {
+    if (wide_mode_) [[unlikely]] {
+      WideHeapPop(event);
+      return;
+    }
+    const uint32_t slot = NarrowSlot(QuaternaryPopRoot(narrow_));
+    free_.push_back(slot);
+    *event = events_[slot];
+  }
+  void WideHeapPop(Event* event);
   // Re-packs every heap entry for the queued events and one more at (time_ns, seq): narrow
   // keys around new bases when they hold them all with room to spare, else wide keys. Slots
   // are renumbered to heap positions (events_ compacted).

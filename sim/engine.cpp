@@ -21,8 +21,9 @@ void Engine::ThrowBadSchedule(TimeNs time_ns, int handler) const {
 
 int64_t Engine::Run() {
   int64_t dispatched = 0;
+  Event event;
   while (!queue_.Empty()) {
-    const Event event = queue_.Pop();
+    queue_.Pop(&event);
     now_ns_ = event.time_ns;
     current_seq_ = event.seq;
     dispatched_ = true;

@@ -1,5 +1,7 @@
 #include "sim/event_queue.h"
 
+#include <algorithm>
+
 #include "models/errors.h"
 
 namespace terasim {
@@ -8,67 +10,106 @@ void EventQueue::ThrowEmpty() { TERASIM_CHECK(false, "Pop on an empty event queu
 
 void EventQueue::ThrowFull() const {
   TERASIM_CHECK(false, "event queue past its limits ({} events pushed, {} in its heap)", next_seq_,
-                heap_.size());
+                narrow_.size() + wide_.size());
 }
 
 void EventQueue::HeapPush(const Event& event) {
-  if (event.seq >= kMaxSeq || (free_.empty() && events_.size() >> kSlotBits != 0)) [[unlikely]] {
+  if (!wide_mode_) [[likely]] {
+    // The narrow keys' case, on its own (the rest is out of line).
+    const bool reuse = !free_.empty();
+    const uint32_t slot = reuse ? free_.back() : static_cast<uint32_t>(events_.size());
+    bool fits = false;
+    const uint64_t key = MakeNarrowKey(event.time_ns, event.seq, slot, &fits);
+    if (fits && event.seq < kMaxSeq) [[likely]] {
+      if (reuse) {
+        free_.pop_back();
+        events_[slot] = event;
+      } else {
+        events_.push_back(event);
+      }
+      QuaternarySiftUp(narrow_, key);
+      return;
+    }
+  }
+  HeapPushSlow(event);
+}
+
+void EventQueue::HeapPushSlow(const Event& event) {
+  const bool reuse = !free_.empty();
+  if (event.seq >= kMaxSeq || (!reuse && events_.size() >> kWideSlotBits != 0)) [[unlikely]] {
     ThrowFull();
   }
-  uint32_t slot;
+  uint32_t slot = reuse ? free_.back() : static_cast<uint32_t>(events_.size());
+  bool fits = false;
+  uint64_t narrow = 0;
+  if (!wide_mode_) narrow = MakeNarrowKey(event.time_ns, event.seq, slot, &fits);
+  if (wide_mode_ ? (++wide_pushes_ & 4095) == 0 : !fits) {
+    Rekey(event.time_ns, event.seq);  // renumbers the slots: no free slot left
+    slot = static_cast<uint32_t>(events_.size());
+    if (!wide_mode_) narrow = MakeNarrowKey(event.time_ns, event.seq, slot, &fits);
+  }
   if (!free_.empty()) {
-    slot = free_.back();
     free_.pop_back();
     events_[slot] = event;
   } else {
-    slot = static_cast<uint32_t>(events_.size());
     events_.push_back(event);
   }
-  // Sift up: parent of i is (i - 1) / 4.
-  const Key key = MakeKey(event.time_ns, event.seq, slot);
-  size_t i = heap_.size();
-  heap_.push_back(key);
-  while (i > 0) {
-    const size_t parent = (i - 1) / 4;
-    if (!Before(key, heap_[parent])) break;
-    heap_[i] = heap_[parent];
-    i = parent;
+  if (wide_mode_) {
+    QuaternarySiftUp(wide_, MakeWideKey(event.time_ns, event.seq, slot));
+  } else {
+    QuaternarySiftUp(narrow_, narrow);
   }
-  heap_[i] = key;
 }
 
-Event EventQueue::HeapPop() {
-  const uint32_t slot = SlotOf(heap_[0]);
-  const Key last = heap_.back();
-  heap_.pop_back();
-  const size_t n = heap_.size();
-  if (n > 0) {
-    // Sift `last` down from the root: children of i are 4i + 1 .. 4i + 4.
-    Key* const heap = heap_.data();
-    size_t i = 0;
-    for (;;) {
-      const size_t first = 4 * i + 1;
-      size_t best;
-      if (first + 4 <= n) {
-        // Four children: the smallest by a tournament of three comparisons (keys are distinct).
-        const size_t a = Before(heap[first + 1], heap[first]) ? first + 1 : first;
-        const size_t b = Before(heap[first + 3], heap[first + 2]) ? first + 3 : first + 2;
-        best = Before(heap[b], heap[a]) ? b : a;
-      } else {
-        if (first >= n) break;
-        best = first;
-        for (size_t c = first + 1; c < n; ++c) {
-          if (Before(heap[c], heap[best])) best = c;
-        }
-      }
-      if (!Before(heap[best], last)) break;
-      heap[i] = heap[best];
-      i = best;
-    }
-    heap[i] = last;
-  }
+void EventQueue::WideHeapPop(Event* event) {
+  const uint32_t slot = WideSlot(QuaternaryPopRoot(wide_));
   free_.push_back(slot);
-  return events_[slot];
+  *event = events_[slot];
+}
+
+void EventQueue::Rekey(TimeNs time_ns, uint64_t seq) {
+  // The queued events by heap position, with (time_ns, seq) the bounds of the times and seqs.
+  const size_t n = narrow_.size() + wide_.size();
+  rekeyed_.clear();
+  TimeNs min_ns = time_ns;
+  TimeNs max_ns = time_ns;
+  uint64_t min_seq = seq;
+  uint64_t max_seq = seq;
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t slot = wide_mode_ ? WideSlot(wide_[i]) : NarrowSlot(narrow_[i]);
+    const Event& event = events_[slot];
+    rekeyed_.push_back(event);
+    min_ns = std::min(min_ns, event.time_ns);
+    max_ns = std::max(max_ns, event.time_ns);
+    min_seq = std::min(min_seq, event.seq);
+    max_seq = std::max(max_seq, event.seq);
+  }
+  events_.swap(rekeyed_);
+  free_.clear();
+  // Narrow with room to spare (half of each bound), so that the next re-key is far off.
+  const bool narrow = n + 1 <= (size_t{1} << (kNarrowSlotBits - 1)) &&
+                      static_cast<uint64_t>(max_ns) - static_cast<uint64_t>(min_ns) <
+                          (uint64_t{1} << (kNarrowTimeBits - 1)) &&
+                      max_seq - min_seq < (uint64_t{1} << (kNarrowSeqBits - 1));
+  wide_mode_ = !narrow;
+  wide_pushes_ = 0;
+  if (narrow) {
+    base_time_ns_ = min_ns;
+    base_seq_ = min_seq;
+    narrow_.resize(n);
+    wide_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      bool fits = false;
+      narrow_[i] =
+          MakeNarrowKey(events_[i].time_ns, events_[i].seq, static_cast<uint32_t>(i), &fits);
+    }
+  } else {
+    wide_.resize(n);
+    narrow_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      wide_[i] = MakeWideKey(events_[i].time_ns, events_[i].seq, static_cast<uint32_t>(i));
+    }
+  }
 }
 
 }  // namespace terasim

@@ -8,10 +8,15 @@
 // zero-length transfer). Those go to a FIFO instead of the heap: an event pushed with the time
 // of the last one popped (or of the FIFO's last) is already in (time, seq) order behind the
 // FIFO, and Pop takes the smaller of the FIFO's front and the heap's top. The heap itself is
-// 4-ary (half the levels of a binary heap) over 16-byte keys, one 128-bit integer each: the
-// time, then the seq and the slot of the event's payload (held aside in reused slots) packed
-// below it, so that one integer comparison orders two events by (time, seq). Limits: 2^40
-// events pushed and 2^24 events in the heap at once (InternalError beyond).
+// 4-ary (half the levels of a binary heap) over integer keys: the time, then the seq and the
+// slot of the event's payload (held aside in reused slots) packed below it, so that one integer
+// comparison orders two events by (time, seq). The keys are 64-bit (narrow) while the queued
+// events' times and seqs lie within 2^36 ns and 2^18 seqs of a base and at most 2^10 events are
+// in the heap: packed relative to the bases, they order as the (time, seq) pairs do. An event
+// outside those bounds re-keys the heap (new bases, each entry re-packed in place: the same
+// order, so the same heap), and to 128-bit keys (wide: time x 2^64 + seq x 2^24 + slot) when
+// the bounds cannot hold the queue; a wide heap tries the narrow keys again every 4096 pushes.
+// Limits: 2^40 events pushed and 2^24 events in the heap at once (InternalError beyond).
 #pragma once
 
 #include <cstddef>
@@ -19,6 +24,7 @@
 #include <vector>
 
 #include "models/units.h"
+#include "sim/quaternary_heap.h"
 
 namespace terasim {
 
@@ -40,13 +46,15 @@ class EventQueue {
     if (event.seq >= kMaxSeq) [[unlikely]] {
       ThrowFull();
     }
-    const bool fifo_empty = fifo_head_ == fifo_.size();
+    const bool fifo_empty = fifo_head_ == fifo_tail_;
     if (fifo_empty ? event.time_ns == last_popped_ns_ : event.time_ns == fifo_.back().time_ns) {
       if (fifo_empty) {
         fifo_.clear();
         fifo_head_ = 0;
+        fifo_tail_ = 0;
       }
       fifo_.push_back(event);
+      ++fifo_tail_;
     } else {
       HeapPush(event);
     }
@@ -59,54 +67,117 @@ class EventQueue {
   void PushReserved(const Event& event) { HeapPush(event); }
   // Removes and returns the earliest event (ties: lowest seq). Precondition: !Empty().
   Event Pop() {
-    if (fifo_head_ < fifo_.size()) {
+    Event event;
+    Pop(&event);
+    return event;
+  }
+  // Pop into *event (the engine's loop: one copy of the event).
+  void Pop(Event* event) {
+    if (fifo_head_ < fifo_tail_) {
       const Event& front = fifo_[fifo_head_];
-      if (heap_.empty() || !Before(heap_[0], MakeKey(front.time_ns, front.seq, 0))) {
+      if (HeapEmpty() || !TopBefore(front.time_ns, front.seq)) {
         ++fifo_head_;
         last_popped_ns_ = front.time_ns;
-        return front;
+        *event = front;
+        return;
       }
-    } else if (heap_.empty()) [[unlikely]] {
+    } else if (HeapEmpty()) [[unlikely]] {
       ThrowEmpty();
     }
-    Event event = HeapPop();
-    last_popped_ns_ = event.time_ns;
-    return event;
+    HeapPop(event);
+    last_popped_ns_ = event->time_ns;
   }
   // Whether an event due at time_ns is queued (time_ns <= every queued event's time).
   bool HasEventAt(TimeNs time_ns) const {
-    return (fifo_head_ < fifo_.size() && fifo_[fifo_head_].time_ns == time_ns) ||
-           (!heap_.empty() && static_cast<TimeNs>(heap_[0] >> 64) == time_ns);
+    return (fifo_head_ < fifo_tail_ && fifo_[fifo_head_].time_ns == time_ns) ||
+           (!HeapEmpty() && TopTime() == time_ns);
   }
-  bool Empty() const { return heap_.empty() && fifo_head_ == fifo_.size(); }
+  bool Empty() const { return HeapEmpty() && fifo_head_ == fifo_tail_; }
   // The seq the next Push will assign.
   uint64_t NextSeq() const { return next_seq_; }
-  size_t Size() const { return heap_.size() + (fifo_.size() - fifo_head_); }
+  // Whether the heap holds 128-bit keys now (see above; for tests).
+  bool WideKeys() const { return wide_mode_; }
+  size_t Size() const { return narrow_.size() + wide_.size() + (fifo_tail_ - fifo_head_); }
 
  private:
-  // A heap entry: time_ns x 2^64 + seq x 2^24 + the slot of its event in events_. Keys of
-  // distinct events differ in (time, seq), so their order is the events' (time, seq) order.
-  static constexpr int kSlotBits = 24;
-  static constexpr uint64_t kMaxSeq = uint64_t{1} << (64 - kSlotBits);
-  using Key = __int128;
-  static Key MakeKey(TimeNs time_ns, uint64_t seq, uint32_t slot) {
-    return static_cast<Key>(static_cast<unsigned __int128>(static_cast<uint64_t>(time_ns)) << 64 |
-                            (seq << kSlotBits | slot));
+  // Narrow key: (time - base_time_ns_) x 2^28 + (seq - base_seq_) x 2^10 + slot.
+  static constexpr int kNarrowSlotBits = 10;
+  static constexpr int kNarrowSeqBits = 18;
+  static constexpr int kNarrowTimeBits = 36;
+  static constexpr uint64_t kNarrowSeqMask = (uint64_t{1} << kNarrowSeqBits) - 1;
+  // Wide key: time_ns x 2^64 + seq x 2^24 + slot. Keys of distinct events differ in (time,
+  // seq), so in either form their order is the events' (time, seq) order.
+  static constexpr int kWideSlotBits = 24;
+  static constexpr uint64_t kMaxSeq = uint64_t{1} << (64 - kWideSlotBits);
+  using WideKey = __int128;
+  static WideKey MakeWideKey(TimeNs time_ns, uint64_t seq, uint32_t slot) {
+    return static_cast<WideKey>(static_cast<unsigned __int128>(static_cast<uint64_t>(time_ns))
+                                    << 64 |
+                                (seq << kWideSlotBits | slot));
   }
-  static uint32_t SlotOf(Key key) {
-    return static_cast<uint32_t>(static_cast<uint64_t>(key) & ((uint64_t{1} << kSlotBits) - 1));
+  static uint32_t WideSlot(WideKey key) {
+    return static_cast<uint32_t>(static_cast<uint64_t>(key) & ((uint64_t{1} << kWideSlotBits) - 1));
   }
-  static bool Before(Key x, Key y) { return x < y; }
+  static uint32_t NarrowSlot(uint64_t key) {
+    return static_cast<uint32_t>(key & ((uint64_t{1} << kNarrowSlotBits) - 1));
+  }
+  // The narrow key of (time_ns, seq, slot); *fits false when it has none (the value is then
+  // meaningless).
+  uint64_t MakeNarrowKey(TimeNs time_ns, uint64_t seq, uint32_t slot, bool* fits) const {
+    // Unsigned differences: a time or seq below its base wraps to a value that does not fit.
+    const uint64_t dt = static_cast<uint64_t>(time_ns) - static_cast<uint64_t>(base_time_ns_);
+    const uint64_t ds = seq - base_seq_;
+    *fits = ((dt >> kNarrowTimeBits) | (ds >> kNarrowSeqBits) | (slot >> kNarrowSlotBits)) == 0;
+    return dt << (kNarrowSeqBits + kNarrowSlotBits) | ds << kNarrowSlotBits | slot;
+  }
+  bool HeapEmpty() const { return narrow_.empty() && wide_.empty(); }
+  // The heap top's time. Precondition: !HeapEmpty().
+  TimeNs TopTime() const {
+    return wide_.empty() ? base_time_ns_ +
+                               static_cast<TimeNs>(narrow_[0] >> (kNarrowSeqBits + kNarrowSlotBits))
+                         : static_cast<TimeNs>(wide_[0] >> 64);
+  }
+  // Whether the heap top orders before (time_ns, seq). Precondition: !HeapEmpty().
+  bool TopBefore(TimeNs time_ns, uint64_t seq) const {
+    if (!wide_.empty()) return wide_[0] < MakeWideKey(time_ns, seq, 0);
+    const TimeNs top_ns = TopTime();
+    return top_ns < time_ns || (top_ns == time_ns &&
+                                base_seq_ + (narrow_[0] >> kNarrowSlotBits & kNarrowSeqMask) < seq);
+  }
   void HeapPush(const Event& event);
-  Event HeapPop();
+  // HeapPush's other cases: wide keys, a re-key, the limits.
+  [[gnu::noinline]] void HeapPushSlow(const Event& event);
+  // Removes the heap's top into *event (inline for narrow keys: one call site per engine).
+  void HeapPop(Event* event) {
+    if (wide_mode_) [[unlikely]] {
+      WideHeapPop(event);
+      return;
+    }
+    const uint32_t slot = NarrowSlot(QuaternaryPopRoot(narrow_));
+    free_.push_back(slot);
+    *event = events_[slot];
+  }
+  void WideHeapPop(Event* event);
+  // Re-packs every heap entry for the queued events and one more at (time_ns, seq): narrow
+  // keys around new bases when they hold them all with room to spare, else wide keys. Slots
+  // are renumbered to heap positions (events_ compacted).
+  void Rekey(TimeNs time_ns, uint64_t seq);
   [[noreturn]] static void ThrowEmpty();
   [[noreturn]] void ThrowFull() const;
 
-  std::vector<Key> heap_;       // 4-ary min-heap
+  // The 4-ary min-heap: narrow_ while its keys are narrow, else wide_ (the other one empty).
+  std::vector<uint64_t> narrow_;
+  std::vector<WideKey> wide_;
+  bool wide_mode_ = false;
+  uint64_t wide_pushes_ = 0;  // pushes since the heap went wide
+  TimeNs base_time_ns_ = 0;
+  uint64_t base_seq_ = 0;
   std::vector<Event> events_;   // by slot
+  std::vector<Event> rekeyed_;  // Rekey's scratch
   std::vector<uint32_t> free_;  // free slots of events_
   std::vector<Event> fifo_;     // events at one time, in seq order, from fifo_head_
   size_t fifo_head_ = 0;
+  size_t fifo_tail_ = 0;  // fifo_.size(), kept (no division by sizeof(Event) per event)
   TimeNs last_popped_ns_ = 0;
   uint64_t next_seq_ = 0;
 };

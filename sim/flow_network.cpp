@@ -397,7 +397,13 @@ void FlowNetwork::Reallocate() {
           Channel& channel = channels_[next];
           if (channel.visit == visit_stamp_) continue;
           channel.visit = visit_stamp_;
-          stack[depth++] = next;
+          // A channel of this flow alone leads nowhere new: listed without a visit (the flows
+          // are found in the same order; the channels' order does not matter to a solve).
+          if (channel.flows.size() == 1) {
+            channel_list[num_channels++] = next;
+          } else {
+            stack[depth++] = next;
+          }
         }
       }
     }

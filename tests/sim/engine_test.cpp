@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "sim/engine.h"
@@ -48,6 +49,48 @@ TEST_CASE("EventQueue pops in (time, seq) order when pushes land at the popped t
     REQUIRE(queue.Size() == left.size());
   }
   REQUIRE(popped > 1000);  // the loop exercised the queue
+}
+
+TEST_CASE("EventQueue keeps (time, seq) order across re-keyed and wide heap keys") {
+  // Narrow keys hold times within 2^36 ns and seqs within 2^18 of their bases and 2^10 events;
+  // each phase leaves those bounds one way. The reference is the smallest (time, seq) queued.
+  EventQueue queue;
+  std::set<std::pair<TimeNs, uint64_t>> left;
+  auto push = [&](TimeNs t) { left.emplace(t, queue.Push(Event{t, 0, 0, 0, 0, 0})); };
+  auto pop = [&] {
+    const Event event = queue.Pop();
+    REQUIRE(std::make_pair(event.time_ns, event.seq) == *left.begin());
+    left.erase(left.begin());
+  };
+  std::mt19937 rng(11);
+  // 2000 events in the heap at once: past 2^10, wide keys.
+  for (int k = 0; k < 2000; ++k) push(1 + static_cast<TimeNs>(rng() % 100000));
+  REQUIRE(queue.WideKeys());
+  while (left.size() > 10) pop();
+  // A small heap again: narrow keys at the next try (every 4096 pushes).
+  for (int k = 0; k < 5000; ++k) {
+    push(200000 + static_cast<TimeNs>(rng() % 1000));
+    pop();
+  }
+  REQUIRE_FALSE(queue.WideKeys());
+  // A time earlier than every queued one (below the time base): narrow keys on new bases.
+  push(5);
+  REQUIRE_FALSE(queue.WideKeys());
+  // A time 2^40 ns past the others: wide keys.
+  push(TimeNs{1} << 40);
+  for (int k = 0; k < 100; ++k) push(300000 + static_cast<TimeNs>(rng() % 1000));
+  REQUIRE(queue.WideKeys());
+  while (left.size() > 1) pop();  // leaves the event at 2^40
+  // It stays while 2^18 + 1000 events pass (their times within 2^36 ns of it): the seqs'
+  // span outgrows the narrow keys again.
+  const TimeNs far = (TimeNs{1} << 40) - 1000000;
+  for (int k = 0; k < (1 << 18) + 1000; ++k) {
+    push(far - 500000 + k);
+    pop();
+  }
+  REQUIRE(queue.WideKeys());
+  while (!left.empty()) pop();
+  REQUIRE(queue.Empty());
 }
 
 class Recorder : public EventHandler, public EventObserver {

@@ -346,20 +346,20 @@ void Replay::Run() {
   ran_ = true;
   const int n = static_cast<int>(ops_.size());
   for (int i = 0; i < n; ++i) {
-    if (ops_[i].pending == 0 && fold_.IsRep(ops_[i].device)) StartOp(i);
+    if (ops_[i].pending == 0 && fold_.IsRep(ops_[i].device)) StartOp(i, -1);
   }
   engine_.Run();
   if (done_ < active_ops_) ThrowStall();
 }
 
-[[gnu::always_inline]] inline void Replay::StartOp(int i) {
+[[gnu::always_inline]] inline void Replay::StartOp(int i, int pred) {
   // Small enough to inline into CompleteOp (its caller for nearly every op): the class-specific
   // work is out of line.
   OpState& s = ops_[i];
   const TimeNs now = engine_.Now();
   s.state = State::kArrived;
   s.start_ns = now;
-  s.critical_pred = s.last_pred;
+  s.critical_pred = pred;
   if (!observers_.empty()) [[unlikely]] {
     NotifyOpStart(i, now);
   }
@@ -410,17 +410,12 @@ void Replay::Run() {
   const int id = ops_[i].instance;
   Instance& instance = instances_[id];
   members_[instance.member_begin + instance.arrived++] = i;
-  if (instance.arrived == instance.expected) {
-    for (int k = 0; k < instance.arrived; ++k) {
-      const int m = members_[instance.member_begin + k];
-      if (m != i) ops_[m].critical_pred = i;  // everyone waited for the last to arrive
-    }
-    BeginCollective(id);
-  }
+  if (instance.arrived == instance.expected) BeginCollective(id);
 }
 
 void Replay::CompleteOp(int i) {
-  OpState& s = ops_[i];
+  OpState* const ops = ops_.data();
+  OpState& s = ops[i];
   const TimeNs now = engine_.Now();
   s.state = State::kDone;
   s.end_ns = now;
@@ -432,10 +427,12 @@ void Replay::CompleteOp(int i) {
   }
   if (stats_ != nullptr) stats_->OnOpEnd(s.device, s.cls == OpClass::kCompute, now);
   if (!observers_.empty()) NotifyOpEnd(i);
-  for (int k = succ_begin_[i]; k < succ_begin_[i + 1]; ++k) {
-    OpState& next = ops_[succ_[k]];
-    next.last_pred = i;
-    if (--next.pending == 0) StartOp(succ_[k]);
+  // Nothing resizes these while running: held in locals across the starts' calls.
+  const int* const succ = succ_.data();
+  const int end = succ_begin_[i + 1];
+  for (int k = succ_begin_[i]; k < end; ++k) {
+    const int next = succ[k];
+    if (--ops[next].pending == 0) StartOp(next, i);  // this op held it back last
   }
 }
 
@@ -599,12 +596,22 @@ int Replay::FindOrAddPlan(const Instance& instance) {
 void Replay::BeginCollective(int id) {
   Instance& instance = instances_[id];
   const TimeNs now = engine_.Now();
-  for (int k = 0; k < instance.arrived; ++k) {
-    const int m = members_[instance.member_begin + k];
-    ops_[m].state = State::kMoving;
-    ops_[m].comm_start_ns = now;
-    if (stats_ != nullptr) stats_->OnCommStart(ops_[m].device, now);
-    for (ReplayObserver* o : observers_) o->OnCommStart(m, now);
+  const int* const members = members_.data() + instance.member_begin;
+  const int arrived = instance.arrived;
+  const int last = members[arrived - 1];  // everyone waited for the last to arrive
+  OpState* const ops = ops_.data();
+  ReplayStats* const stats = stats_;
+  for (int k = 0; k < arrived; ++k) {
+    OpState& s = ops[members[k]];
+    if (members[k] != last) s.critical_pred = last;
+    s.state = State::kMoving;
+    s.comm_start_ns = now;
+    if (stats != nullptr) stats->OnCommStart(s.device, now);
+  }
+  if (!observers_.empty()) {
+    for (int k = 0; k < arrived; ++k) {
+      for (ReplayObserver* o : observers_) o->OnCommStart(members[k], now);
+    }
   }
   instance.plan = PlanFor(instance);
   const CachedPlan& cached = plans_[instance.plan];

@@ -156,9 +156,8 @@ class Replay : public EventHandler, public FlowListener {
   struct OpState {
     State state = State::kWaiting;
     OpClass cls = OpClass::kOther;
-    int gpu = -1;        // placement of its device
-    int pending = 0;     // unfinished predecessors (stream order + after deps)
-    int last_pred = -1;  // the predecessor that finished last
+    int gpu = -1;     // placement of its device
+    int pending = 0;  // unfinished predecessors (stream order + after deps)
     int critical_pred = -1;
     int partner = -1;   // SEND <-> RECV
     int instance = -1;  // collective instance
@@ -231,7 +230,8 @@ class Replay : public EventHandler, public FlowListener {
 
   void BuildGraph();
   void ApplyFold();
-  void StartOp(int op);
+  // `pred`: the predecessor whose completion started it (CriticalPredecessor), or -1.
+  void StartOp(int op, int pred);
   void CompleteOp(int op);
   // StartOp's parts out of line: the observers' calls, a compute op's start, the second of a
   // SEND / RECV pair arriving, and an arrival at a collective.

@@ -633,6 +633,24 @@ void Replay::BeginCollective(int id) {
 }
 
 void Replay::StartPhase(int id, bool last) {
+  // The common case inline: a phase with runs of a group in closed form whose duration is
+  // known (StartPhaseSlow's first pass, without its register saves).
+  Instance& instance = instances_[id];
+  CachedPlan& cached = plans_[instance.plan];
+  const int phase = instance.phase;
+  if (!closed_form_group_.empty() && closed_form_group_[instance.group] &&
+      phase < static_cast<int>(cached.phase_runs.size()) && !cached.phase_runs[phase].empty() &&
+      !cached.alone.empty() && cached.alone[phase].duration_ns >= 0) {
+    PhaseAlone& alone = cached.alone[phase];
+    ++alone.starts;
+    ++closed_form_phases_;
+    engine_.Schedule(engine_.Now() + alone.duration_ns, handler_id_, kPhaseDone, id);
+    return;
+  }
+  StartPhaseSlow(id, last);
+}
+
+[[gnu::noinline]] void Replay::StartPhaseSlow(int id, bool last) {
   Instance& instance = instances_[id];
   const CollectivePlan& plan = plans_[instance.plan].plan;
   const std::vector<std::vector<int>>& phase_runs = plans_[instance.plan].phase_runs;
@@ -666,15 +684,24 @@ void Replay::StartPhase(int id, bool last) {
     }
     ++instance.phase;
   }
+  EndCollective(id, last);
+}
+
+void Replay::EndCollective(int id, bool last) {
   // Handled in place when the event queued here would be dispatched next with nothing run in
-  // between: `last` (the rest of this handler does nothing, and the loop above scheduled
-  // nothing) and Engine::TakeNextInPlace (nothing else due now, no engine observer; it gives the
-  // current event the seq this one would have had). FinishCollective then runs at the same
-  // place in the order of work as it would from Handle (an event less per such collective).
+  // between: `last` (the rest of the handler calling it does nothing, and nothing was scheduled
+  // since it began) and Engine::TakeNextInPlace (nothing else due now, no engine observer; it
+  // gives the current event the seq this one would have had). FinishCollective then runs at the
+  // same place in the order of work as it would from Handle (an event less per such
+  // collective).
   if (last && !options_.queue_collective_ends && engine_.TakeNextInPlace()) {
     FinishCollective(id);
     return;
   }
+  QueueCollectiveEnd(id);
+}
+
+[[gnu::noinline]] void Replay::QueueCollectiveEnd(int id) {
   engine_.Schedule(engine_.Now(), handler_id_, kCollectiveDone, id);
 }
 
@@ -813,8 +840,14 @@ void Replay::Handle(const Event& event) {
     FinishCollective(static_cast<int>(event.a));
   } else if (event.kind == kPhaseDone) {
     const int id = static_cast<int>(event.a);
-    ++instances_[id].phase;
-    StartPhase(id, /*last=*/true);  // nothing may follow it here (StartPhase's `last`)
+    Instance& instance = instances_[id];
+    // Nothing may follow either call here (their `last`). After its last phase (the common
+    // case) the collective ends without StartPhase's search for a next phase.
+    if (++instance.phase == static_cast<int>(plans_[instance.plan].plan.phases.size())) {
+      EndCollective(id, /*last=*/true);
+    } else {
+      StartPhase(id, /*last=*/true);
+    }
   } else {
     TERASIM_CHECK(false, "unknown replay event kind {}", event.kind);
   }

@@ -246,6 +246,10 @@ class Replay : public EventHandler, public FlowListener {
   // last: the handler calling it does nothing after it (Handle of kPhaseDone), so the end of
   // the collective may be handled in place instead of queued.
   void StartPhase(int instance, bool last = false);
+  void StartPhaseSlow(int instance, bool last);  // StartPhase but for its common case
+  // After the last phase: FinishCollective now (in place, `last` permitting) or as an event now.
+  void EndCollective(int instance, bool last);
+  void QueueCollectiveEnd(int instance);  // EndCollective's event, out of line
   void StartRunStep(int instance, int run);
   // The channels of run r of phase `phase` of a plan as its aggregate flow crosses them (the
   // folded hops' routes with a fold; in fold_route_ then).

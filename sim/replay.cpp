@@ -147,22 +147,25 @@ void Replay::FindExclusiveGroups() {
     }
   }
   // Every plan's runs' channels, per group: each distinct plan once (consecutive instances of a
-  // group mostly repeat its last key, which then needs no lookup).
+  // group mostly repeat its last key, which then needs no lookup). Each instance that runs keeps
+  // its plan (BeginCollective then looks up none).
   std::vector<std::vector<int>> group_plans(num_groups);
   std::vector<int> last(num_groups, -1);  // per group: its last instance looked up
   for (size_t k = 0; k < instances_.size(); ++k) {
     if (!runs[k]) continue;
-    const Instance& instance = instances_[k];
+    Instance& instance = instances_[k];
     int& previous = last[instance.group];
     if (previous >= 0) {
       const Instance& seen = instances_[previous];
       if (seen.kind == instance.kind && seen.bytes == instance.bytes &&
           seen.root_gpu == instance.root_gpu) {
+        instance.plan = seen.plan;
         continue;
       }
     }
     previous = static_cast<int>(k);
     const int plan = PlanFor(instance);
+    instance.plan = plan;
     std::vector<int>& known = group_plans[instance.group];
     if (std::find(known.begin(), known.end(), plan) == known.end()) known.push_back(plan);
   }
@@ -613,7 +616,7 @@ void Replay::BeginCollective(int id) {
       for (ReplayObserver* o : observers_) o->OnCommStart(members[k], now);
     }
   }
-  instance.plan = PlanFor(instance);
+  if (instance.plan < 0) instance.plan = PlanFor(instance);  // else FindExclusiveGroups's
   const CachedPlan& cached = plans_[instance.plan];
   instance.folded = cached.folded;
   if (stats_ != nullptr) stats_->OnLinkBytesRepeat(2 * instance.plan, cached.link_bytes);

@@ -178,7 +178,7 @@ class Replay : public EventHandler, public FlowListener {
     int member_begin = 0;  // its arrived ops, in arrival order: members_[begin, begin + arrived)
     int arrived = 0;
     int expected = 0;
-    int plan = -1;                       // index into plans_
+    int plan = -1;                       // index into plans_, once known
     const FoldedPlan* folded = nullptr;  // with a fold
     int phase = 0;
     int runs_left = 0;

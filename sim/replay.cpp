@@ -597,6 +597,8 @@ int Replay::FindOrAddPlan(const Instance& instance) {
 }
 
 void Replay::BeginCollective(int id) {
+  // The flow path's common case inline; the observers' calls, an empty plan and the analytic
+  // network out of line (BeginCollectiveRest), so that this saves few registers.
   Instance& instance = instances_[id];
   const TimeNs now = engine_.Now();
   const int* const members = members_.data() + instance.member_begin;
@@ -611,16 +613,28 @@ void Replay::BeginCollective(int id) {
     s.comm_start_ns = now;
     if (stats != nullptr) stats->OnCommStart(s.device, now);
   }
-  if (!observers_.empty()) {
-    for (int k = 0; k < arrived; ++k) {
-      for (ReplayObserver* o : observers_) o->OnCommStart(members[k], now);
-    }
-  }
   if (instance.plan < 0) instance.plan = PlanFor(instance);  // else FindExclusiveGroups's
   const CachedPlan& cached = plans_[instance.plan];
   instance.folded = cached.folded;
-  if (stats_ != nullptr) stats_->OnLinkBytesRepeat(2 * instance.plan, cached.link_bytes);
-  for (ReplayObserver* o : observers_) o->OnLinkBytesList(cached.link_bytes);
+  if (stats != nullptr) stats->OnLinkBytesRepeat(2 * instance.plan, cached.link_bytes);
+  if (!observers_.empty() || cached.plan.phases.empty() || analytic_) [[unlikely]] {
+    BeginCollectiveRest(id);
+    return;
+  }
+  instance.phase = 0;
+  StartPhase(id);
+}
+
+[[gnu::noinline]] void Replay::BeginCollectiveRest(int id) {
+  Instance& instance = instances_[id];
+  const TimeNs now = engine_.Now();
+  const CachedPlan& cached = plans_[instance.plan];
+  if (!observers_.empty()) {
+    for (int k = 0; k < instance.arrived; ++k) {
+      for (ReplayObserver* o : observers_) o->OnCommStart(members_[instance.member_begin + k], now);
+    }
+    for (ReplayObserver* o : observers_) o->OnLinkBytesList(cached.link_bytes);
+  }
   if (cached.plan.phases.empty()) {
     engine_.Schedule(now, handler_id_, kCollectiveDone, id);
     return;

@@ -243,6 +243,9 @@ class Replay : public EventHandler, public FlowListener {
   void BeginTransfer(int send, int recv);
   P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);
+  // BeginCollective's uncommon parts: the observers' calls, then an empty plan's end, the
+  // analytic network's start or the first phase.
+  void BeginCollectiveRest(int instance);
   // last: the handler calling it does nothing after it (Handle of kPhaseDone), so the end of
   // the collective may be handled in place instead of queued.
   void StartPhase(int instance, bool last = false);

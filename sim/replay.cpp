@@ -147,22 +147,25 @@ void Replay::FindExclusiveGroups() {
     }
   }
   // Every plan's runs' channels, per group: each distinct plan once (consecutive instances of a
-  // group mostly repeat its last key, which then needs no lookup).
+  // group mostly repeat its last key, which then needs no lookup). Each instance that runs keeps
+  // its plan (BeginCollective then looks up none).
   std::vector<std::vector<int>> group_plans(num_groups);
   std::vector<int> last(num_groups, -1);  // per group: its last instance looked up
   for (size_t k = 0; k < instances_.size(); ++k) {
     if (!runs[k]) continue;
-    const Instance& instance = instances_[k];
+    Instance& instance = instances_[k];
     int& previous = last[instance.group];
     if (previous >= 0) {
       const Instance& seen = instances_[previous];
       if (seen.kind == instance.kind && seen.bytes == instance.bytes &&
           seen.root_gpu == instance.root_gpu) {
+        instance.plan = seen.plan;
         continue;
       }
     }
     previous = static_cast<int>(k);
     const int plan = PlanFor(instance);
+    instance.plan = plan;
     std::vector<int>& known = group_plans[instance.group];
     if (std::find(known.begin(), known.end(), plan) == known.end()) known.push_back(plan);
   }
@@ -346,20 +349,20 @@ void Replay::Run() {
   ran_ = true;
   const int n = static_cast<int>(ops_.size());
   for (int i = 0; i < n; ++i) {
-    if (ops_[i].pending == 0 && fold_.IsRep(ops_[i].device)) StartOp(i);
+    if (ops_[i].pending == 0 && fold_.IsRep(ops_[i].device)) StartOp(i, -1);
   }
   engine_.Run();
   if (done_ < active_ops_) ThrowStall();
 }
 
-[[gnu::always_inline]] inline void Replay::StartOp(int i) {
+[[gnu::always_inline]] inline void Replay::StartOp(int i, int pred) {
   // Small enough to inline into CompleteOp (its caller for nearly every op): the class-specific
   // work is out of line.
   OpState& s = ops_[i];
   const TimeNs now = engine_.Now();
   s.state = State::kArrived;
   s.start_ns = now;
-  s.critical_pred = s.last_pred;
+  s.critical_pred = pred;
   if (!observers_.empty()) [[unlikely]] {
     NotifyOpStart(i, now);
   }
@@ -410,17 +413,12 @@ void Replay::Run() {
   const int id = ops_[i].instance;
   Instance& instance = instances_[id];
   members_[instance.member_begin + instance.arrived++] = i;
-  if (instance.arrived == instance.expected) {
-    for (int k = 0; k < instance.arrived; ++k) {
-      const int m = members_[instance.member_begin + k];
-      if (m != i) ops_[m].critical_pred = i;  // everyone waited for the last to arrive
-    }
-    BeginCollective(id);
-  }
+  if (instance.arrived == instance.expected) BeginCollective(id);
 }
 
 void Replay::CompleteOp(int i) {
-  OpState& s = ops_[i];
+  OpState* const ops = ops_.data();
+  OpState& s = ops[i];
   const TimeNs now = engine_.Now();
   s.state = State::kDone;
   s.end_ns = now;
@@ -432,10 +430,12 @@ void Replay::CompleteOp(int i) {
   }
   if (stats_ != nullptr) stats_->OnOpEnd(s.device, s.cls == OpClass::kCompute, now);
   if (!observers_.empty()) NotifyOpEnd(i);
-  for (int k = succ_begin_[i]; k < succ_begin_[i + 1]; ++k) {
-    OpState& next = ops_[succ_[k]];
-    next.last_pred = i;
-    if (--next.pending == 0) StartOp(succ_[k]);
+  // Nothing resizes these while running: held in locals across the starts' calls.
+  const int* const succ = succ_.data();
+  const int end = succ_begin_[i + 1];
+  for (int k = succ_begin_[i]; k < end; ++k) {
+    const int next = succ[k];
+    if (--ops[next].pending == 0) StartOp(next, i);  // this op held it back last
   }
 }
 
@@ -597,20 +597,44 @@ int Replay::FindOrAddPlan(const Instance& instance) {
 }
 
 void Replay::BeginCollective(int id) {
+  // The flow path's common case inline; the observers' calls, an empty plan and the analytic
+  // network out of line (BeginCollectiveRest), so that this saves few registers.
   Instance& instance = instances_[id];
   const TimeNs now = engine_.Now();
-  for (int k = 0; k < instance.arrived; ++k) {
-    const int m = members_[instance.member_begin + k];
-    ops_[m].state = State::kMoving;
-    ops_[m].comm_start_ns = now;
-    if (stats_ != nullptr) stats_->OnCommStart(ops_[m].device, now);
-    for (ReplayObserver* o : observers_) o->OnCommStart(m, now);
+  const int* const members = members_.data() + instance.member_begin;
+  const int arrived = instance.arrived;
+  const int last = members[arrived - 1];  // everyone waited for the last to arrive
+  OpState* const ops = ops_.data();
+  ReplayStats* const stats = stats_;
+  for (int k = 0; k < arrived; ++k) {
+    OpState& s = ops[members[k]];
+    if (members[k] != last) s.critical_pred = last;
+    s.state = State::kMoving;
+    s.comm_start_ns = now;
+    if (stats != nullptr) stats->OnCommStart(s.device, now);
   }
-  instance.plan = PlanFor(instance);
+  if (instance.plan < 0) instance.plan = PlanFor(instance);  // else FindExclusiveGroups's
   const CachedPlan& cached = plans_[instance.plan];
   instance.folded = cached.folded;
-  if (stats_ != nullptr) stats_->OnLinkBytesRepeat(2 * instance.plan, cached.link_bytes);
-  for (ReplayObserver* o : observers_) o->OnLinkBytesList(cached.link_bytes);
+  if (stats != nullptr) stats->OnLinkBytesRepeat(2 * instance.plan, cached.link_bytes);
+  if (!observers_.empty() || cached.plan.phases.empty() || analytic_) [[unlikely]] {
+    BeginCollectiveRest(id);
+    return;
+  }
+  instance.phase = 0;
+  StartPhase(id);
+}
+
+[[gnu::noinline]] void Replay::BeginCollectiveRest(int id) {
+  Instance& instance = instances_[id];
+  const TimeNs now = engine_.Now();
+  const CachedPlan& cached = plans_[instance.plan];
+  if (!observers_.empty()) {
+    for (int k = 0; k < instance.arrived; ++k) {
+      for (ReplayObserver* o : observers_) o->OnCommStart(members_[instance.member_begin + k], now);
+    }
+    for (ReplayObserver* o : observers_) o->OnLinkBytesList(cached.link_bytes);
+  }
   if (cached.plan.phases.empty()) {
     engine_.Schedule(now, handler_id_, kCollectiveDone, id);
     return;
@@ -626,6 +650,24 @@ void Replay::BeginCollective(int id) {
 }
 
 void Replay::StartPhase(int id, bool last) {
+  // The common case inline: a phase with runs of a group in closed form whose duration is
+  // known (StartPhaseSlow's first pass, without its register saves).
+  Instance& instance = instances_[id];
+  CachedPlan& cached = plans_[instance.plan];
+  const int phase = instance.phase;
+  if (!closed_form_group_.empty() && closed_form_group_[instance.group] &&
+      phase < static_cast<int>(cached.phase_runs.size()) && !cached.phase_runs[phase].empty() &&
+      !cached.alone.empty() && cached.alone[phase].duration_ns >= 0) {
+    PhaseAlone& alone = cached.alone[phase];
+    ++alone.starts;
+    ++closed_form_phases_;
+    engine_.Schedule(engine_.Now() + alone.duration_ns, handler_id_, kPhaseDone, id);
+    return;
+  }
+  StartPhaseSlow(id, last);
+}
+
+[[gnu::noinline]] void Replay::StartPhaseSlow(int id, bool last) {
   Instance& instance = instances_[id];
   const CollectivePlan& plan = plans_[instance.plan].plan;
   const std::vector<std::vector<int>>& phase_runs = plans_[instance.plan].phase_runs;
@@ -659,15 +701,24 @@ void Replay::StartPhase(int id, bool last) {
     }
     ++instance.phase;
   }
+  EndCollective(id, last);
+}
+
+void Replay::EndCollective(int id, bool last) {
   // Handled in place when the event queued here would be dispatched next with nothing run in
-  // between: `last` (the rest of this handler does nothing, and the loop above scheduled
-  // nothing) and Engine::TakeNextInPlace (nothing else due now, no engine observer; it gives the
-  // current event the seq this one would have had). FinishCollective then runs at the same
-  // place in the order of work as it would from Handle (an event less per such collective).
+  // between: `last` (the rest of the handler calling it does nothing, and nothing was scheduled
+  // since it began) and Engine::TakeNextInPlace (nothing else due now, no engine observer; it
+  // gives the current event the seq this one would have had). FinishCollective then runs at the
+  // same place in the order of work as it would from Handle (an event less per such
+  // collective).
   if (last && !options_.queue_collective_ends && engine_.TakeNextInPlace()) {
     FinishCollective(id);
     return;
   }
+  QueueCollectiveEnd(id);
+}
+
+[[gnu::noinline]] void Replay::QueueCollectiveEnd(int id) {
   engine_.Schedule(engine_.Now(), handler_id_, kCollectiveDone, id);
 }
 
@@ -806,8 +857,14 @@ void Replay::Handle(const Event& event) {
     FinishCollective(static_cast<int>(event.a));
   } else if (event.kind == kPhaseDone) {
     const int id = static_cast<int>(event.a);
-    ++instances_[id].phase;
-    StartPhase(id, /*last=*/true);  // nothing may follow it here (StartPhase's `last`)
+    Instance& instance = instances_[id];
+    // Nothing may follow either call here (their `last`). After its last phase (the common
+    // case) the collective ends without StartPhase's search for a next phase.
+    if (++instance.phase == static_cast<int>(plans_[instance.plan].plan.phases.size())) {
+      EndCollective(id, /*last=*/true);
+    } else {
+      StartPhase(id, /*last=*/true);
+    }
   } else {
     TERASIM_CHECK(false, "unknown replay event kind {}", event.kind);
   }

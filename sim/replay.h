@@ -156,9 +156,8 @@ class Replay : public EventHandler, public FlowListener {
   struct OpState {
     State state = State::kWaiting;
     OpClass cls = OpClass::kOther;
-    int gpu = -1;        // placement of its device
-    int pending = 0;     // unfinished predecessors (stream order + after deps)
-    int last_pred = -1;  // the predecessor that finished last
+    int gpu = -1;     // placement of its device
+    int pending = 0;  // unfinished predecessors (stream order + after deps)
     int critical_pred = -1;
     int partner = -1;   // SEND <-> RECV
     int instance = -1;  // collective instance
@@ -179,7 +178,7 @@ class Replay : public EventHandler, public FlowListener {
     int member_begin = 0;  // its arrived ops, in arrival order: members_[begin, begin + arrived)
     int arrived = 0;
     int expected = 0;
-    int plan = -1;                       // index into plans_
+    int plan = -1;                       // index into plans_, once known
     const FoldedPlan* folded = nullptr;  // with a fold
     int phase = 0;
     int runs_left = 0;
@@ -231,7 +230,8 @@ class Replay : public EventHandler, public FlowListener {
 
   void BuildGraph();
   void ApplyFold();
-  void StartOp(int op);
+  // `pred`: the predecessor whose completion started it (CriticalPredecessor), or -1.
+  void StartOp(int op, int pred);
   void CompleteOp(int op);
   // StartOp's parts out of line: the observers' calls, a compute op's start, the second of a
   // SEND / RECV pair arriving, and an arrival at a collective.
@@ -243,9 +243,16 @@ class Replay : public EventHandler, public FlowListener {
   void BeginTransfer(int send, int recv);
   P2pRoute& P2pRouteOf(int src_gpu, int dst_gpu);
   void BeginCollective(int instance);
+  // BeginCollective's uncommon parts: the observers' calls, then an empty plan's end, the
+  // analytic network's start or the first phase.
+  void BeginCollectiveRest(int instance);
   // last: the handler calling it does nothing after it (Handle of kPhaseDone), so the end of
   // the collective may be handled in place instead of queued.
   void StartPhase(int instance, bool last = false);
+  void StartPhaseSlow(int instance, bool last);  // StartPhase but for its common case
+  // After the last phase: FinishCollective now (in place, `last` permitting) or as an event now.
+  void EndCollective(int instance, bool last);
+  void QueueCollectiveEnd(int instance);  // EndCollective's event, out of line
   void StartRunStep(int instance, int run);
   // The channels of run r of phase `phase` of a plan as its aggregate flow crosses them (the
   // folded hops' routes with a fold; in fold_route_ then).

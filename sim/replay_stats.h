@@ -11,6 +11,14 @@
 // keeping one interval per op. The replay feeds it directly (Replay::SetStats), not through
 // the ReplayObserver loop: each call carries the op's device and whether it computes, which the
 // replay has in hand, so the stats keep nothing per op. Not thread-safe.
+//
+// Link bytes are sums of doubles, added per link in the order the lists are sent. Two ways keep
+// that exact without a pass over a repeated list's links at every send: while every count is
+// a whole number (the sums exact, their order free), repeated lists are only counted; after
+// that, a numbered list whose links no other list has touched since it was first sent (a
+// collective group's own links) is only counted too, and its count's adds are made in a row on
+// each of its links when another list first touches one of them, or when LinkBytes is read:
+// on each link the same adds in the same order as at each send.
 #pragma once
 
 #include <cstddef>
@@ -53,8 +61,7 @@ class ReplayStats {
       AddWhileExact(list);
       return;
     }
-    double* const bytes = link_bytes_.data();
-    for (const auto& [link, b] : list) bytes[link] += b;
+    AddShared(-1, list);
   }
   // OnLinkBytesList(list) for a list that is sent many times, numbered `number` (0, 1, ...; the
   // same number always with the same list). While every byte count added is a whole number and
@@ -63,8 +70,19 @@ class ReplayStats {
   // LinkBytes() is read, or earlier, when a count that is not whole would end that.
   void OnLinkBytesRepeat(int number, const std::vector<std::pair<int, double>>& list) {
     if (!exact_) {
-      double* const bytes = link_bytes_.data();
-      for (const auto& [link, b] : list) bytes[link] += b;
+      if (static_cast<std::size_t>(number) < sends_.size()) {
+        int64_t& sends = sends_[number];
+        if (sends > 0) {  // its links are its own: counted
+          ++sends;
+          return;
+        }
+        if (sends == kShared) {  // its links are kSharedLink: added now
+          double* const bytes = link_bytes_.data();
+          for (const auto& [link, b] : list) bytes[link] += b;
+          return;
+        }
+      }
+      FirstSend(number, list);
       return;
     }
     if (static_cast<std::size_t>(number) < repeated_.size()) {
@@ -97,6 +115,17 @@ class ReplayStats {
     int64_t times = 0;
   };
   void RepeatSlow(int number, const std::vector<std::pair<int, double>>& list);
+  // After counting whole numbers (exact_ false): the first send of list `number` (or any send of
+  // an unnumbered one, number < 0). Counted when no other list touched its links, else added
+  // now, as shared.
+  void FirstSend(int number, const std::vector<std::pair<int, double>>& list);
+  // Adds `list` now, its links shared from here on: first the counted adds of each list that
+  // holds one of them (Flush). `number`: the list's own number (its links may name it), or -1.
+  void AddShared(int number, const std::vector<std::pair<int, double>>& list);
+  // Adds the counted sends of list `number`, each link's in a row, and shares its links.
+  void Flush(int number);
+  // `sum` plus the n pairs' bytes in order, `times` times over, one add at a time.
+  static double AddInOrder(double sum, const std::pair<int, double>* pairs, int n, int64_t times);
   // OnLinkBytesList while exact_ (which it may end).
   void AddWhileExact(const std::vector<std::pair<int, double>>& list);
   // Whether each of `list`'s byte counts is Whole; `total`: their sum.
@@ -128,6 +157,15 @@ class ReplayStats {
   bool exact_ = true;
   double bound_ = 0;
   std::vector<Repeated> repeated_;  // by list number, while exact_
+  // After exact_: per list number, its counted sends (> 0), kShared (added at each send) or 0
+  // (not sent yet); the counted lists' pairs; per link, the counted list that holds it,
+  // kNoOwner or kSharedLink (added to at once, by lists or by unnumbered sends).
+  static constexpr int64_t kShared = -1;
+  static constexpr int kNoOwner = -1;
+  static constexpr int kSharedLink = -2;
+  std::vector<int64_t> sends_;
+  std::vector<std::vector<std::pair<int, double>>> counted_;
+  std::vector<int> owner_;
 };
 
 }  // namespace terasim

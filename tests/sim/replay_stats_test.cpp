@@ -76,6 +76,56 @@ TEST_CASE("ReplayStats: a list that is not whole ends counting, the sums as in o
   CHECK(SameBits(stats.LinkBytes(), Sequential(lists, sequence, 2)));
 }
 
+TEST_CASE("ReplayStats: lists on links of their own are counted, the sums as in order",
+          "[replay_stats]") {
+  // Not whole (0.5 first, then 0.1, 1/3): each link's sum depends on the order of its adds.
+  // lists[k] is sent as number k + 1. lists[0] holds links 0 and 1 alone until lists[2] (link
+  // 1) is first sent: its sends so far are added then, before lists[2]'s. lists[1] (links 2, 3)
+  // and lists[3] (links 4, 7, 4: 0.1 then 1/3 on link 4 at each send) are alone to the end: their
+  // sends are added when the bytes are read. The unnumbered lists[5] shares link 5 with lists[4].
+  // Every sum equals the adds in order, bit for bit.
+  const double third = 1.0 / 3;
+  const std::vector<List> lists = {{{0, 0.1}, {1, third}},
+                                   {{2, 0.7}, {3, 1e9 + third}},
+                                   {{1, 0.3}, {6, 0.1}},
+                                   {{4, 0.1}, {7, 0.2}, {4, third}},
+                                   {{5, 0.1}},
+                                   {{5, third}}};  // unnumbered
+  const std::vector<int> sequence = {1, 0, 0, 1, 4, 0, 4, 3, 2, 0, 1, 5, 4, 3, 0, 2, 1, 1, 4};
+  ReplayStats stats(1, 8);
+  stats.OnLinkBytesRepeat(0, {{6, 0.5}});  // not whole from the first send on
+  std::vector<List> all = lists;
+  all.push_back({{6, 0.5}});
+  std::vector<int> in_order = {6};
+  for (int k : sequence) {
+    if (k == 5) {
+      stats.OnLinkBytesList(lists[k]);
+    } else {
+      stats.OnLinkBytesRepeat(k + 1, lists[k]);
+    }
+    in_order.push_back(k);
+  }
+  CHECK(SameBits(stats.LinkBytes(), Sequential(all, in_order, 8)));
+  // Sent again after the read: still the adds in order.
+  for (int k : {1, 1, 0}) {
+    stats.OnLinkBytesRepeat(k + 1, lists[k]);
+    in_order.push_back(k);
+  }
+  CHECK(SameBits(stats.LinkBytes(), Sequential(all, in_order, 8)));
+  // 100 sends of lists[1] alone: 0.7 x 100 added one by one is not 70 (70.00000000000013).
+  // With them, 7 sends of a list with link 1 three times.
+  const std::vector<List> alone_lists = {{{0, 0.5}}, lists[1], {{1, 0.1}, {1, third}, {1, 0.7}}};
+  std::vector<int> alone_order = {0};
+  for (int k = 0; k < 100; ++k) {
+    alone_order.push_back(1);
+    if (k % 10 == 3) alone_order.push_back(2);
+  }
+  ReplayStats alone(1, 4);
+  for (int k : alone_order) alone.OnLinkBytesRepeat(2 * k, alone_lists[k]);
+  CHECK(SameBits(alone.LinkBytes(), Sequential(alone_lists, alone_order, 4)));
+  CHECK(alone.LinkBytes()[2] != 70.0);
+}
+
 TEST_CASE("ReplayStats: sums past 2^53 are added in order", "[replay_stats]") {
   // 2^53 + 1 is not a double: adding 1 to 2^53 rounds, so counting would differ from the adds
   // in order; once the bound of all sums reaches 2^53, the lists are added link by link.

@@ -14,7 +14,9 @@
 //
 // Ranks are operator-innermost: rank = dp * (P * T) + pipeline_rank * T + tp_rank. The ops are
 // listed device by device, each device's ops in issue order; the output is a pure function of
-// the options (same options -> byte-identical .pir). Thread safety: pure functions.
+// the options (same options -> byte-identical .pir). Every op carries the integer names of its
+// stream, group and SEND / RECV tensor (Op::stream_id, group_id, tensor_id) besides the strings,
+// for a replay that reads no string (sim/replay_graph.h). Thread safety: pure functions.
 #pragma once
 
 #include <cstdint>

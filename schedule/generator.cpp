@@ -482,20 +482,18 @@ class DeviceEmitter {
 
   // The tensor a unit's boundary op at layer boundary `layer` carries: "act.l{layer}.{tensor
   // tag}" (forward) or "grad.l...", with each tp rank's own copy across a p2p boundary (its
-  // rank suffix; one with a broadcast). GenerateForReplay writes a shorter identity of the
-  // same unit, "a{layer}.{mb}.{t0}" or "g...", unique on its (sender, receiver) pair as the
-  // name is (the pair fixes the tp rank, t0 the slice): the replay pairs a SEND and a RECV by
-  // it, and at up to 15 characters it needs no allocation.
+  // rank suffix; one with a broadcast); Generate's only (GenerateForReplay writes the id alone).
   // The integer of the same identity (Op::tensor_id): (micro-batch, layer, direction, t0) in bit
   // fields that hold their limits (GenerateWith checks them once: micro-batch ids below
-  // kMaxBatch = 2^16, layers up to 2^15 - 1, tokens below 2^22), so equal ids are equal names.
+  // kMaxBatch = 2^16, layers up to 2^15 - 1, tokens below 2^22), unique on a (sender, receiver)
+  // pair as the name is (the pair fixes the tp rank, t0 the slice), so equal ids are equal
+  // names. The replay pairs a SEND and a RECV by it.
   static int64_t BoundaryTensorId(const UnitPlace& u, bool forward, int layer) {
     return (int64_t{u.mb} << 38) | (int64_t{layer} << 23) | (int64_t{forward ? 1 : 0} << 22) |
            u.tokens.begin;
   }
 
   Name BoundaryTensor(const UnitPlace& u, bool forward, int layer) const {
-    if (keys_ != nullptr) return Name(forward ? 'a' : 'g', layer, '.', u.mb, '.', u.tokens.begin);
     Name tensor(forward ? "act.l" : "grad.l", layer, '.', u.tensor_tag);
     if (!BroadcastBoundary()) tensor.Append(sfx_);
     return tensor;
@@ -512,7 +510,8 @@ class DeviceEmitter {
     const Range& layers = plan_.layers[u.stage];
     const bool broadcast = BroadcastBoundary();
     const int boundary = forward ? layers.begin : layers.end;
-    const Name tensor = BoundaryTensor(u, forward, boundary);
+    // (GenerateForReplay names no boundary tensor: the replay reads tensor_id.)
+    const Name tensor = keys_ == nullptr ? BoundaryTensor(u, forward, boundary) : Name();
     const int stream_id = BoundaryStreamId(true, forward, u.stage);
     const int from_rank = plan_.stage_rank[from];
     int last = -1;
@@ -520,7 +519,7 @@ class DeviceEmitter {
       Op& op = AddUnitOp(Key(forward ? "RF." : "RB.", u.tag_sfx.View()), OpKind::kRecv,
                          BoundaryStream("recv", forward, u.stage).View(), stream_id, u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
-      SetFresh(op.tensor, tensor.View());
+      if (keys_ == nullptr) SetFresh(op.tensor, tensor.View());
       op.tensor_id = BoundaryTensorId(u, forward, boundary);
       op.bytes = BoundaryBytes(u);
       last = Last();
@@ -546,12 +545,12 @@ class DeviceEmitter {
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
     const int boundary = forward ? layers.end : layers.begin;
-    const Name tensor = BoundaryTensor(u, forward, boundary);
+    const Name tensor = keys_ == nullptr ? BoundaryTensor(u, forward, boundary) : Name();
     Op& op = AddUnitOp(Key(forward ? "SF." : "SB.", u.tag_sfx.View()), OpKind::kSend,
                        BoundaryStream("send", forward, u.stage).View(),
                        BoundaryStreamId(false, forward, u.stage), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
-    SetFresh(op.tensor, tensor.View());
+    if (keys_ == nullptr) SetFresh(op.tensor, tensor.View());
     op.tensor_id = BoundaryTensorId(u, forward, boundary);
     op.bytes = BoundaryBytes(u);
     After(op, last);

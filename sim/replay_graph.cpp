@@ -140,6 +140,12 @@ size_t SendIdHash(int src, int dst, int64_t tensor_id) {
   return static_cast<size_t>(h);
 }
 
+// A SEND / RECV read by name without one (a GenerateForReplay op whose ids were cleared names
+// its tensor by Op::tensor_id alone): pairing them by the empty name would pair them wrongly.
+[[noreturn, gnu::cold, gnu::noinline]] void UnnamedTensor(const std::string& at) {
+  ThrowInput("{}: SEND / RECV without a tensor name (nor the generator's ids)", at);
+}
+
 // Lists the SEND pair (device, peer) in `sends` unless `peers` (the device's peers listed so far,
 // a few) holds it; past 16 peers it lists every pair, and SortUnique drops the repeats. Out of
 // line: the caller's loop over every op keeps its registers.
@@ -362,6 +368,7 @@ Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool 
         if constexpr (kIds) {
           send_ops.emplace_back(SendIdHash(device, op.peer, op.tensor_id), i);
         } else {
+          if (op.tensor.empty()) UnnamedTensor(at());
           send_ops.emplace_back(SendHash(device, op.peer, op.tensor), i);
         }
         if (device != last_send.first || op.peer != last_send.second) {
@@ -372,6 +379,7 @@ Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool 
         if constexpr (kIds) {
           recv_ops.emplace_back(SendIdHash(op.peer, device, op.tensor_id), i);
         } else {
+          if (op.tensor.empty()) UnnamedTensor(at());
           recv_ops.emplace_back(SendHash(op.peer, device, op.tensor), i);
         }
       }

@@ -90,8 +90,9 @@ bool AfterOpsMatch(const Schedule& schedule);
 // device). Reads the ops' integer names (Op::stream_id ...) where every op has them and each
 // group_id is in range, and their strings otherwise; it trusts them as op.h's rule has it (code
 // that edits an op's stream, group or tensor clears its stream_id). Throws InputError naming
-// the op (source:line: key) on a device out of range, an unknown `after` key or an undeclared
-// collective group, and naming the group on a rank that is not a device.
+// the op (source:line: key) on a device out of range, an unknown `after` key, an undeclared
+// collective group or a SEND / RECV read by name that names no tensor, and naming the group on a
+// rank that is not a device.
 ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& placement);
 
 }  // namespace terasim

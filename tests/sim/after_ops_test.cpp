@@ -132,9 +132,9 @@ Schedule WithoutIds(Schedule s) {
 
 // Whether every op of `s` carries integer names that stand for its strings: on each device
 // equal stream ids for equal stream names and only those; group_id the position of the op's
-// group (-1 for none); on each (sender, receiver) pair equal tensor ids for equal SEND / RECV
-// tensors and only those.
-void RequireIdsNameStrings(const Schedule& s) {
+// group (-1 for none); with `tensors_named`, on each (sender, receiver) pair equal tensor ids for
+// equal SEND / RECV tensors and only those (GenerateForReplay names none).
+void RequireIdsNameStrings(const Schedule& s, bool tensors_named = true) {
   std::map<std::pair<int, int>, std::string> stream_of;            // (device, id) -> name
   std::map<std::pair<int, std::string>, int> stream_id_of;         // (device, name) -> id
   std::map<std::tuple<int, int, int64_t>, std::string> tensor_of;  // (src, dst, id) -> tensor
@@ -146,7 +146,7 @@ void RequireIdsNameStrings(const Schedule& s) {
     REQUIRE(stream_id_of.try_emplace({op.device, op.stream}, op.stream_id).first->second ==
             op.stream_id);
     REQUIRE(op.group_id == (op.group.empty() ? -1 : s.FindGroup(op.group)));
-    if (op.kind == OpKind::kSend || op.kind == OpKind::kRecv) {
+    if (tensors_named && (op.kind == OpKind::kSend || op.kind == OpKind::kRecv)) {
       const int src = op.kind == OpKind::kSend ? op.device : op.peer;
       const int dst = op.kind == OpKind::kSend ? op.peer : op.device;
       REQUIRE(tensor_of.try_emplace({src, dst, op.tensor_id}, op.tensor).first->second ==
@@ -228,7 +228,7 @@ TEST_CASE("Every generator's op ids stand for the op's stream, group and tensor"
     INFO(label);
     RequireIdsNameStrings(Generate(options));
     OpKeys keys;
-    RequireIdsNameStrings(GenerateForReplay(options, &keys));
+    RequireIdsNameStrings(GenerateForReplay(options, &keys), /*tensors_named=*/false);
   }
 }
 
@@ -238,11 +238,23 @@ TEST_CASE("A generated schedule's graph from its op ids is the one from its stri
     const Schedule generated = Generate(options);
     RequireSameGraph(BuildReplayGraph(generated, Placement(generated)),
                      BuildReplayGraph(WithoutIds(generated), Placement(generated)));
+    // GenerateForReplay's ops, whose ids are the only names of their tensors, give Generate's
+    // graph from the strings (the same ops at the same positions).
     OpKeys keys;
     const Schedule apart = GenerateForReplay(options, &keys);
     RequireSameGraph(BuildReplayGraph(apart, Placement(apart)),
-                     BuildReplayGraph(WithoutIds(apart), Placement(apart)));
+                     BuildReplayGraph(WithoutIds(generated), Placement(generated)));
   }
+}
+
+TEST_CASE("A GenerateForReplay schedule whose ids are cleared is refused, not paired by name") {
+  // Its SENDs and RECVs name no tensor: by name every RECV of a pair would match its first SEND.
+  GenerateOptions o = Tiny(Strategy::kOneFOneB, 1, 2, 1, 2);
+  OpKeys keys;
+  const Schedule apart = GenerateForReplay(o, &keys);
+  REQUIRE_NOTHROW(BuildReplayGraph(apart, Placement(apart)));
+  REQUIRE_THROWS_WITH(BuildReplayGraph(WithoutIds(apart), Placement(apart)),
+                      Catch::Contains("SEND / RECV without a tensor name"));
 }
 
 TEST_CASE("The replay graph reads the op ids where every op has them, and the strings otherwise") {

@@ -76,7 +76,21 @@ struct Plan {
   std::string DpGroup(int p, int r) const { return fmt::format("dp.s{}.r{}", p, r); }
   // Replica d's P x T devices: the flattened dp step's barrier.
   std::string ReplicaGroup(int d) const { return fmt::format("replica.d{}", d); }
+  // The positions of those groups in Schedule::groups (Op::group_id), in GenerateWith's order:
+  // the tp groups (T > 1), the dp groups (D > 1), the replica groups.
+  int TpGroupId(int d, int p) const { return d * pp + p; }
+  int DpGroupId(int p, int r) const { return (tp > 1 ? dp * pp : 0) + p * tp + r; }
+  int ReplicaGroupId(int d) const { return (tp > 1 ? dp * pp : 0) + pp * tp + d; }
 };
+
+// The generator's stream numbers (Op::stream_id): the fixed streams, then the stage-boundary
+// streams (BoundaryStream): "send" and "recv", or per stage and direction.
+constexpr int kComputeStream = 0;
+constexpr int kDpStream = 1;
+constexpr int kZeroStream = 2;
+constexpr int kSendStream = 3;
+constexpr int kRecvStream = 4;
+constexpr int kFirstStageStream = 5;  // + 4 x stage + (recv ? 2 : 0) + (backward ? 1 : 0)
 
 // A name (key, tensor or stream) assembled from text and integers in a fixed buffer: the hot
 // path of generation, where fmt::format's parsing and the temporaries it left were most of the
@@ -212,6 +226,8 @@ class DeviceEmitter {
         sfx_(plan.RankSuffix(r)),
         tp_group_(plan.TpGroup(d, p)),
         dp_group_(plan.DpGroup(p, r)),
+        tp_group_id_(plan.TpGroupId(d, p)),
+        dp_group_id_(plan.DpGroupId(p, r)),
         layer_done_(plan.options.model.layers, -1) {}
 
   void Emit(const std::vector<PipelineStep>& steps) {
@@ -248,21 +264,23 @@ class DeviceEmitter {
     if (!plan_.options.optimizer) return;
     for (size_t i = 0; i < finished_stages.size(); ++i) {
       const int stage = finished_stages[i];
-      Op& op = Add(fmt::format("OPT.s{}.d{}{}", stage, d_, Sfx()), OpKind::kOptimizer, "compute");
+      Op& op = Add(fmt::format("OPT.s{}.d{}{}", stage, d_, Sfx()), OpKind::kOptimizer, "compute",
+                   kComputeStream);
       op.stage = stage;
       op.layers = plan_.layers[op.stage];
       for (int dep : dp_keys[i]) After(op, dep);
       if (Zero() > 0) {
         op.zero = Zero();
-        op.group = plan_.DpGroup(p_, r_);
+        SetGroup(op, dp_group_, dp_group_id_);
       }
       if (Zero() == 1 || Zero() == 2) {
         // The updated parameter shards gathered back onto every replica.
         const int opt = Last();
-        Op& ag = Add(fmt::format("AGS.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllGather, "dp");
+        Op& ag = Add(fmt::format("AGS.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllGather, "dp",
+                     kDpStream);
         ag.stage = stage;
         ag.layers = plan_.layers[stage];
-        ag.group = plan_.DpGroup(p_, r_);
+        SetGroup(ag, dp_group_, dp_group_id_);
         if (CollectiveTensors()) ag.tensor = fmt::format("step.s{}.r{}", stage, r_);
         ag.bytes = StageGradientBytes(stage);
         After(ag, opt);
@@ -360,10 +378,12 @@ class DeviceEmitter {
     return u;
   }
 
-  // Sets a string field of the op just added (still empty): appending is assigning, and
-  // cheaper than operator='s general case (a quarter of Add's instructions).
-  static void SetFresh(std::string& field, std::string_view text) {
-    field.append(text.data(), text.size());
+  // Sets a string field of the op just added (still empty, so it owns no memory): constructed
+  // in place from the text, cheaper than operator='s general case (a quarter of Add's
+  // instructions) and than append, which the compiler calls out of line in the larger emitters.
+  [[gnu::always_inline]] static void SetFresh(std::string& field, std::string_view text) {
+    std::destroy_at(&field);
+    std::construct_at(&field, text.data(), text.size());
   }
 
   // Position of the op added last.
@@ -382,25 +402,38 @@ class DeviceEmitter {
     after_.op.push_back(dep);
   }
 
-  Op& Add(Key key, OpKind kind, std::string_view stream) {
+  Op& Add(Key key, OpKind kind, std::string_view stream, int stream_id) {
     // Closes the row of the op before (its deps are all in) and opens this op's.
     after_.begin.push_back(static_cast<int>(after_.op.size()));
     Op& op = ops_.emplace_back();
     if (keys_ != nullptr) {
       keys_->Add(key.head, key.tail);
     } else {
-      op.key.reserve(key.head.size() + key.tail.size());
-      op.key.append(key.head.data(), key.head.size()).append(key.tail.data(), key.tail.size());
+      SetKey(op, key);
     }
     op.kind = kind;
     op.device = device_;
+    op.stream_id = stream_id;
     SetFresh(op.stream, stream);
     return op;
   }
 
+  // Sets the key of the op just added (Generate's): out of line, so that Add stays small enough
+  // for its string copies to be inlined.
+  [[gnu::noinline]] static void SetKey(Op& op, Key key) {
+    op.key.reserve(key.head.size() + key.tail.size());
+    op.key.append(key.head.data(), key.head.size()).append(key.tail.data(), key.tail.size());
+  }
+
+  // Sets the group of the op just added (its name and its position in Schedule::groups).
+  [[gnu::always_inline]] static void SetGroup(Op& op, const std::string& name, int id) {
+    SetFresh(op.group, name);
+    op.group_id = id;
+  }
+
   // An op that carries or computes one unit: stage, micro-batch, rows, tokens.
-  Op& AddUnitOp(Key key, OpKind kind, std::string_view stream, const UnitPlace& u) {
-    Op& op = Add(key, kind, stream);
+  Op& AddUnitOp(Key key, OpKind kind, std::string_view stream, int stream_id, const UnitPlace& u) {
+    Op& op = Add(key, kind, stream, stream_id);
     op.stage = u.stage;
     op.microbatch = u.mb;
     op.rows = u.rows;
@@ -410,7 +443,7 @@ class DeviceEmitter {
 
   // A layer compute op of one unit, with the recipe fields of the options.
   Op& AddCompute(Key key, OpKind kind, const UnitPlace& u) {
-    Op& op = AddUnitOp(key, kind, "compute", u);
+    Op& op = AddUnitOp(key, kind, "compute", kComputeStream, u);
     op.recompute = RecomputeMode();
     op.sequence_parallel = SequenceParallel();
     return op;
@@ -435,6 +468,11 @@ class DeviceEmitter {
     if (!plan_.boundary_streams) return Name(kind);
     return Name(kind, forward ? ".f.s" : ".b.s", stage);
   }
+  // Its number (Op::stream_id); `recv` for "recv".
+  int BoundaryStreamId(bool recv, bool forward, int stage) const {
+    if (!plan_.boundary_streams) return recv ? kRecvStream : kSendStream;
+    return kFirstStageStream + 4 * stage + (recv ? 2 : 0) + (forward ? 0 : 1);
+  }
 
   // Whether a unit of `stage` hands its tensor to or from stage `other` across a boundary (a
   // stage that exists, on another pipeline rank).
@@ -444,12 +482,18 @@ class DeviceEmitter {
 
   // The tensor a unit's boundary op at layer boundary `layer` carries: "act.l{layer}.{tensor
   // tag}" (forward) or "grad.l...", with each tp rank's own copy across a p2p boundary (its
-  // rank suffix; one with a broadcast). GenerateForReplay writes a shorter identity of the
-  // same unit, "a{layer}.{mb}.{t0}" or "g...", unique on its (sender, receiver) pair as the
-  // name is (the pair fixes the tp rank, t0 the slice): the replay pairs a SEND and a RECV by
-  // it, and at up to 15 characters it needs no allocation.
+  // rank suffix; one with a broadcast); Generate's only (GenerateForReplay writes the id alone).
+  // The integer of the same identity (Op::tensor_id): (micro-batch, layer, direction, t0) in bit
+  // fields that hold their limits (GenerateWith checks them once: micro-batch ids below
+  // kMaxBatch = 2^16, layers up to 2^15 - 1, tokens below 2^22), unique on a (sender, receiver)
+  // pair as the name is (the pair fixes the tp rank, t0 the slice), so equal ids are equal
+  // names. The replay pairs a SEND and a RECV by it.
+  static int64_t BoundaryTensorId(const UnitPlace& u, bool forward, int layer) {
+    return (int64_t{u.mb} << 38) | (int64_t{layer} << 23) | (int64_t{forward ? 1 : 0} << 22) |
+           u.tokens.begin;
+  }
+
   Name BoundaryTensor(const UnitPlace& u, bool forward, int layer) const {
-    if (keys_ != nullptr) return Name(forward ? 'a' : 'g', layer, '.', u.mb, '.', u.tokens.begin);
     Name tensor(forward ? "act.l" : "grad.l", layer, '.', u.tensor_tag);
     if (!BroadcastBoundary()) tensor.Append(sfx_);
     return tensor;
@@ -465,21 +509,25 @@ class DeviceEmitter {
     if (!Crosses(from)) return -1;
     const Range& layers = plan_.layers[u.stage];
     const bool broadcast = BroadcastBoundary();
-    const Name tensor = BoundaryTensor(u, forward, forward ? layers.begin : layers.end);
+    const int boundary = forward ? layers.begin : layers.end;
+    // (GenerateForReplay names no boundary tensor: the replay reads tensor_id.)
+    const Name tensor = keys_ == nullptr ? BoundaryTensor(u, forward, boundary) : Name();
+    const int stream_id = BoundaryStreamId(true, forward, u.stage);
     const int from_rank = plan_.stage_rank[from];
     int last = -1;
     if (!broadcast || r_ == 0) {
       Op& op = AddUnitOp(Key(forward ? "RF." : "RB.", u.tag_sfx.View()), OpKind::kRecv,
-                         BoundaryStream("recv", forward, u.stage).View(), u);
+                         BoundaryStream("recv", forward, u.stage).View(), stream_id, u);
       op.peer = plan_.Device(d_, from_rank, broadcast ? 0 : r_);
-      SetFresh(op.tensor, tensor.View());
+      if (keys_ == nullptr) SetFresh(op.tensor, tensor.View());
+      op.tensor_id = BoundaryTensorId(u, forward, boundary);
       op.bytes = BoundaryBytes(u);
       last = Last();
     }
     if (broadcast) {
       Op& op = AddUnitOp(Key(forward ? "BCF." : "BCB.", u.tag_sfx.View()), OpKind::kBroadcast,
-                         BoundaryStream("recv", forward, u.stage).View(), u);
-      op.group = tp_group_;
+                         BoundaryStream("recv", forward, u.stage).View(), stream_id, u);
+      SetGroup(op, tp_group_, tp_group_id_);
       op.peer = plan_.Device(d_, p_, 0);
       if (CollectiveTensors()) SetFresh(op.tensor, tensor.View());
       op.bytes = ActivationBytes(u);
@@ -496,11 +544,14 @@ class DeviceEmitter {
     const bool broadcast = BroadcastBoundary();
     if (broadcast && r_ != 0) return;
     const Range& layers = plan_.layers[u.stage];
-    const Name tensor = BoundaryTensor(u, forward, forward ? layers.end : layers.begin);
+    const int boundary = forward ? layers.end : layers.begin;
+    const Name tensor = keys_ == nullptr ? BoundaryTensor(u, forward, boundary) : Name();
     Op& op = AddUnitOp(Key(forward ? "SF." : "SB.", u.tag_sfx.View()), OpKind::kSend,
-                       BoundaryStream("send", forward, u.stage).View(), u);
+                       BoundaryStream("send", forward, u.stage).View(),
+                       BoundaryStreamId(false, forward, u.stage), u);
     op.peer = plan_.Device(d_, plan_.stage_rank[to], broadcast ? 0 : r_);
-    SetFresh(op.tensor, tensor.View());
+    if (keys_ == nullptr) SetFresh(op.tensor, tensor.View());
+    op.tensor_id = BoundaryTensorId(u, forward, boundary);
     op.bytes = BoundaryBytes(u);
     After(op, last);
   }
@@ -512,9 +563,9 @@ class DeviceEmitter {
   int TpCollective(const UnitPlace& u, OpKind kind, std::string_view key_prefix,
                    std::string_view tensor_prefix, int layer, std::string_view part_name,
                    const Name& where) {
-    Op& op = AddUnitOp(Key(key_prefix, where.View()), kind, "compute", u);
+    Op& op = AddUnitOp(Key(key_prefix, where.View()), kind, "compute", kComputeStream, u);
     op.layers = {layer, layer + 1};
-    SetFresh(op.group, tp_group_);
+    SetGroup(op, tp_group_, tp_group_id_);
     if (CollectiveTensors()) {
       op.tensor = Name(tensor_prefix, ".l", layer, '.', part_name, '.', u.tensor_tag).Str();
     }
@@ -551,7 +602,7 @@ class DeviceEmitter {
     Op& op = AddCompute(Key(names.key, where.View()), kind, u);
     op.layers = {layer, layer + 1};
     op.part = part;
-    if (plan_.tp > 1) SetFresh(op.group, tp_group_);
+    if (plan_.tp > 1) SetGroup(op, tp_group_, tp_group_id_);
     const int compute = Last();
     if (is_first(compute)) After(op, input);
     if (wait >= 0) After(op, wait);
@@ -574,9 +625,9 @@ class DeviceEmitter {
   // prefetched. Returns its position.
   int GatherParams(const UnitPlace& u, const char* tag, int layer, int two_back) {
     Op& op = AddUnitOp(Name("AGP", tag, '.', u.tag, ".l", layer, sfx_).View(), OpKind::kAllGather,
-                       "zero", u);
+                       "zero", kZeroStream, u);
     op.layers = {layer, layer + 1};
-    op.group = dp_group_;
+    SetGroup(op, dp_group_, dp_group_id_);
     if (CollectiveTensors()) {
       op.tensor = Name("param.l", layer, '.', tag, '.', ReplicaName(u), ".r", r_).Str();
     }
@@ -588,10 +639,10 @@ class DeviceEmitter {
   // ZeRO-3: the reduce-scatter of layer `layer`'s weight gradients of one unit, after the op at
   // position `last`. Returns its position.
   int ScatterGradients(const UnitPlace& u, int layer, int last) {
-    Op& op =
-        AddUnitOp(Name("RSG.", u.tag, ".l", layer, sfx_).View(), OpKind::kReduceScatter, "dp", u);
+    Op& op = AddUnitOp(Name("RSG.", u.tag, ".l", layer, sfx_).View(), OpKind::kReduceScatter, "dp",
+                       kDpStream, u);
     op.layers = {layer, layer + 1};
-    op.group = dp_group_;
+    SetGroup(op, dp_group_, dp_group_id_);
     if (CollectiveTensors())
       op.tensor = Name("wgrad.l", layer, '.', ReplicaName(u), ".r", r_).Str();
     op.bytes = LayerParamBytes();
@@ -689,12 +740,14 @@ class DeviceEmitter {
   // (Megatron-LM's all-reduce of the sequence-parallel gradients), after `after` (the stage's
   // last backward; bucketed: also its last bucket, on the "dp" stream, as Megatron-LM sums them
   // after the dp reduction). Ops are positions; returns its position.
-  int SequenceParallelGradients(int stage, std::initializer_list<int> after, const char* stream) {
+  int SequenceParallelGradients(int stage, std::initializer_list<int> after, const char* stream,
+                                int stream_id) {
     const Range& layers = plan_.layers[stage];
-    Op& op = Add(fmt::format("ARSP.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllReduce, stream);
+    Op& op =
+        Add(fmt::format("ARSP.s{}.d{}{}", stage, d_, Sfx()), OpKind::kAllReduce, stream, stream_id);
     op.stage = stage;
     op.layers = layers;
-    op.group = plan_.TpGroup(d_, p_);
+    SetGroup(op, tp_group_, tp_group_id_);
     if (CollectiveTensors()) op.tensor = fmt::format("spgrad.s{}.d{}", stage, d_);
     const ModelCard& m = plan_.options.model;
     // fp16: four LayerNorm vectors and two biases of `hidden` per layer.
@@ -712,11 +765,12 @@ class DeviceEmitter {
     if (mode == DpStep::kBucketed) {
       std::vector<int> keys = Buckets(stage);
       if (SequenceParallel()) {
-        keys.push_back(SequenceParallelGradients(stage, {last, keys.back()}, "dp"));
+        keys.push_back(SequenceParallelGradients(stage, {last, keys.back()}, "dp", kDpStream));
       }
       return keys;
     }
-    if (SequenceParallel()) last = SequenceParallelGradients(stage, {last}, "compute");
+    if (SequenceParallel())
+      last = SequenceParallelGradients(stage, {last}, "compute", kComputeStream);
     if (plan_.dp == 1) {
       if (SequenceParallel()) return {last};
       return {};
@@ -735,8 +789,9 @@ class DeviceEmitter {
                      std::vector<std::vector<int>>& dp_keys) {
     int barrier = -1;
     if (plan_.pp * plan_.tp > 1 && !last.empty()) {
-      Op& op = Add(fmt::format("BAR.p{}.d{}{}", p_, d_, Sfx()), OpKind::kAllReduce, "dp");
-      op.group = plan_.ReplicaGroup(d_);
+      Op& op =
+          Add(fmt::format("BAR.p{}.d{}{}", p_, d_, Sfx()), OpKind::kAllReduce, "dp", kDpStream);
+      SetGroup(op, plan_.ReplicaGroup(d_), plan_.ReplicaGroupId(d_));
       if (CollectiveTensors()) op.tensor = fmt::format("barrier.d{}", d_);
       op.bytes = kBarrierBytes;
       for (int dep : last) After(op, dep);
@@ -755,10 +810,11 @@ class DeviceEmitter {
     std::vector<int> keys;
     for (const Range& bucket : BucketLayers(stage)) {
       const int k = static_cast<int>(keys.size());
-      Op& op = Add(fmt::format("DP.s{}.d{}.b{}{}", stage, d_, k, Sfx()), OpKind::kAllReduce, "dp");
+      Op& op = Add(fmt::format("DP.s{}.d{}.b{}{}", stage, d_, k, Sfx()), OpKind::kAllReduce, "dp",
+                   kDpStream);
       op.stage = stage;
       op.layers = bucket;
-      op.group = plan_.DpGroup(p_, r_);
+      SetGroup(op, dp_group_, dp_group_id_);
       if (CollectiveTensors()) op.tensor = fmt::format("wgrad.s{}.b{}.r{}", stage, k, r_);
       op.bytes = LayersGradientBytes(bucket.Length());
       const int done = layer_done_[bucket.begin];
@@ -791,10 +847,10 @@ class DeviceEmitter {
     if (Zero() == 3) return last;
     const bool scatter = Zero() > 0;
     Op& op = Add(fmt::format("{}.s{}.d{}{}", scatter ? "RS" : "DP", stage, d_, Sfx()),
-                 scatter ? OpKind::kReduceScatter : OpKind::kAllReduce, "dp");
+                 scatter ? OpKind::kReduceScatter : OpKind::kAllReduce, "dp", kDpStream);
     op.stage = stage;
     op.layers = plan_.layers[stage];
-    op.group = plan_.DpGroup(p_, r_);
+    SetGroup(op, dp_group_, dp_group_id_);
     if (CollectiveTensors()) op.tensor = fmt::format("wgrad.s{}.r{}", stage, r_);
     op.bytes = StageGradientBytes(stage);
     After(op, last);
@@ -809,6 +865,7 @@ class DeviceEmitter {
   OpKeys* keys_;     // GenerateForReplay's keys, else nullptr
   // Fixed per device: the key suffix (Plan::RankSuffix) and the names of its groups.
   const std::string sfx_, tp_group_, dp_group_;
+  const int tp_group_id_, dp_group_id_;  // their positions in Schedule::groups
   // The position of the op after which each layer's weight gradients of the latest backward
   // are complete, per layer of the model (-1: none yet).
   std::vector<int> layer_done_;
@@ -1119,6 +1176,13 @@ Schedule GenerateWith(const GenerateOptions& options, OpKeys* keys) {
   } else {
     for (int vs = 0; vs < plan.stages; ++vs) plan.stage_rank.push_back(vs % plan.pp);
   }
+  // The bit fields of Op::tensor_id (BoundaryTensorId) hold every micro-batch id, layer and
+  // token of the plan (the limits of models/limits.h, checked on the options and the model).
+  TERASIM_CHECK(int64_t{plan.dp} * plan.Microbatches() <= (int64_t{1} << 16) &&
+                    options.model.layers < (1 << 15) && options.model.sequence <= (1 << 22),
+                "tensor ids: {} micro-batches, {} layers, {} tokens",
+                int64_t{plan.dp} * plan.Microbatches(), options.model.layers,
+                options.model.sequence);
   plan.boundary_streams =
       options.strategy == Strategy::kInterleavedZb || options.strategy == Strategy::kZbV ||
       options.strategy == Strategy::kDualPipeV || options.strategy == Strategy::kImported;

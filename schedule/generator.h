@@ -14,7 +14,9 @@
 //
 // Ranks are operator-innermost: rank = dp * (P * T) + pipeline_rank * T + tp_rank. The ops are
 // listed device by device, each device's ops in issue order; the output is a pure function of
-// the options (same options -> byte-identical .pir). Thread safety: pure functions.
+// the options (same options -> byte-identical .pir). Every op carries the integer names of its
+// stream, group and SEND / RECV tensor (Op::stream_id, group_id, tensor_id) besides the strings,
+// for a replay that reads no string (sim/replay_graph.h). Thread safety: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -232,10 +234,11 @@ class OpKeys {
 // Generate(options) for a replay that reads op keys only for its output (SimulateGenerated):
 // every op's key goes to `keys` (op i's at (*keys)[i]), its Op::key and the keys in `after`
 // lists are left empty (the lists keep their lengths; Schedule::after_ops holds the
-// positions), the collectives' tensors, which a replay matches by their order on the group,
-// are not written, and a SEND / RECV carries a short identity of its unit ("a{layer}.{mb}.{t0}",
-// paired as Generate's names are) instead of its tensor's name. Everything else is Generate's.
-// Not a schedule for anything else: its names do not name its ops and tensors.
+// positions), and no tensor is named: a replay matches the collectives by their order on the
+// group and a SEND / RECV pair by its Op::tensor_id (the ids are the data: with an op's
+// stream_id cleared its SEND / RECV cannot be paired, and BuildReplayGraph refuses it).
+// Everything else is Generate's. Not a schedule for anything else: its names do not name its
+// ops and tensors.
 Schedule GenerateForReplay(const GenerateOptions& options, OpKeys* keys);
 
 }  // namespace terasim

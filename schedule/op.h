@@ -92,7 +92,18 @@ struct Range {
 struct Op {
   std::string key;  // unique in the schedule, e.g. "F.s3.m5.t256-512"
   OpKind kind = OpKind::kFwd;
-  int device = 0;      // global GPU rank
+  int device = 0;  // global GPU rank
+  // Integer names of `stream`, `group` and `tensor`, written by the generator as it emits the op
+  // (it knows each by construction), so that a replay builds its graph without reading a string
+  // (sim/replay_graph.h). stream_id >= 0 says the three are set: stream_id numbers the stream
+  // (on one device, equal numbers for equal names), group_id is the position of `group` in
+  // Schedule::groups (-1 for none) and, on a SEND / RECV, tensor_id names `tensor` (equal ids
+  // for equal names on one (sender, receiver) pair). They travel with the op (copies, moves,
+  // reordering keep them right); code that changes an op's stream, group or tensor, or a
+  // schedule's groups, sets stream_id = -1 on the ops it touches (or all of them), and the
+  // consumer reads the strings. -1 on an op read from .pir or built by hand.
+  int stream_id = -1;
+  int group_id = -1;
   std::string stream;  // in-order queue on the device: "compute", "p2p", "tp", "dp", ...
   int stage = -1;      // pipeline stage (the virtual stage with interleaving)
   Range layers;        // [l0, l1)
@@ -103,6 +114,7 @@ struct Op {
   std::string group;               // collective group, or the tp group a compute op is sharded over
   int peer = -1;                   // SEND/RECV: the other device; BROADCAST: the root device
   std::string tensor;              // SEND/RECV/collectives: identity matched across devices
+  int64_t tensor_id = 0;           // see stream_id
   int64_t bytes = 0;               // SEND/RECV: payload; collectives: bytes per rank
   std::vector<std::string> after;  // keys on the same device that must finish first
   int line = 0;                    // line in the .pir file it was read from; 0 when generated

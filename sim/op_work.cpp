@@ -10,16 +10,18 @@
 
 namespace terasim {
 
-int WorkTpOf(const Schedule& schedule, const Op& op, int group) {
-  if (op.kind == OpKind::kOptimizer && op.zero > 0) {
+int WorkTpOf(const Schedule& schedule, OpKind kind, int zero, bool named, int group) {
+  if (kind == OpKind::kOptimizer && zero > 0) {
     // A ZeRO optimizer updates its 1 / D share of the stage's tp shard (D: its dp group).
     const int dp = group < 0 ? 1 : static_cast<int>(schedule.groups[group].ranks.size());
     return std::max(1, schedule.shape.tp) * std::max(1, dp);
   }
-  if (!op.group.empty()) {
-    return group >= 0 ? static_cast<int>(schedule.groups[group].ranks.size()) : 1;
-  }
-  return op.kind == OpKind::kOptimizer ? std::max(1, schedule.shape.tp) : 1;
+  if (named) return group >= 0 ? static_cast<int>(schedule.groups[group].ranks.size()) : 1;
+  return kind == OpKind::kOptimizer ? std::max(1, schedule.shape.tp) : 1;
+}
+
+int WorkTpOf(const Schedule& schedule, const Op& op, int group) {
+  return WorkTpOf(schedule, op.kind, op.zero, !op.group.empty(), group);
 }
 
 namespace {
@@ -134,14 +136,20 @@ void WorkIndex::Grow() {
                 static_cast<uint8_t>(work.block),
                 static_cast<uint8_t>(work.recompute_attention),
                 0};
+  Slot& recent = recent_[key.block & 3];
+  if (recent.id >= 0 && recent.key == key) return recent.id;
   if (2 * (works_.size() + 1) > slots_.size()) Grow();
   const size_t mask = slots_.size() - 1;
   size_t i = Hash(key) & mask;
   for (; slots_[i].id >= 0; i = (i + 1) & mask) {
-    if (slots_[i].key == key) return slots_[i].id;
+    if (slots_[i].key == key) {
+      recent = slots_[i];
+      return slots_[i].id;
+    }
   }
   const int id = static_cast<int>(works_.size());
   slots_[i] = Slot{key, id};
+  recent = slots_[i];
   works_.push_back(work);
   return id;
 }

@@ -20,6 +20,9 @@ namespace terasim {
 // share of the stage's tp shard: tp x D. The one definition: WorkTpDegrees, SliceWorkOf and the
 // replay graph (sim/replay_graph.cpp) all read it.
 int WorkTpOf(const Schedule& schedule, const Op& op, int group);
+// The same from the op's kind, ZeRO stage and whether it names a group (`named`; `group` -1 for
+// one that is not declared): for a caller that knows the group by number (Op::group_id).
+int WorkTpOf(const Schedule& schedule, OpKind kind, int zero, bool named, int group);
 
 // The SliceWork of compute op `op` of `schedule`. Precondition: IsCompute(op.kind).
 // Looks the op's group up by name (linear in the groups): for many ops, use the two below.
@@ -65,6 +68,10 @@ class WorkIndex {
   void Grow();
   std::vector<Slot> slots_;  // size a power of 2, at most half full
   std::vector<SliceWork> works_;
+  // The work interned last per block (whole layer, attention, MLP): consecutive compute ops
+  // mostly repeat the work of the op two or one before (a layer's parts alternate), found by
+  // one compare without hashing.
+  Slot recent_[4];
 };
 
 // ComputeCostModel::Time memoized per distinct SliceWork. A cost model is a pure function of

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -129,6 +130,22 @@ size_t SendHash(int src, int dst, std::string_view tensor) {
   return HashOf(tensor) ^ (pair * 0x9E3779B97F4A7C15ULL);
 }
 
+// The hash of a SEND's identity by the generator's integers: (source, destination, tensor id).
+size_t SendIdHash(int src, int dst, int64_t tensor_id) {
+  const uint64_t pair =
+      (static_cast<uint64_t>(static_cast<uint32_t>(src)) << 32) | static_cast<uint32_t>(dst);
+  uint64_t h =
+      (pair * 0x9E3779B97F4A7C15ULL) ^ (static_cast<uint64_t>(tensor_id) * 0xC2B2AE3D27D4EB4FULL);
+  h ^= h >> 29;
+  return static_cast<size_t>(h);
+}
+
+// A SEND / RECV read by name without one (a GenerateForReplay op whose ids were cleared names
+// its tensor by Op::tensor_id alone): pairing them by the empty name would pair them wrongly.
+[[noreturn, gnu::cold, gnu::noinline]] void UnnamedTensor(const std::string& at) {
+  ThrowInput("{}: SEND / RECV without a tensor name (nor the generator's ids)", at);
+}
+
 // Lists the SEND pair (device, peer) in `sends` unless `peers` (the device's peers listed so far,
 // a few) holds it; past 16 peers it lists every pair, and SortUnique drops the repeats. Out of
 // line: the caller's loop over every op keeps its registers.
@@ -165,11 +182,18 @@ bool AfterOpsMatch(const Schedule& schedule) {
 
 namespace {
 
+// Why Build stopped before the end: the caller builds again without what failed.
+enum class Outcome { kBuilt, kPositionsStale, kIdsMissing };
+
 // BuildReplayGraph; with `by_position`, the `after` deps are schedule.after_ops' positions,
 // checked against the keys op by op as the ops are read (AfterOpsMatch in the same pass):
-// false at the first that does not match, and the caller builds again with by_position false.
-bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_position,
-           ReplayGraph* out) {
+// kPositionsStale at the first that does not match. With kIds, the streams, groups and SEND /
+// RECV tensors are the ops' integer names (Op::stream_id, group_id, tensor_id) and no string is
+// read but the after keys: kIdsMissing at the first op without them (or with a group out of
+// range, or a collective without a group: the strings then name the error).
+template <bool kIds>
+Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool by_position,
+              ReplayGraph* out) {
   const std::string where = schedule.source.empty() ? "schedule" : schedule.source;
   const std::vector<Op>& ops = schedule.ops;
   const int n = static_cast<int>(ops.size());
@@ -238,8 +262,9 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     resolved.op.reserve(num_after);
   }
   const AfterOps& after = by_position ? schedule.after_ops : resolved;
-  // Per device: its streams (name, last op), a handful each.
-  std::vector<std::vector<std::pair<std::string_view, int>>> stream_tail(devices);
+  // Per device: its streams (name, or with kIds number, and last op), a handful each.
+  using StreamName = std::conditional_t<kIds, int, std::string_view>;
+  std::vector<std::vector<std::pair<StreamName, int>>> stream_tail(devices);
   // The SENDs and RECVs with a peer in range, each with the hash of its (source, destination,
   // tensor), in op order: matched after this pass without reading every op again.
   std::vector<std::pair<size_t, int>> send_ops, recv_ops;
@@ -283,10 +308,19 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     op_class[i] = cls;
     auto& tails = stream_tail[device];
     auto tail = tails.begin();
-    while (tail != tails.end() && !SameText(tail->first, op.stream)) ++tail;
+    if constexpr (kIds) {
+      if (op.stream_id < 0) return Outcome::kIdsMissing;
+      while (tail != tails.end() && tail->first != op.stream_id) ++tail;
+    } else {
+      while (tail != tails.end() && !SameText(tail->first, op.stream)) ++tail;
+    }
     int preds = 0;
     if (tail == tails.end()) {
-      tails.emplace_back(op.stream, i);
+      if constexpr (kIds) {
+        tails.emplace_back(op.stream_id, i);
+      } else {
+        tails.emplace_back(op.stream, i);
+      }
     } else {
       pred_at[i] = tail->second;
       ++succ_count[tail->second];
@@ -298,9 +332,11 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     if (by_position) {
       // The generator's positions stand for the keys only where each names its key.
       const int* dep = after_op + after_begin[i];
-      if (after_begin[i + 1] - after_begin[i] != num_after) return false;
+      if (after_begin[i + 1] - after_begin[i] != num_after) return Outcome::kPositionsStale;
       for (const std::string* end = key + num_after; key != end; ++key, ++dep) {
-        if (*dep < 0 || *dep >= n || !SameText(op_at[*dep].key, *key)) return false;
+        if (*dep < 0 || *dep >= n || !SameText(op_at[*dep].key, *key)) {
+          return Outcome::kPositionsStale;
+        }
         ++succ_count[*dep];
       }
     } else {
@@ -316,26 +352,48 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
     pending[i] = preds + num_after;
     if (cls == OpClass::kCompute) {
       // As SliceWorkOf(schedule, op) has it, with the group resolved here once.
-      const int tp = WorkTpOf(schedule, op, op.group.empty() ? -1 : group_of(op.group));
+      int tp;
+      if constexpr (kIds) {
+        if (op.group_id >= num_groups) return Outcome::kIdsMissing;
+        tp = WorkTpOf(schedule, op.kind, op.zero, op.group_id >= 0, op.group_id);
+      } else {
+        tp = WorkTpOf(schedule, op, op.group.empty() ? -1 : group_of(op.group));
+      }
       work_tp[i] = tp;
       work_at[i] = works.Intern(op, tp);
       continue;
     }
     if (cls == OpClass::kPointToPoint) {
       if (op.kind == OpKind::kSend && op.peer >= 0 && op.peer < devices) {
-        send_ops.emplace_back(SendHash(device, op.peer, op.tensor), i);
+        if constexpr (kIds) {
+          send_ops.emplace_back(SendIdHash(device, op.peer, op.tensor_id), i);
+        } else {
+          if (op.tensor.empty()) UnnamedTensor(at());
+          send_ops.emplace_back(SendHash(device, op.peer, op.tensor), i);
+        }
         if (device != last_send.first || op.peer != last_send.second) {
           ListSend(device, op.peer, &sent_to[device], &g.comm_keys.sends);
         }
         last_send = {device, op.peer};
       } else if (op.kind == OpKind::kRecv && op.peer >= 0 && op.peer < devices) {
-        recv_ops.emplace_back(SendHash(op.peer, device, op.tensor), i);
+        if constexpr (kIds) {
+          recv_ops.emplace_back(SendIdHash(op.peer, device, op.tensor_id), i);
+        } else {
+          if (op.tensor.empty()) UnnamedTensor(at());
+          recv_ops.emplace_back(SendHash(op.peer, device, op.tensor), i);
+        }
       }
       continue;
     }
     if (cls == OpClass::kCollective) {
-      const int k = group_of(op.group);
-      if (k < 0) ThrowInput("{}: group {} is not declared", at(), op.group);
+      int k;
+      if constexpr (kIds) {
+        k = op.group_id;
+        if (k < 0 || k >= num_groups) return Outcome::kIdsMissing;
+      } else {
+        k = group_of(op.group);
+        if (k < 0) ThrowInput("{}: group {} is not declared", at(), op.group);
+      }
       std::vector<int>& issued_on = issued[k];
       if (issued_on.empty()) issued_on.assign(devices, 0);
       const int nth = issued_on[device]++;
@@ -369,19 +427,25 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   }
   // SENDs by (source, destination, tensor), sized for the SENDs alone: a table for every op
   // would be several times larger, and nearly every probe a cache miss.
+  // (Tensors compared by name, or with kIds by id.)
+  auto same_tensor = [&](const Op& a, const Op& b) {
+    if constexpr (kIds) {
+      return a.tensor_id == b.tensor_id;
+    } else {
+      return SameText(a.tensor, b.tensor);
+    }
+  };
   FlatIndex sends(send_ops.size());
   for (const auto& [hash, i] : send_ops) {
     const Op& op = ops[i];
     sends.Emplace(hash, i, [&](int j) {
-      return ops[j].device == op.device && ops[j].peer == op.peer &&
-             SameText(ops[j].tensor, op.tensor);
+      return ops[j].device == op.device && ops[j].peer == op.peer && same_tensor(ops[j], op);
     });
   }
   for (const auto& [hash, i] : recv_ops) {
     const Op& op = ops[i];
     const int send = sends.Find(hash, [&](int j) {
-      return ops[j].device == op.peer && ops[j].peer == op.device &&
-             SameText(ops[j].tensor, op.tensor);
+      return ops[j].device == op.peer && ops[j].peer == op.device && same_tensor(ops[j], op);
     });
     if (send >= 0) {
       g.partner[i] = send;
@@ -407,7 +471,7 @@ bool Build(const Schedule& schedule, const std::vector<int>& placement, bool by_
   g.works = works.Works();
   SortUnique(&g.comm_keys.plans);
   SortUnique(&g.comm_keys.sends);
-  return true;
+  return Outcome::kBuilt;
 }
 
 }  // namespace
@@ -419,10 +483,18 @@ ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& p
   const size_t n = schedule.ops.size();
   const bool fits = !after.Empty() && after.begin.size() == n + 1 && after.begin[0] == 0 &&
                     static_cast<size_t>(after.begin[n]) == after.op.size();
+  // The ops' integer names when every op has them, else the strings. Each failure turns one
+  // of the two off, so this builds at most three times (once for a generated schedule).
+  bool by_position = fits;
+  bool ids = true;
   ReplayGraph graph;
-  if (fits && Build(schedule, placement, /*by_position=*/true, &graph)) return graph;
-  Build(schedule, placement, /*by_position=*/false, &graph);
-  return graph;
+  for (;;) {
+    const Outcome outcome = ids ? Build<true>(schedule, placement, by_position, &graph)
+                                : Build<false>(schedule, placement, by_position, &graph);
+    if (outcome == Outcome::kBuilt) return graph;
+    if (outcome == Outcome::kPositionsStale) by_position = false;
+    if (outcome == Outcome::kIdsMissing) ids = false;
+  }
 }
 
 }  // namespace terasim

@@ -1,14 +1,16 @@
 // ReplayGraph: the integer dependency graph a Replay runs on, built from a Schedule in one pass.
 //
 // The `after` deps come from Schedule::after_ops where the generator set them (AfterOpsMatch);
-// other schedules (read from .pir, built by hand, edited) resolve their keys here. Every other
-// string of the IR (stream names, group names, SEND/RECV tensor names) is resolved here once,
-// through flat open-addressing indexes over the schedule's own strings (no per-op allocation); the
-// replay's hot path then sees only integers: CSR successor lists, a predecessor count per op, the
-// SEND <-> RECV partner of each point-to-point op and the collective instance of each collective
-// op. Same resolution rules as the string maps it replaces: the first op of a duplicated key and
-// the first declaration of a duplicated group win; the first SEND of a (source, destination,
-// tensor) is the one a RECV matches.
+// other schedules (read from .pir, built by hand, edited) resolve their keys here. The other
+// strings of the IR (stream names, group names, SEND/RECV tensor names) are read as the
+// generator's integer names of them (Op::stream_id, group_id, tensor_id) when every op carries
+// them, and otherwise resolved here once, through flat open-addressing indexes over the
+// schedule's own strings (no per-op allocation); the replay's hot path then sees only integers:
+// CSR successor lists, a predecessor count per op, the SEND <-> RECV partner of each
+// point-to-point op and the collective instance of each collective op. Same resolution rules as
+// the string maps it replaces: the first op of a duplicated key and the first declaration of a
+// duplicated group win; the first SEND of a (source, destination, tensor) is the one a RECV
+// matches. The two ways give the same graph for a generated schedule (tests/sim/after_ops_test).
 #pragma once
 
 #include <cstdint>
@@ -85,9 +87,12 @@ struct ReplayGraph {
 bool AfterOpsMatch(const Schedule& schedule);
 
 // Builds the graph of `schedule` with its devices on `placement` (GPU per device; covers every
-// device). Throws InputError naming the op (source:line: key) on a device out of range, an
-// unknown `after` key or an undeclared collective group, and naming the group on a rank that
-// is not a device.
+// device). Reads the ops' integer names (Op::stream_id ...) where every op has them and each
+// group_id is in range, and their strings otherwise; it trusts them as op.h's rule has it (code
+// that edits an op's stream, group or tensor clears its stream_id). Throws InputError naming
+// the op (source:line: key) on a device out of range, an unknown `after` key, an undeclared
+// collective group or a SEND / RECV read by name that names no tensor, and naming the group on a
+// rank that is not a device.
 ReplayGraph BuildReplayGraph(const Schedule& schedule, const std::vector<int>& placement);
 
 }  // namespace terasim

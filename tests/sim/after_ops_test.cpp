@@ -1,11 +1,13 @@
-// The generator's `after` deps as op positions (Schedule::after_ops) against the keys they stand
-// for, and the replay graph built from them against the one built from the keys of the same
-// schedule read back from .pir (sim/replay_graph.h).
+// The generator's `after` deps as op positions (Schedule::after_ops) and its integer names of the
+// ops' streams, groups and tensors (Op::stream_id, group_id, tensor_id) against the strings they
+// stand for, and the replay graph built from them against the one built from the strings of the
+// same schedule (read back from .pir, or with the ids cleared) (sim/replay_graph.h).
 #include <catch2/catch.hpp>
 
 #include <map>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -103,13 +105,55 @@ void RequireSameGraph(const ReplayGraph& a, const ReplayGraph& b) {
   REQUIRE(a.partner == b.partner);
   REQUIRE(a.instance == b.instance);
   REQUIRE(a.work_tp == b.work_tp);
+  REQUIRE(a.work == b.work);
+  REQUIRE(a.works.size() == b.works.size());
+  REQUIRE(a.op_class == b.op_class);
+  REQUIRE(a.gpu == b.gpu);
+  REQUIRE(a.device == b.device);
   REQUIRE(a.group_gpus == b.group_gpus);
+  REQUIRE(a.comm_keys.plans == b.comm_keys.plans);
+  REQUIRE(a.comm_keys.sends == b.comm_keys.sends);
   REQUIRE(a.instances.size() == b.instances.size());
   for (size_t k = 0; k < a.instances.size(); ++k) {
     REQUIRE(a.instances[k].group == b.instances[k].group);
+    REQUIRE(a.instances[k].kind == b.instances[k].kind);
     REQUIRE(a.instances[k].bytes == b.instances[k].bytes);
     REQUIRE(a.instances[k].expected == b.instances[k].expected);
+    REQUIRE(a.instances[k].members == b.instances[k].members);
     REQUIRE(a.instances[k].root_gpu == b.instances[k].root_gpu);
+  }
+}
+
+// `s` with the integer names of its ops cleared (stream_id -1): the graph reads the strings.
+Schedule WithoutIds(Schedule s) {
+  for (Op& op : s.ops) op.stream_id = -1;
+  return s;
+}
+
+// Whether every op of `s` carries integer names that stand for its strings: on each device
+// equal stream ids for equal stream names and only those; group_id the position of the op's
+// group (-1 for none); with `tensors_named`, on each (sender, receiver) pair equal tensor ids for
+// equal SEND / RECV tensors and only those (GenerateForReplay names none).
+void RequireIdsNameStrings(const Schedule& s, bool tensors_named = true) {
+  std::map<std::pair<int, int>, std::string> stream_of;            // (device, id) -> name
+  std::map<std::pair<int, std::string>, int> stream_id_of;         // (device, name) -> id
+  std::map<std::tuple<int, int, int64_t>, std::string> tensor_of;  // (src, dst, id) -> tensor
+  std::map<std::tuple<int, int, std::string>, int64_t> tensor_id_of;
+  for (const Op& op : s.ops) {
+    INFO(op.key);
+    REQUIRE(op.stream_id >= 0);
+    REQUIRE(stream_of.try_emplace({op.device, op.stream_id}, op.stream).first->second == op.stream);
+    REQUIRE(stream_id_of.try_emplace({op.device, op.stream}, op.stream_id).first->second ==
+            op.stream_id);
+    REQUIRE(op.group_id == (op.group.empty() ? -1 : s.FindGroup(op.group)));
+    if (tensors_named && (op.kind == OpKind::kSend || op.kind == OpKind::kRecv)) {
+      const int src = op.kind == OpKind::kSend ? op.device : op.peer;
+      const int dst = op.kind == OpKind::kSend ? op.peer : op.device;
+      REQUIRE(tensor_of.try_emplace({src, dst, op.tensor_id}, op.tensor).first->second ==
+              op.tensor);
+      REQUIRE(tensor_id_of.try_emplace({src, dst, op.tensor}, op.tensor_id).first->second ==
+              op.tensor_id);
+    }
   }
 }
 
@@ -177,6 +221,110 @@ TEST_CASE("Edited generated schedules fall back to their keys") {
   shorter.ops.pop_back();
   REQUIRE_FALSE(shorter.after_ops.Fits(shorter.ops));
   REQUIRE_FALSE(AfterOpsMatch(shorter));
+}
+
+TEST_CASE("Every generator's op ids stand for the op's stream, group and tensor") {
+  for (const auto& [label, options] : Cases()) {
+    INFO(label);
+    RequireIdsNameStrings(Generate(options));
+    OpKeys keys;
+    RequireIdsNameStrings(GenerateForReplay(options, &keys), /*tensors_named=*/false);
+  }
+}
+
+TEST_CASE("A generated schedule's graph from its op ids is the one from its strings") {
+  for (const auto& [label, options] : Cases()) {
+    INFO(label);
+    const Schedule generated = Generate(options);
+    RequireSameGraph(BuildReplayGraph(generated, Placement(generated)),
+                     BuildReplayGraph(WithoutIds(generated), Placement(generated)));
+    // GenerateForReplay's ops, whose ids are the only names of their tensors, give Generate's
+    // graph from the strings (the same ops at the same positions).
+    OpKeys keys;
+    const Schedule apart = GenerateForReplay(options, &keys);
+    RequireSameGraph(BuildReplayGraph(apart, Placement(apart)),
+                     BuildReplayGraph(WithoutIds(generated), Placement(generated)));
+  }
+}
+
+TEST_CASE("A GenerateForReplay schedule whose ids are cleared is refused, not paired by name") {
+  // Its SENDs and RECVs name no tensor: by name every RECV of a pair would match its first SEND.
+  GenerateOptions o = Tiny(Strategy::kOneFOneB, 1, 2, 1, 2);
+  OpKeys keys;
+  const Schedule apart = GenerateForReplay(o, &keys);
+  REQUIRE_NOTHROW(BuildReplayGraph(apart, Placement(apart)));
+  REQUIRE_THROWS_WITH(BuildReplayGraph(WithoutIds(apart), Placement(apart)),
+                      Catch::Contains("SEND / RECV without a tensor name"));
+}
+
+TEST_CASE("The replay graph reads the op ids where every op has them, and the strings otherwise") {
+  GenerateOptions o = Tiny(Strategy::kOneFOneB, 2, 2, 2, 2);
+  const Schedule generated = Generate(o);
+  const ReplayGraph original = BuildReplayGraph(generated, Placement(generated));
+  // The last compute op of device 0 moved to a stream of its own by name only: with its id
+  // kept the graph does not see it (the ids are the data)...
+  int last = -1;
+  for (int i = 0; i < static_cast<int>(generated.ops.size()); ++i) {
+    if (generated.ops[i].device == 0 && generated.ops[i].stream == "compute") last = i;
+  }
+  REQUIRE(last > 0);
+  Schedule renamed = generated;
+  renamed.ops[last].stream = "elsewhere";
+  RequireSameGraph(BuildReplayGraph(renamed, Placement(renamed)), original);
+  // ...and with the id cleared, as the rule for code that edits an op has it, the strings
+  // count: its stream predecessor is gone, one pending op less.
+  renamed.ops[last].stream_id = -1;
+  const ReplayGraph edited = BuildReplayGraph(renamed, Placement(renamed));
+  RequireSameGraph(edited, BuildReplayGraph(WithoutIds(renamed), Placement(renamed)));
+  REQUIRE(edited.pending[last] == original.pending[last] - 1);
+}
+
+TEST_CASE("Edited generated schedules do not use stale op ids") {
+  GenerateOptions o = Tiny(Strategy::kOneFOneB, 2, 2, 2, 2);
+  o.dp_step = DpStep::kBucketed;
+  const Schedule generated = Generate(o);
+  SECTION("ops reordered: the ids travel with their ops") {
+    // A SEND and the compute op before it on one device swapped (after_ops cleared, as the rule
+    // for reordering has it): different streams, so the swap changes the graph; the ids of
+    // each op stay its own.
+    Schedule swapped = generated;
+    int send = -1;
+    for (int i = 1; i < static_cast<int>(swapped.ops.size()) && send < 0; ++i) {
+      if (swapped.ops[i].kind == OpKind::kSend && swapped.ops[i - 1].stream == "compute") send = i;
+    }
+    REQUIRE(send > 0);
+    std::swap(swapped.ops[send - 1], swapped.ops[send]);
+    swapped.after_ops = {};
+    const ReplayGraph by_ids = BuildReplayGraph(swapped, Placement(swapped));
+    RequireSameGraph(by_ids, BuildReplayGraph(WithoutIds(swapped), Placement(swapped)));
+    const ReplayGraph original = BuildReplayGraph(generated, Placement(generated));
+    REQUIRE(by_ids.partner[send - 1] == original.partner[send]);  // the SEND, now one earlier
+  }
+  SECTION("an op added by hand: no ids, the strings for every op") {
+    Schedule added = generated;
+    Op op = added.ops[0];
+    op.key = "extra";
+    op.stream = "extra";
+    op.after.clear();
+    op.stream_id = -1;  // built by hand: no ids
+    added.ops.insert(added.ops.begin(), op);
+    added.after_ops = {};
+    RequireSameGraph(BuildReplayGraph(added, Placement(added)),
+                     BuildReplayGraph(WithoutIds(added), Placement(added)));
+  }
+  SECTION("groups edited: a group id out of range falls back to the names") {
+    Schedule fewer = generated;
+    const int last_group = static_cast<int>(fewer.groups.size()) - 1;
+    int collective = -1;
+    for (int i = 0; i < static_cast<int>(fewer.ops.size()); ++i) {
+      if (fewer.ops[i].group_id == last_group) collective = i;
+    }
+    REQUIRE(collective >= 0);
+    // A stale id past the groups (the rule clears it; a consumer must not index with it).
+    fewer.ops[collective].group_id = last_group + 1;
+    RequireSameGraph(BuildReplayGraph(fewer, Placement(fewer)),
+                     BuildReplayGraph(generated, Placement(generated)));
+  }
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
-// GenerateForReplay (schedule/generator.h): Generate's ops with their keys held apart, no
-// collective tensors and short SEND / RECV identities; SimulateGenerated, which replays it, gives
-// Simulate's result of the representatives' schedule with its keys (critical path and trace rows
-// included).
+// GenerateForReplay (schedule/generator.h): Generate's ops with their keys held apart and no
+// tensor names (a SEND / RECV pair is named by its Op::tensor_id alone); SimulateGenerated, which
+// replays it, gives Simulate's result of the representatives' schedule with its keys (critical path
+// and trace rows included).
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <tuple>
@@ -53,7 +54,7 @@ std::vector<std::pair<std::string, GenerateOptions>> Cases() {
 
 }  // namespace
 
-TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart and short tensors") {
+TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart and no tensor names") {
   for (const auto& [name, options] : Cases()) {
     INFO(name);
     const Schedule named = Generate(options);
@@ -66,9 +67,10 @@ TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart and short
     CHECK(apart.devices == named.devices);
     CHECK(apart.groups.size() == named.groups.size());
     int collectives = 0;
-    // (sender, receiver, tensor) of Generate's SEND / RECV -> GenerateForReplay's tensor, and
-    // back.
-    std::map<std::tuple<int, int, std::string>, std::string> short_of, name_of;
+    // (sender, receiver, tensor) of Generate's SEND / RECV -> GenerateForReplay's tensor id,
+    // and back.
+    std::map<std::tuple<int, int, std::string>, int64_t> id_of;
+    std::map<std::tuple<int, int, int64_t>, std::string> name_of;
     for (size_t i = 0; i < named.ops.size(); ++i) {
       const Op& a = apart.ops[i];
       const Op& b = named.ops[i];
@@ -79,8 +81,7 @@ TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart and short
       CHECK(a.key.empty());
       REQUIRE(a.after.size() == b.after.size());
       for (const std::string& ref : a.after) CHECK(ref.empty());
-      // A collective has no tensor; a SEND / RECV a short identity, paired as the name is
-      // (below); the compute ops none.
+      // No op names a tensor; a SEND / RECV pair has its id, paired as the name is (below).
       if (IsCollective(b.kind)) {
         ++collectives;
         CHECK(!b.tensor.empty());
@@ -89,16 +90,16 @@ TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart and short
         const bool send = b.kind == OpKind::kSend;
         const int from = send ? b.device : b.peer;
         const int to = send ? b.peer : b.device;
-        // The same (sender, receiver, tensor) triples pair up: each name maps to one short
-        // identity and back.
+        // The same (sender, receiver, tensor) triples pair up: each name maps to one id and
+        // back (the ids are Generate's too).
+        CHECK(a.tensor.empty());
+        CHECK(a.tensor_id == b.tensor_id);
         const auto [named_it, named_new] =
-            short_of.emplace(std::tuple(from, to, b.tensor), a.tensor);
-        CHECK(named_it->second == a.tensor);
-        const auto [short_it, short_new] =
-            name_of.emplace(std::tuple(from, to, a.tensor), b.tensor);
-        CHECK(short_it->second == b.tensor);
-        CHECK(named_new == short_new);
-        CHECK(a.tensor.size() <= 15);  // held in the string itself at these sizes
+            id_of.emplace(std::tuple(from, to, b.tensor), a.tensor_id);
+        CHECK(named_it->second == a.tensor_id);
+        const auto [id_it, id_new] = name_of.emplace(std::tuple(from, to, a.tensor_id), b.tensor);
+        CHECK(id_it->second == b.tensor);
+        CHECK(named_new == id_new);
       } else {
         CHECK(a.tensor == b.tensor);
       }
@@ -112,6 +113,8 @@ TEST_CASE("GenerateForReplay writes Generate's ops with the keys apart and short
       CHECK(a.rows == b.rows);
       CHECK(a.tokens == b.tokens);
       CHECK(a.group == b.group);
+      CHECK(a.stream_id == b.stream_id);
+      CHECK(a.group_id == b.group_id);
       CHECK(a.peer == b.peer);
       CHECK(a.bytes == b.bytes);
       CHECK(a.recompute == b.recompute);

@@ -17,13 +17,14 @@ constexpr int64_t kMinSplitK = 256;
 }  // namespace
 
 OperatorCostModel::OperatorCostModel(ModelCard model, DeviceSpec device, bool sequence_parallel,
-                                     bool kv_cache)
+                                     bool kv_cache, bool synchronized)
     : model_(std::move(model)), device_(std::move(device)) {
   if (!device_.operator_model) {
     ThrowInput("{}: no operator_model: the operator cost model needs its parameters",
                device_.origin.empty() ? device_.name : device_.origin);
   }
   params_ = *device_.operator_model;
+  if (synchronized) params_.host_runs_ahead = false;  // no host lead at a synchronized start
   options_.fused = params_.fused;
   options_.sequence_parallel = sequence_parallel;
   options_.kv_cache = kv_cache;

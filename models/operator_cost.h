@@ -77,9 +77,11 @@ class OperatorCostModel : public ComputeCostModel {
   // Throws InputError "DEVICE: no operator_model" when the spec lacks the parameters.
   // `sequence_parallel` splits LayerNorm, dropout and residual tensors over the tp ranks;
   // `kv_cache` false runs an eager layer without its key/value cache
-  // (LayerOperatorOptions::kv_cache; Time() then needs context 0).
+  // (LayerOperatorOptions::kv_cache; Time() then needs context 0); `synchronized` costs every
+  // queue from empty even on a device with host_runs_ahead: an op timed between two
+  // synchronizations, as a single-layer benchmark times one (`terasim cost --synchronized`).
   OperatorCostModel(ModelCard model, DeviceSpec device, bool sequence_parallel = false,
-                    bool kv_cache = true);
+                    bool kv_cache = true, bool synchronized = false);
 
   // Time of `work` on one device, >= 1 ns. Precondition: layers >= 1, rows >= 1, tokens >= 0,
   // context >= 0, tp >= 1 dividing the heads.

@@ -117,11 +117,15 @@ int RunCost(const Args& args) {
       ("no-kv-cache", po::bool_switch(),
        "the operator model (implied) with an eager layer run without its key/value cache, as "
        "TeraPipe's single-device latency script times one (context 0)")  //
+      ("synchronized", po::bool_switch(),
+       "the operator model (implied) timed between two synchronize calls, as a single-layer "
+       "benchmark measures it: every kernel queue starts empty (without it, on a device with "
+       "host_runs_ahead, the op runs inside a training loop whose host runs ahead of the GPU)")  //
       ("json", po::bool_switch(), "print JSON");
   po::variables_map vm;
   if (!Parse("cost",
              "[--model M] [--device D] [--rows B] [--tokens L] [--context C] [--tp T] "
-             "[--cost-model device|layer|operator] [--breakdown [--pass P]]",
+             "[--cost-model device|layer|operator] [--synchronized] [--breakdown [--pass P]]",
              options, {}, args, vm)) {
     return 0;
   }
@@ -150,6 +154,7 @@ int RunCost(const Args& args) {
   }
   const bool sequence_parallel = vm["sequence-parallel"].as<bool>();
   const bool no_kv_cache = vm["no-kv-cache"].as<bool>();
+  const bool synchronized = vm["synchronized"].as<bool>();
   if (no_kv_cache && work.context != 0) {
     ThrowInput("--no-kv-cache with --context {}: a layer without its cache has no context",
                work.context);
@@ -162,9 +167,9 @@ int RunCost(const Args& args) {
   const bool operators_answer =
       which == "operator" ||
       (which == "device" && device.operator_model && device.operator_model->is_default) ||
-      sequence_parallel || no_kv_cache;
+      sequence_parallel || no_kv_cache || synchronized;
   if (operators_answer || vm["breakdown"].as<bool>()) {
-    operators.emplace(model, device, sequence_parallel, !no_kv_cache);
+    operators.emplace(model, device, sequence_parallel, !no_kv_cache, synchronized);
   }
   const ComputeCostModel* base = &roofline;
   if (operators_answer) base = &*operators;

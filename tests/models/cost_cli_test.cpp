@@ -101,6 +101,39 @@ TEST_CASE("terasim cost --no-kv-cache runs the eager layer without its cache", "
   CHECK(bad.err.find("--no-kv-cache") != std::string::npos);
 }
 
+TEST_CASE("terasim cost --synchronized costs the op from an empty queue", "[models][cli]") {
+  // gpt3-1b at 1024 tokens on the V100 (host_runs_ahead) is GPU-bound: inside a training loop
+  // the host's lead hides its launch-bound stretches, so the forward is its GPU work (about
+  // 2.35 ms); timed between two synchronizations it first waits for the kernels' issue, which
+  // takes longer (about 2.51 ms, tools/fit/fit_v100.py --layer-synchronized's figure).
+  const Result ahead =
+      RunTerasim("cost --model gpt3-1b --tokens 1024 --cost-model operator --json");
+  const Result synced =
+      RunTerasim("cost --model gpt3-1b --tokens 1024 --cost-model operator --synchronized --json");
+  REQUIRE(ahead.status == 0);
+  REQUIRE(synced.status == 0);
+  const double a = nlohmann::json::parse(ahead.out).at("fwd_time_ns").get<double>();
+  const double s = nlohmann::json::parse(synced.out).at("fwd_time_ns").get<double>();
+  CHECK(s > a);
+  CHECK(s == Approx(2.506e6).epsilon(0.005));
+  // It implies the operator model (the device's default is the layer roofline), as the text
+  // output's model name says.
+  const Result text = RunTerasim("cost --model gpt3-1b --tokens 1024 --synchronized");
+  CHECK(text.status == 0);
+  CHECK(text.out.find("(operator v100-sxm2-16gb gpt3-1b)") != std::string::npos);
+  CHECK(text.out.find("2.506 ms") != std::string::npos);
+  // The A100 has no host_runs_ahead: its queues start empty either way.
+  const Result a100 = RunTerasim(
+      "cost --model gpt3-1b --device a100-40gb --tokens 1024 --cost-model operator --json");
+  const Result a100s = RunTerasim(
+      "cost --model gpt3-1b --device a100-40gb --tokens 1024 --cost-model operator "
+      "--synchronized --json");
+  REQUIRE(a100.status == 0);
+  REQUIRE(a100s.status == 0);
+  CHECK(nlohmann::json::parse(a100.out).at("fwd_time_ns") ==
+        nlohmann::json::parse(a100s.out).at("fwd_time_ns"));
+}
+
 TEST_CASE("terasim collective reports nccl-tests bus bandwidth", "[models][cli]") {
   const Result r = RunTerasim(
       "collective --op allreduce --cluster p3.16xlarge:1 --min-bytes 1024 --max-bytes 1048576 "

@@ -826,3 +826,37 @@ TEST_CASE("host_runs_ahead: a GPU-bound op takes its GPU work, a launch-bound on
     CHECK(a.Time(w) <= e.Time(w));
   }
 }
+
+TEST_CASE("synchronized: an op timed from a synchronized start queues from empty",
+          "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-175b");
+  DeviceSpec ahead = V100();
+  ahead.operator_model->host_runs_ahead = true;
+  DeviceSpec empty = V100();
+  empty.operator_model->host_runs_ahead = false;
+  const OperatorCostModel a(m, ahead), e(m, empty);
+  // On a device whose host runs ahead, `synchronized` drops the host's lead: the model is the
+  // one of the same device without host_runs_ahead, to the nanosecond. A GPU-bound op (a 175b
+  // layer at tp 4 and 2048 tokens: about 24 ms of GPU work forward behind about 2 ms of host
+  // time) then waits for its first kernels' issue, so it takes longer than with the lead.
+  const OperatorCostModel as(m, ahead, false, true, /*synchronized=*/true);
+  CHECK_FALSE(as.params().host_runs_ahead);
+  for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+    for (int layers : {1, 2}) {
+      SliceWork w = Work(2048, 0, 4);
+      w.layers = layers;
+      w.pass = pass;
+      CHECK(as.Time(w) == e.Time(w));
+      CHECK(as.Time(w) > a.Time(w));
+    }
+  }
+  // On a device without host_runs_ahead every queue already starts empty: unchanged.
+  const OperatorCostModel es(m, empty, false, true, /*synchronized=*/true);
+  for (int64_t tokens : {1, 256, 2048}) {
+    SliceWork w = Work(tokens, 0, 4);
+    w.pass = Pass::kForward;
+    CHECK(es.Time(w) == e.Time(w));
+    w.pass = Pass::kBackward;
+    CHECK(es.Time(w) == e.Time(w));
+  }
+}

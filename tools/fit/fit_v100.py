@@ -39,8 +39,8 @@ fit_p3.py's. --layer-no-kv-cache costs the gpt3-1b layer points without the key/
 slice): TeraPipe's repository holds no script for the paper's gpt3-1b figure, but its
 single-device latency script (model_latency_decomposition.py, November 2020, archived February
 2021) times a layer at context 0 with cache None. It raises the loss (README, model accuracy),
-so the data file's fit keeps the cache. --layer-synchronized costs the gpt3-1b layer points on
-a copy of the device without host_runs_ahead: a forward timed between two
+so the data file's fit keeps the cache. --layer-synchronized costs the gpt3-1b layer points with
+`terasim cost --synchronized` (host_runs_ahead off for that op): a forward timed between two
 torch.cuda.synchronize() calls, as TeraPipe's latency scripts time one, has no host lead (the
 data file's fit uses it). Every candidate is written to a private copy of the
 data folders and evaluated with the terasim binary (`terasim cost` for the layer points, `terasim simulate` for the settings),
@@ -88,9 +88,6 @@ fit_p3.LOG_SCALE = {"kernel_overhead_ns", "backward_kernel_overhead_ns", "latenc
                     "collective_host_ns"}
 
 
-SYNCED_DEVICE = "v100-synchronized"
-
-
 class OperatorEvaluator(fit_p3.Evaluator):
     def write(self, values):
         device = json.loads(json.dumps(self.device))
@@ -113,14 +110,6 @@ class OperatorEvaluator(fit_p3.Evaluator):
                 instance["network"][name] = v
         with open(os.path.join(self.dir, fit_p3.DEVICE), "w") as f:
             json.dump(device, f)
-        # The layer points' copy (--layer-synchronized): the same chip, timed from a
-        # synchronized start, so the host has no lead over the GPU.
-        synced = json.loads(json.dumps(device))
-        synced["name"] = SYNCED_DEVICE
-        synced["operator_model"].pop("host_runs_ahead", None)
-        with open(os.path.join(self.dir, os.path.dirname(fit_p3.DEVICE), SYNCED_DEVICE + ".json"),
-                  "w") as f:
-            json.dump(synced, f)
         with open(os.path.join(self.dir, fit_p3.INSTANCE), "w") as f:
             json.dump(instance, f)
 
@@ -173,7 +162,8 @@ def main():
         if p["args"][0] == "cost":
             p["weight"] = args.layer_weight
             if args.layer_synchronized:
-                p["args"] = [SYNCED_DEVICE if a == "v100-sxm2-16gb" else a for a in p["args"]]
+                # Timed from a synchronized start: the host has no lead over the GPU.
+                p["args"] = p["args"] + ["--synchronized"]
             if args.layer_no_kv_cache:
                 p["args"] = p["args"] + ["--no-kv-cache"]
     bounds = {name: (lo, hi) for name, lo, hi, _ in fit_p3.PARAMETERS}

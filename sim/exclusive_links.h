@@ -48,7 +48,6 @@
 // Plain bookkeeping; no global state.
 #pragma once
 
-#include <string>
 #include <vector>
 
 namespace terasim {
@@ -61,16 +60,16 @@ class ExclusiveLinks {
   void ClaimGroup(int group, const std::vector<int>& channels);
   // A flow that is not a collective's (a point-to-point transfer) crosses `channels`.
   void ClaimShared(const std::vector<int>& channels);
-  // `device`'s op of one instance of `group`, on `stream` (borrowed: it must outlive Finish).
-  // Inline: called once per collective op of the replay.
-  void AddMemberOp(int group, int device, const std::string& stream) {
+  // `device`'s op of one instance of `group`, on `stream` (its number on the device: equal
+  // numbers for equal streams, ReplayGraph::stream). Inline: called once per collective op.
+  void AddMemberOp(int group, int device, int stream) {
     // Only the first member seen is watched: (b) asks for one such member, and the generators
     // put every member's ops of a group on one stream (another member's would pass alike).
     Member& member = members_[group];
-    if (member.ops == 0) member = Member{device, &stream, 0, true};
+    if (member.ops == 0) member = Member{device, stream, 0, true};
     if (member.device != device) return;
     ++member.ops;
-    if (member.one_stream && *member.stream != stream) member.one_stream = false;
+    if (member.stream != stream) member.one_stream = false;
   }
   // One instance of `group` that runs.
   void AddInstance(int group) { ++instances_[group]; }
@@ -83,7 +82,7 @@ class ExclusiveLinks {
   static constexpr int kShared = -2;
   struct Member {
     int device = -1;
-    const std::string* stream = nullptr;
+    int stream = -1;
     int ops = 0;
     bool one_stream = false;
   };

@@ -109,12 +109,15 @@ void Replay::FindExclusiveGroups() {
   std::vector<std::vector<int>> destinations(topology_.NumGpus());  // per source GPU
   const int n = static_cast<int>(ops_.size());
   const OpState* const states = ops_.data();
+  // Each op's stream's number on its device: the graph's from the names, or the generator's.
+  const int* const stream_of = stream_of_.empty() ? nullptr : stream_of_.data();
   for (int i = 0; i < n; ++i) {
     const OpState& s = states[i];
     if (s.cls == OpClass::kCompute || !fold_.IsRep(s.device)) continue;
     if (s.instance >= 0) {
       const int group = instances_[s.instance].group;
-      links.AddMemberOp(group, s.device, schedule_.ops[i].stream);
+      const int stream = stream_of != nullptr ? stream_of[i] : schedule_.ops[i].stream_id;
+      links.AddMemberOp(group, s.device, stream);
       if (!runs[s.instance]) {
         links.AddInstance(group);
         runs[s.instance] = 1;
@@ -146,6 +149,7 @@ void Replay::FindExclusiveGroups() {
       }
     }
   }
+  std::vector<int>().swap(stream_of_);  // read
   // Every plan's runs' channels, per group: each distinct plan once (consecutive instances of a
   // group mostly repeat its last key, which then needs no lookup). Each instance that runs keeps
   // its plan (BeginCollective then looks up none).
@@ -326,6 +330,7 @@ void Replay::BuildGraph() {
   succ_begin_ = std::move(graph.succ_begin);
   succ_ = std::move(graph.succ);
   group_gpus_ = std::move(graph.group_gpus);
+  stream_of_ = std::move(graph.stream);
   comm_keys_ = std::move(graph.comm_keys);
   // Room for each instance's ops: as many as the schedule maps to it.
   instances_.resize(graph.instances.size());

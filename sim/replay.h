@@ -295,6 +295,9 @@ class Replay : public EventHandler, public FlowListener {
   std::vector<int> succ_begin_;     // CSR successor lists
   std::vector<int> succ_;
   std::vector<std::vector<int>> group_gpus_;
+  // Per op: its stream's number on its device where the graph read the strings (ReplayGraph::
+  // stream; read by FindExclusiveGroups, then freed); empty where Op::stream_id numbers them.
+  std::vector<int> stream_of_;
   CommKeys comm_keys_;  // ReplayGraph::comm_keys, for ApplyFold
   std::vector<Instance> instances_;
   std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)

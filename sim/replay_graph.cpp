@@ -211,6 +211,7 @@ Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool 
   g.op_class.assign(n, OpClass::kOther);
   g.gpu.assign(n, -1);
   g.device.assign(n, 0);
+  if constexpr (!kIds) g.stream.assign(n, 0);
   g.work.assign(n, -1);
   WorkIndex works;
 
@@ -288,6 +289,7 @@ Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool 
   OpClass* const op_class = g.op_class.data();
   int* const gpu_at = g.gpu.data();
   int* const device_at = g.device.data();
+  int* const stream_at = g.stream.data();  // empty with kIds
   int* const pred_at = stream_pred.data();
   const int* const gpu_of = placement.data();
   const int placed = static_cast<int>(placement.size());
@@ -313,6 +315,7 @@ Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool 
       while (tail != tails.end() && tail->first != op.stream_id) ++tail;
     } else {
       while (tail != tails.end() && !SameText(tail->first, op.stream)) ++tail;
+      stream_at[i] = static_cast<int>(tail - tails.begin());
     }
     int preds = 0;
     if (tail == tails.end()) {

@@ -76,6 +76,10 @@ struct ReplayGraph {
   std::vector<OpClass> op_class;  // per op
   std::vector<int> gpu;           // per op: the GPU of its device (placement)
   std::vector<int> device;        // per op: its device (Op::device)
+  // Per op, where the graph read the stream names: its stream's number on its device (0, 1, ...
+  // in the order of the device's streams' first ops; equal for equal names). Empty where it
+  // read the ops' integer names, whose Op::stream_id numbers the streams alike.
+  std::vector<int> stream;
   std::vector<Instance> instances;
   std::vector<std::vector<int>> group_gpus;  // per group: the GPUs of its ranks
   CommKeys comm_keys;

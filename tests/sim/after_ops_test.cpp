@@ -187,8 +187,22 @@ TEST_CASE("A generated schedule read back from .pir builds the generated one's r
     const Schedule read = ReadPir(WritePir(generated), "read.pir");
     REQUIRE(read.after_ops.Empty());  // resolved from the keys
     REQUIRE_FALSE(AfterOpsMatch(read));
-    RequireSameGraph(BuildReplayGraph(generated, Placement(generated)),
-                     BuildReplayGraph(read, Placement(read)));
+    const ReplayGraph by_ids = BuildReplayGraph(generated, Placement(generated));
+    const ReplayGraph by_names = BuildReplayGraph(read, Placement(read));
+    RequireSameGraph(by_ids, by_names);
+    // The stream numbers the names give stand for the generator's ids: on each device, equal
+    // numbers exactly where the ids are equal (a one-to-one map per device).
+    REQUIRE(by_ids.stream.empty());
+    REQUIRE(by_names.stream.size() == generated.ops.size());
+    std::map<std::pair<int, int>, int> number_of_id, id_of_number;
+    for (size_t i = 0; i < generated.ops.size(); ++i) {
+      const Op& op = generated.ops[i];
+      REQUIRE(op.stream_id >= 0);
+      const int number = by_names.stream[i];
+      REQUIRE(number_of_id.try_emplace({op.device, op.stream_id}, number).first->second == number);
+      REQUIRE(id_of_number.try_emplace({op.device, number}, op.stream_id).first->second ==
+              op.stream_id);
+    }
   }
 }
 

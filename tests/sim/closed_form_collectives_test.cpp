@@ -240,6 +240,25 @@ TEST_CASE("a group whose links something else uses runs as flows") {
     CHECK(ClosedFormPhases(s, topology, false).first == 0);
     RequireSame(s, topology, {});
   }
+  SECTION("two instances of one group on two streams, by the generator's integer names") {
+    // The graph reads stream_id (op.h) when every op has one. Ids 0 and 1 are two streams, as
+    // "tp" and "tp2" are on the string path above: not exclusive. A probe that the ids are what
+    // is read: the same names with one id for both (the ids are trusted) are one stream, and
+    // the group is exclusive (two instances of one phase each, as in the first section).
+    for (const int second : {1, 0}) {
+      INFO("second stream_id " << second);
+      Schedule s = base();
+      for (int d : {0, 1}) {
+        s.ops.push_back(collective("A1.d" + std::to_string(d), d, "a", "tp", n));
+        s.ops.push_back(collective("A2.d" + std::to_string(d), d, "a", "tp2", n));
+        s.ops[s.ops.size() - 2].stream_id = 0;
+        s.ops.back().stream_id = second;
+      }
+      for (Op& op : s.ops) op.group_id = 0;
+      CHECK(ClosedFormPhases(s, topology, false).first == (second == 1 ? 0 : 2));
+      RequireSame(s, topology, {});
+    }
+  }
   SECTION("a transfer over the group's link") {
     Schedule s = base();
     for (int d : {0, 1}) s.ops.push_back(collective("A.d" + std::to_string(d), d, "a", "tp", n));

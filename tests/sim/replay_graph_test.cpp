@@ -93,6 +93,10 @@ TEST_CASE("The replay graph tells apart names that differ only past their first 
   REQUIRE(g.pending[1] == 0);  // its own stream
   REQUIRE(g.pending[2] == 1);  // behind op 0
   REQUIRE(Successors(g, 0) == std::vector<int>{2});
+  // Stream numbers per device from the names (no op has a stream_id), in the order of their
+  // first ops: device 0 has "compute.01" = 0, "compute.02" = 1 and the SENDs' stream = 2;
+  // device 1 has only the RECVs' stream = 0.
+  REQUIRE(g.stream == std::vector<int>{0, 1, 0, 2, 2, 2, 0, 0, 0});
   REQUIRE(g.partner[6] == 4);
   REQUIRE(g.partner[8] == 3);
   REQUIRE(g.partner[7] == -1);

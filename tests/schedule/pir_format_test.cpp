@@ -261,7 +261,7 @@ TEST_CASE("ReadPir knows every field name and op kind, and no near miss", "[sche
     const std::string field = " " + name + "=" + value;
     CHECK(ErrorOf(head + "op A FWD dev=0 stream=c" + field + field + "\n") ==
           "t.pir:8: A: field '" + name + "' given twice");
-    for (const std::string miss : {name + "s", name.substr(1), name.substr(0, name.size() - 1)}) {
+    for (const std::string& miss : {name + "s", name.substr(1), name.substr(0, name.size() - 1)}) {
       CHECK(ErrorOf(head + "op A FWD dev=0 stream=c " + miss + "=1\n") ==
             "t.pir:8: A: unknown field '" + miss + "'");
     }

@@ -118,13 +118,15 @@ TEST_CASE("The replay graph lists each SEND pair once, for a device with many pe
   for (int round = 0; round < 2; ++round) {
     for (int k = 1; k <= 20; ++k) {
       const int peer = round == 0 ? k : 21 - k;
-      s.ops.push_back(testing::P2p("S" + std::to_string(n++), OpKind::kSend, 0, peer,
+      ++n;  // op S<n-1> carries tensor t<n>
+      s.ops.push_back(testing::P2p("S" + std::to_string(n - 1), OpKind::kSend, 0, peer,
                                    "t" + std::to_string(n), 8));
     }
   }
   for (int k = 0; k < 3; ++k) {
+    ++n;
     s.ops.push_back(
-        testing::P2p("S" + std::to_string(n++), OpKind::kSend, 3, 2, "t" + std::to_string(n), 8));
+        testing::P2p("S" + std::to_string(n - 1), OpKind::kSend, 3, 2, "t" + std::to_string(n), 8));
   }
   const ReplayGraph g = BuildReplayGraph(s, Identity(s.devices));
   std::vector<std::pair<int, int>> expected;

@@ -63,6 +63,13 @@ DeviceSpec V100(bool fused = false) {
   return d;
 }
 
+// The V100 with its host running ahead of the GPU across ops or not (host_runs_ahead).
+DeviceSpec V100HostAhead(bool ahead) {
+  DeviceSpec d = V100();
+  d.operator_model->host_runs_ahead = ahead;
+  return d;
+}
+
 // A minimal "operator_model" object with `extra` members appended.
 OperatorModelParams ParseWith(const std::string& extra) {
   const std::string text = R"({"gemm_efficiency": 0.8, "tile_m": 128, "tile_n": 128,
@@ -775,10 +782,8 @@ TEST_CASE("host_runs_ahead: a GPU-bound op takes its GPU work, a launch-bound on
   CHECK_THROWS_WITH(parse(R"(, "host_runs_ahead": 1)"), Catch::Contains("t.json"));
 
   const ModelCard m = LoadModelCard("gpt3-175b");
-  DeviceSpec ahead = V100();
-  ahead.operator_model->host_runs_ahead = true;
-  DeviceSpec empty = V100();
-  empty.operator_model->host_runs_ahead = false;
+  const DeviceSpec ahead = V100HostAhead(true);
+  const DeviceSpec empty = V100HostAhead(false);
   const OperatorCostModel a(m, ahead), e(m, empty);
   auto gpu_seconds = [&](const SliceWork& w, std::initializer_list<OperatorPass> passes) {
     double total = 0;
@@ -830,10 +835,8 @@ TEST_CASE("host_runs_ahead: a GPU-bound op takes its GPU work, a launch-bound on
 TEST_CASE("synchronized: an op timed from a synchronized start queues from empty",
           "[models][operators]") {
   const ModelCard m = LoadModelCard("gpt3-175b");
-  DeviceSpec ahead = V100();
-  ahead.operator_model->host_runs_ahead = true;
-  DeviceSpec empty = V100();
-  empty.operator_model->host_runs_ahead = false;
+  const DeviceSpec ahead = V100HostAhead(true);
+  const DeviceSpec empty = V100HostAhead(false);
   const OperatorCostModel a(m, ahead), e(m, empty);
   // On a device whose host runs ahead, `synchronized` drops the host's lead: the model is the
   // one of the same device without host_runs_ahead, to the nanosecond. A GPU-bound op (a 175b

@@ -109,11 +109,18 @@ class SharedNicTopology : public NetworkTopology {
   std::vector<std::vector<std::vector<int>>> rings_;
 };
 
-// A topology like `base` with one link slower (bandwidth x 1/2).
+// A topology like `base` with one link slower (bandwidth x 1/2; none where `link` is -1). With
+// `declared_alike` it declares its nodes node 0 shifted as `base` does (LinksPerNode,
+// NetworkLinksPerNode), slow link or not: the shortcuts built on that declaration must notice
+// the slower link; without, it declares nothing.
 class SlowLink : public NetworkTopology {
  public:
-  SlowLink(const NetworkTopology& base, int link) : base_(base), links_(base.Links()) {
-    links_[link].bw_bytes_per_s /= 2;
+  SlowLink(const NetworkTopology& base, int link, bool declared_alike = false)
+      : base_(base),
+        links_(base.Links()),
+        links_per_node_(declared_alike ? base.LinksPerNode() : 0),
+        network_links_per_node_(declared_alike ? base.NetworkLinksPerNode() : 0) {
+    if (link >= 0) links_[link].bw_bytes_per_s /= 2;
   }
   int NumGpus() const override { return base_.NumGpus(); }
   int NumNodes() const override { return base_.NumNodes(); }
@@ -122,10 +129,14 @@ class SlowLink : public NetworkTopology {
   std::vector<int> Route(int src, int dst) const override { return base_.Route(src, dst); }
   std::vector<std::vector<int>> NodeRings(int node) const override { return base_.NodeRings(node); }
   const InstanceSpec* Instance() const override { return base_.Instance(); }
+  int LinksPerNode() const override { return links_per_node_; }
+  int NetworkLinksPerNode() const override { return network_links_per_node_; }
 
  private:
   const NetworkTopology& base_;
   std::vector<NetLink> links_;
+  int links_per_node_;
+  int network_links_per_node_;
 };
 
 }  // namespace terasim::testing

@@ -12,33 +12,13 @@
 #include "sim/cluster_topology.h"
 #include "sim/link_classes.h"
 #include "sim/route_cache.h"
+#include "tests/sim/fold_cases.h"
 #include "topologies/cluster.h"
 
 namespace terasim {
 namespace {
 
-// `base` with one link slower (bandwidth x 1/2; none where -1), declaring its nodes node 0
-// shifted as `base` does or not at all.
-class Wrapped : public NetworkTopology {
- public:
-  Wrapped(const NetworkTopology& base, int slow_link, bool declared)
-      : base_(base), links_(base.Links()), declared_(declared) {
-    if (slow_link >= 0) links_[slow_link].bw_bytes_per_s /= 2;
-  }
-  int NumGpus() const override { return base_.NumGpus(); }
-  int NumNodes() const override { return base_.NumNodes(); }
-  int NodeOf(int gpu) const override { return base_.NodeOf(gpu); }
-  const std::vector<NetLink>& Links() const override { return links_; }
-  std::vector<int> Route(int src, int dst) const override { return base_.Route(src, dst); }
-  std::vector<std::vector<int>> NodeRings(int node) const override { return base_.NodeRings(node); }
-  int LinksPerNode() const override { return declared_ ? base_.LinksPerNode() : 0; }
-  int NetworkLinksPerNode() const override { return declared_ ? base_.NetworkLinksPerNode() : 0; }
-
- private:
-  const NetworkTopology& base_;
-  std::vector<NetLink> links_;
-  bool declared_;
-};
+using testing::SlowLink;
 
 struct Classes {
   std::string why;
@@ -87,7 +67,7 @@ TEST_CASE("link classes read from node 0's shifted routes are those of every rou
     rotations.push_back(power(rotation, k));
   }
   for (const auto* maps : {&shifts, &rotations}) {
-    const Wrapped declared(p4d, -1, true), undeclared(p4d, -1, false);
+    const SlowLink declared(p4d, -1, true), undeclared(p4d, -1, false);
     REQUIRE(declared.LinksPerNode() > 0);
     const Classes shifted = Run(declared, transfers, *maps);
     const Classes computed = Run(undeclared, transfers, *maps);
@@ -101,14 +81,14 @@ TEST_CASE("link classes read from node 0's shifted routes are those of every rou
   }
   // Under the node shift every in-node link's class holds its 4 copies: multiplicity
   // |G| / |class| = 1, represented by node 0's link.
-  const Classes shifted = Run(Wrapped(p4d, -1, true), transfers, shifts);
+  const Classes shifted = Run(SlowLink(p4d, -1, true), transfers, shifts);
   const int link = p4d.Route(3 * per_node, 3 * per_node + 1).front();
   CHECK(shifted.rep[link] == p4d.Route(0, 1).front());
   CHECK(shifted.mult[link] == 1);
   // A slower link on node 2 refuses both, naming it.
   const int slow = p4d.Route(2 * per_node, 2 * per_node + 1).front();
-  const Classes slow_shifted = Run(Wrapped(p4d, slow, true), transfers, shifts);
-  const Classes slow_computed = Run(Wrapped(p4d, slow, false), transfers, shifts);
+  const Classes slow_shifted = Run(SlowLink(p4d, slow, true), transfers, shifts);
+  const Classes slow_computed = Run(SlowLink(p4d, slow, false), transfers, shifts);
   CHECK_THAT(slow_shifted.why, Catch::Contains(p4d.Links()[slow].name));
   CHECK(slow_shifted.why == slow_computed.why);
 }

@@ -119,22 +119,6 @@ TEST_CASE("PlanCache plans as PlanCollective, each GPU set's communicator and sh
   }
 }
 
-// Declares its nodes alike (LinksPerNode) like `base`, yet one link is slower (bandwidth x 1/2):
-// PlanCache must notice and plan the group itself.
-class DeclaredAlikeSlowLink : public testing::SlowLink {
- public:
-  DeclaredAlikeSlowLink(const NetworkTopology& base, int link)
-      : SlowLink(base, link),
-        links_per_node_(base.LinksPerNode()),
-        network_links_per_node_(base.NetworkLinksPerNode()) {}
-  int LinksPerNode() const override { return links_per_node_; }
-  int NetworkLinksPerNode() const override { return network_links_per_node_; }
-
- private:
-  int links_per_node_;
-  int network_links_per_node_;
-};
-
 TEST_CASE("A cluster's nodes are node 0 shifted, as ClusterTopology declares") {
   for (const char* spec : {"p3.16xlarge:3", "p4d.24xlarge:3", "p5.48xlarge:3"}) {
     INFO(spec);
@@ -270,7 +254,7 @@ TEST_CASE("PlanCache plans a group itself on a node whose links differ from node
   const std::vector<int> node2 = {16, 17, 18, 19, 20, 21, 22, 23};
   // Node 2's NVLink 16 -> 17 at half its bandwidth: the rings crossing it get a smaller share
   // of the data, so node 0's plan shifted would be wrong.
-  const DeclaredAlikeSlowLink topology(p3, p3.Route(16, 17).front());
+  const testing::SlowLink topology(p3, p3.Route(16, 17).front(), /*declared_alike=*/true);
   REQUIRE(topology.LinksPerNode() > 0);
   REQUIRE(topology.NetworkLinksPerNode() > 0);
   const CollectiveOptions options;
@@ -305,7 +289,7 @@ TEST_CASE("PlanCache does not shift a plan down onto a node whose links differ f
   const ClusterTopology p3(cluster);
   // Node 1's last link into GPU 8 slower: the plan of {7, 8} (nodes 0 and 1) crosses it, that
   // of {23, 24} (nodes 2 and 3, alike) does not.
-  const DeclaredAlikeSlowLink topology(p3, p3.Route(7, 8).back());
+  const testing::SlowLink topology(p3, p3.Route(7, 8).back(), /*declared_alike=*/true);
   const CollectiveOptions options;
   PlanCache cache(topology, options);
   cache.Plan(OpKind::kAllReduce, {7, 8}, -1, Bytes{1} << 20);

@@ -82,7 +82,7 @@ void ComputeSharing::ScheduleFinish(int id) {
   if (job.gpu >= 0 && job.remaining > 0) {
     // A tolerance well below one ns keeps exact quotients from rounding up a whole ns.
     const double ns = job.remaining / job.rate * 1e9;
-    duration_ns = static_cast<TimeNs>(std::max(0.0, std::ceil(ns - 1e-6)));
+    duration_ns = CeilToNs(ns - 1e-6);
   }
   const TimeNs time_ns = engine_.Now() + duration_ns;
   if (open_job_ >= 0 && open_time_ns_ == time_ns && open_seq_ + 1 == engine_.NextSeq()) {

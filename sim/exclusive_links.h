@@ -71,6 +71,12 @@ class ExclusiveLinks {
     ++member.ops;
     if (member.stream != stream) member.one_stream = false;
   }
+  // What AddMemberOp over every op of `group` in order would leave, from a caller that watched
+  // them itself (ReplayGraph::group_member): the first member seen, on `stream`, issuing `ops`
+  // of the group's ops, all on that stream or not (`one_stream`). Replaces what was added.
+  void SetMember(int group, int device, int stream, int ops, bool one_stream) {
+    members_[group] = Member{device, stream, ops, one_stream};
+  }
   // One instance of `group` that runs.
   void AddInstance(int group) { ++instances_[group]; }
 

@@ -350,7 +350,7 @@ void FlowNetwork::ScheduleFinish(int id) {
   if (flow.moving && flow.remaining > 0) {
     // A tolerance well below one ns keeps exact quotients from rounding up a whole ns.
     const double ns = flow.remaining / flow.rate * 1e9;
-    duration_ns = static_cast<TimeNs>(std::max(0.0, std::ceil(ns - 1e-6)));
+    duration_ns = CeilToNs(ns - 1e-6);
   }
   Enqueue(kFinish, engine_.Now() + duration_ns, id);
 }

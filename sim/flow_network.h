@@ -42,6 +42,8 @@
 // thread-safe; the listener and the engine are borrowed and must outlive the network.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -51,6 +53,18 @@
 #include "sim/engine.h"
 
 namespace terasim {
+
+// max(0, ceil(x)) in whole ns, as static_cast<TimeNs>(std::max(0.0, std::ceil(x))) gives it:
+// the finish times of the flow network and of ComputeSharing. Inline, with a truncation where
+// x is in range (the library's ceil costs several times more per finish).
+inline TimeNs CeilToNs(double x) {
+  if (x > 0 && x < 9e18) {
+    // Truncation is floor for x > 0; an x at or above 2^53 is whole (t == x, no step up).
+    const auto t = static_cast<TimeNs>(x);
+    return static_cast<double>(t) < x ? t + 1 : t;
+  }
+  return static_cast<TimeNs>(std::max(0.0, std::ceil(x)));  // x <= 0, huge or NaN
+}
 
 class FlowListener {
  public:

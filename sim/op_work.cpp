@@ -154,7 +154,11 @@ void WorkIndex::Grow() {
   return id;
 }
 
-int WorkIndex::Intern(const Op& op, int tp) { return InternWork(WorkOf(op, tp)); }
+int WorkIndex::InternOp(const Op& op, int tp, const OpFields& fields, Memo* memo) {
+  const int id = InternWork(WorkOf(op, tp));
+  *memo = Memo{fields, id};
+  return id;
+}
 
 int WorkIndex::Intern(const SliceWork& work) { return InternWork(work); }
 

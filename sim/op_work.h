@@ -45,7 +45,21 @@ class WorkIndex {
   // The number of `work`, added when new.
   int Intern(const SliceWork& work);
   // Intern(SliceWorkOf(op, tp)), without the SliceWork's copies (a replay graph's per-op call).
-  int Intern(const Op& op, int tp);
+  // Inline: a memo of the op's own fields that SliceWorkOf reads (kind, part, layers, rows,
+  // tokens, recompute) and tp answers most calls without building the SliceWork (the work is a
+  // function of them, so the memo gives the number Intern(SliceWorkOf(op, tp)) gives).
+  int Intern(const Op& op, int tp) {
+    const OpFields fields{static_cast<int32_t>(op.kind) | (static_cast<int32_t>(op.part) << 8) |
+                              (static_cast<int32_t>(op.recompute) << 16),
+                          op.layers.Length(),
+                          op.rows,
+                          op.tokens.begin,
+                          op.tokens.end,
+                          tp};
+    Memo& memo = memo_[MemoSlot(fields)];
+    if (memo.id >= 0 && memo.fields == fields) return memo.id;
+    return InternOp(op, tp, fields, &memo);
+  }
   const std::vector<SliceWork>& Works() const { return works_; }
   int Size() const { return static_cast<int>(works_.size()); }
 
@@ -63,6 +77,28 @@ class WorkIndex {
     Key key;
     int id = -1;
   };
+  // What SliceWorkOf(op, tp) reads of an op: its kind, part and recompute packed, the length
+  // of its layers, its rows, its tokens, and tp (24 bytes, no padding).
+  struct OpFields {
+    int32_t kind_part_recompute, layers, rows, t0, t1, tp;
+    bool operator==(const OpFields& other) const {
+      return std::memcmp(this, &other, sizeof(OpFields)) == 0;
+    }
+  };
+  static_assert(sizeof(OpFields) == 24, "OpFields has padding: memcmp would read it");
+  struct Memo {
+    OpFields fields{};
+    int id = -1;
+  };
+  static constexpr size_t kMemoSlots = 256;
+  static size_t MemoSlot(const OpFields& f) {
+    const auto h = static_cast<uint32_t>(f.t0 * 0x9E3779B1u ^ f.t1 * 0x85EBCA6Bu ^
+                                         f.kind_part_recompute * 0xC2B2AE35u ^ f.layers ^ f.rows);
+    return (h >> 24) & (kMemoSlots - 1);
+  }
+  // Intern(op, tp) when the memo's slot does not hold the op's fields: interns its work and
+  // keeps the number in *memo.
+  int InternOp(const Op& op, int tp, const OpFields& fields, Memo* memo);
   static size_t Hash(const Key& k);
   int InternWork(const SliceWork& work);
   void Grow();
@@ -72,6 +108,7 @@ class WorkIndex {
   // mostly repeat the work of the op two or one before (a layer's parts alternate), found by
   // one compare without hashing.
   Slot recent_[4];
+  Memo memo_[kMemoSlots];
 };
 
 // ComputeCostModel::Time memoized per distinct SliceWork. A cost model is a pure function of

@@ -100,6 +100,14 @@ Replay::Replay(const Schedule& schedule, const NetworkTopology& topology,
   }
 }
 
+bool Replay::EveryDeviceRuns() const {
+  if (!fold_.Folded()) return true;
+  for (size_t d = 0; d < has_ops_.size(); ++d) {
+    if (has_ops_[d] && !fold_.IsRep(static_cast<int>(d))) return false;
+  }
+  return true;
+}
+
 void Replay::FindExclusiveGroups() {
   const int num_groups = static_cast<int>(group_gpus_.size());
   ExclusiveLinks links(num_groups, static_cast<int>(capacity_.size()));
@@ -111,7 +119,33 @@ void Replay::FindExclusiveGroups() {
   const OpState* const states = ops_.data();
   // Each op's stream's number on its device: the graph's from the names, or the generator's.
   const int* const stream_of = stream_of_.empty() ? nullptr : stream_of_.data();
-  for (int i = 0; i < n; ++i) {
+  const bool every_device_runs = EveryDeviceRuns();
+  if (every_device_runs) {
+    // Every op runs: the loop below would watch each group's first member as the graph did
+    // (ReplayGraph::group_member), count every instance, and claim the route of every paired
+    // SEND (a RECV's SEND runs, so the RECV is skipped): the same claims without the pass.
+    for (int g = 0; g < num_groups; ++g) {
+      const ReplayGraph::Member& m = group_member_[g];
+      if (m.ops > 0) links.SetMember(g, m.device, m.stream, m.ops, m.one_stream);
+    }
+    for (const Instance& instance : instances_) links.AddInstance(instance.group);
+    std::fill(runs.begin(), runs.end(), 1);
+    for (const auto& [device, peer] : paired_sends_) {
+      const int src = placement_[device];
+      const int dst = placement_[peer];
+      std::vector<int>& known = destinations[src];
+      if (std::find(known.begin(), known.end(), dst) != known.end()) continue;
+      known.push_back(dst);
+      const std::vector<int>& route = routes_.Get(src, dst).links;
+      if (fold_.Folded()) {
+        fold_.FoldRoute(route, &fold_route_);
+        links.ClaimShared(fold_route_);
+      } else {
+        links.ClaimShared(route);
+      }
+    }
+  }
+  for (int i = 0; i < (every_device_runs ? 0 : n); ++i) {
     const OpState& s = states[i];
     if (s.cls == OpClass::kCompute || !fold_.IsRep(s.device)) continue;
     if (s.instance >= 0) {
@@ -283,9 +317,11 @@ void Replay::ApplyFold() {
   }
   if (!fold_.Folded()) return;
   // The representatives' ops run; a partner or group member on another device is stood for
-  // by its representative's image.
-  active_ops_ = 0;
-  for (int i = 0; i < n; ++i) {
+  // by its representative's image. A declared fold's ops are the representatives' and stand
+  // for themselves (SymmetryFold::Declared): all run, with their partners.
+  const bool every_op_runs = declared && EveryDeviceRuns();
+  active_ops_ = every_op_runs ? n : 0;
+  for (int i = 0; i < (every_op_runs ? 0 : n); ++i) {
     if (!fold_.IsRep(ops_[i].device)) continue;
     ++active_ops_;
     if (ops_[i].partner >= 0) ops_[i].partner = fold_.RepOp(ops_[i].partner);
@@ -332,6 +368,9 @@ void Replay::BuildGraph() {
   group_gpus_ = std::move(graph.group_gpus);
   stream_of_ = std::move(graph.stream);
   comm_keys_ = std::move(graph.comm_keys);
+  group_member_ = std::move(graph.group_member);
+  paired_sends_ = std::move(graph.paired_sends);
+  has_ops_ = std::move(graph.has_ops);
   // Room for each instance's ops: as many as the schedule maps to it.
   instances_.resize(graph.instances.size());
   int offset = 0;

@@ -259,6 +259,9 @@ class Replay : public EventHandler, public FlowListener {
   const std::vector<int>& RunChannels(const CachedPlan& cached, int phase, int r);
   // Finds the groups that run in closed form (closed_form_group_).
   void FindExclusiveGroups();
+  // Whether every device with ops is a representative (no fold, or a fold whose schedule holds
+  // only representatives): every op then runs, and stands for itself.
+  bool EveryDeviceRuns() const;
   PhaseAlone& Alone(int plan, int phase);
   void FinishCollective(int instance);
   // The index into plans_ of `instance`'s plan, planned when new.
@@ -299,6 +302,10 @@ class Replay : public EventHandler, public FlowListener {
   // stream; read by FindExclusiveGroups, then freed); empty where Op::stream_id numbers them.
   std::vector<int> stream_of_;
   CommKeys comm_keys_;  // ReplayGraph::comm_keys, for ApplyFold
+  // ReplayGraph::group_member, paired_sends and has_ops, for FindExclusiveGroups.
+  std::vector<ReplayGraph::Member> group_member_;
+  std::vector<std::pair<int, int>> paired_sends_;
+  std::vector<char> has_ops_;
   std::vector<Instance> instances_;
   std::vector<int> members_;  // the instances' arrived ops (Instance::member_begin)
   std::vector<std::vector<RunProgress>> run_pool_;  // Instance::runs of finished instances

@@ -213,6 +213,7 @@ Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool 
   g.device.assign(n, 0);
   if constexpr (!kIds) g.stream.assign(n, 0);
   g.work.assign(n, -1);
+  g.group_member.assign(schedule.groups.size(), ReplayGraph::Member{});
   WorkIndex works;
 
   // The `after` deps: the generator's positions when they match the keys, else each key
@@ -415,6 +416,19 @@ Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool 
       }
       const int at_instance = instances[nth];
       instance_at[i] = at_instance;
+      // ExclusiveLinks::AddMemberOp's watch (the first member seen, its ops on one stream).
+      ReplayGraph::Member& member = g.group_member[k];
+      int stream;
+      if constexpr (kIds) {
+        stream = op.stream_id;
+      } else {
+        stream = stream_at[i];
+      }
+      if (member.ops == 0) member = ReplayGraph::Member{device, stream, 0, true};
+      if (member.device == device) {
+        ++member.ops;
+        if (member.stream != stream) member.one_stream = false;
+      }
       ++g.instances[at_instance].members;
       // Compared field by field (a std::tuple compare and copy cost twice as much).
       const int plan_kind = static_cast<int>(op.kind);
@@ -453,8 +467,14 @@ Outcome Build(const Schedule& schedule, const std::vector<int>& placement, bool 
     if (send >= 0) {
       g.partner[i] = send;
       g.partner[send] = i;
+      // Consecutive RECVs mostly repeat their pair; SortUnique drops the other repeats.
+      const std::pair<int, int> pair{op.peer, op.device};
+      if (g.paired_sends.empty() || g.paired_sends.back() != pair) g.paired_sends.push_back(pair);
     }
   }
+  SortUnique(&g.paired_sends);
+  g.has_ops.assign(devices, 0);
+  for (int d = 0; d < devices; ++d) g.has_ops[d] = !stream_tail[d].empty();
   if (!by_position) resolved.begin.push_back(static_cast<int>(resolved.op.size()));
   // CSR successor lists: each op's successors in the order of the ops they precede, a stream
   // successor before the `after` deps of the same op.

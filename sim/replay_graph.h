@@ -83,6 +83,24 @@ struct ReplayGraph {
   std::vector<Instance> instances;
   std::vector<std::vector<int>> group_gpus;  // per group: the GPUs of its ranks
   CommKeys comm_keys;
+
+  // What the closed-form analysis reads of the ops (sim/exclusive_links.h), collected here so
+  // that a replay whose every device with ops runs (no fold, a declared one) makes no pass over
+  // them of its own. Per group: the first device (in op order) issuing a collective on it, its
+  // stream there (the number `stream` or Op::stream_id gives), how many it issues on the group
+  // and whether all on that stream (ExclusiveLinks::AddMemberOp over the group's ops in order);
+  // ops 0 for a group without collectives.
+  struct Member {
+    int device = -1;
+    int stream = -1;
+    int ops = 0;
+    bool one_stream = false;
+  };
+  std::vector<Member> group_member;
+  // The distinct (device, peer) of the SENDs paired with a RECV (partner >= 0), sorted.
+  std::vector<std::pair<int, int>> paired_sends;
+  // Per device: whether it has ops.
+  std::vector<char> has_ops;
 };
 
 // Whether schedule.after_ops (set by the generator) stands for the `after` keys of its ops: it

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <numeric>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -122,6 +123,16 @@ void RequireSameGraph(const ReplayGraph& a, const ReplayGraph& b) {
     REQUIRE(a.instances[k].members == b.instances[k].members);
     REQUIRE(a.instances[k].root_gpu == b.instances[k].root_gpu);
   }
+  // The closed-form analysis' watch: the streams are numbered apart (ids or names), the rest
+  // is equal.
+  REQUIRE(a.group_member.size() == b.group_member.size());
+  for (size_t g = 0; g < a.group_member.size(); ++g) {
+    REQUIRE(a.group_member[g].device == b.group_member[g].device);
+    REQUIRE(a.group_member[g].ops == b.group_member[g].ops);
+    REQUIRE(a.group_member[g].one_stream == b.group_member[g].one_stream);
+  }
+  REQUIRE(a.paired_sends == b.paired_sends);
+  REQUIRE(a.has_ops == b.has_ops);
 }
 
 // `s` with the integer names of its ops cleared (stream_id -1): the graph reads the strings.
@@ -259,6 +270,53 @@ TEST_CASE("A generated schedule's graph from its op ids is the one from its stri
     RequireSameGraph(BuildReplayGraph(apart, Placement(apart)),
                      BuildReplayGraph(WithoutIds(generated), Placement(generated)));
   }
+}
+
+TEST_CASE("The graph's closed-form watch is the one a pass over the ops gives") {
+  // ReplayGraph::group_member, paired_sends and has_ops against the pass over every op that
+  // Replay::FindExclusiveGroups makes where some device with ops does not run: per group the
+  // first member seen, its ops on the group and whether all are on its first one's stream
+  // (by name); the (device, peer) of the SENDs with a partner; the devices with ops.
+  int collectives = 0;  // over every case
+  for (const auto& [label, options] : Cases()) {
+    INFO(label);
+    const Schedule s = Generate(options);
+    const ReplayGraph graph = BuildReplayGraph(s, Placement(s));
+    std::vector<int> first(s.groups.size(), -1), count(s.groups.size(), 0);
+    std::vector<std::string> stream(s.groups.size());
+    std::vector<char> one_stream(s.groups.size(), 0);
+    std::set<std::pair<int, int>> sends;
+    std::vector<char> has_ops(s.devices, 0);
+    for (size_t i = 0; i < s.ops.size(); ++i) {
+      const Op& op = s.ops[i];
+      has_ops[op.device] = 1;
+      if (op.kind == OpKind::kSend && graph.partner[i] >= 0) sends.insert({op.device, op.peer});
+      if (!IsCollective(op.kind)) continue;
+      ++collectives;
+      const int g = s.FindGroup(op.group);
+      REQUIRE(graph.instance[i] >= 0);
+      if (first[g] < 0) {
+        first[g] = op.device;
+        stream[g] = op.stream;
+        one_stream[g] = 1;
+      }
+      if (first[g] != op.device) continue;
+      ++count[g];
+      if (op.stream != stream[g]) one_stream[g] = 0;
+    }
+    REQUIRE(graph.group_member.size() == s.groups.size());
+    for (size_t g = 0; g < s.groups.size(); ++g) {
+      INFO(s.groups[g].name);
+      const ReplayGraph::Member& m = graph.group_member[g];
+      REQUIRE(m.ops == count[g]);
+      if (count[g] == 0) continue;
+      REQUIRE(m.device == first[g]);
+      REQUIRE(static_cast<bool>(m.one_stream) == static_cast<bool>(one_stream[g]));
+    }
+    REQUIRE(graph.paired_sends == std::vector<std::pair<int, int>>(sends.begin(), sends.end()));
+    REQUIRE(graph.has_ops == has_ops);
+  }
+  REQUIRE(collectives > 0);
 }
 
 TEST_CASE("A GenerateForReplay schedule whose ids are cleared is refused, not paired by name") {

@@ -25,6 +25,43 @@ class Done : public FlowListener {
   Engine& engine_;
 };
 
+TEST_CASE("CeilToNs is max(0, ceil(x)) in whole ns") {
+  // The reference expression it replaces, on the cases that matter: zero and below, fractions
+  // just above and below whole numbers, whole numbers, around 2^53 (above it every double is
+  // whole), huge values, infinity, NaN, and random quotients as the finishes compute them.
+  auto reference = [](double x) { return static_cast<TimeNs>(std::max(0.0, std::ceil(x))); };
+  std::vector<double> xs = {0.0,
+                            -0.0,
+                            -1e-6,
+                            -0.5,
+                            -3.0,
+                            1e-300,
+                            1e-6,
+                            0.5,
+                            1.0,
+                            1.5,
+                            2.0,
+                            1e9,
+                            1e9 + 0.25,
+                            4.5e15,
+                            9007199254740991.0,
+                            9007199254740992.0,
+                            9007199254740993.0,
+                            1e17 + 3,
+                            8.9e18};
+  std::mt19937_64 random(7);
+  std::uniform_real_distribution<double> amount(0, 1e12), rate(1, 1e11);
+  for (int k = 0; k < 10000; ++k) xs.push_back(amount(random) / rate(random) * 1e9 - 1e-6);
+  for (double x : xs) {
+    INFO(x);
+    REQUIRE(CeilToNs(x) == reference(x));
+    REQUIRE(CeilToNs(std::nextafter(x, 0.0)) == reference(std::nextafter(x, 0.0)));
+    REQUIRE(CeilToNs(std::nextafter(x, 1e300)) == reference(std::nextafter(x, 1e300)));
+  }
+  REQUIRE(CeilToNs(std::numeric_limits<double>::quiet_NaN()) ==
+          reference(std::numeric_limits<double>::quiet_NaN()));
+}
+
 TEST_CASE("A flow pays its latency, then moves its bytes at the link bandwidth") {
   Engine engine;
   Done done(engine);

@@ -153,6 +153,45 @@ TEST_CASE("WorkIndex numbers an op as it numbers the op's SliceWork") {
   for (int k = 0; k < by_op.Size(); ++k) REQUIRE(SameWork(by_op.Works()[k], by_work.Works()[k]));
 }
 
+TEST_CASE("WorkIndex's memo of op fields numbers ops that differ in any one field apart") {
+  // Ops that differ from a base in one field SliceWorkOf reads (or in tp), each asked many
+  // times in a scrambled order: numbered as their SliceWorks are (a memo hit for one op's
+  // fields never answers for another's). A selective FWD has the plain FWD's work (only a
+  // backward recomputes attention): two ops, one work.
+  Op base;
+  base.key = "F";
+  base.kind = OpKind::kFwd;
+  base.layers = {0, 2};
+  base.part = LayerPart::kAttention;
+  base.rows = 2;
+  base.tokens = {16, 48};
+  std::vector<std::pair<Op, int>> variants = {{base, 4}};
+  auto add = [&](auto&& edit, int tp = 4) {
+    Op op = base;
+    edit(op);
+    variants.emplace_back(op, tp);
+  };
+  add([](Op& op) { op.kind = OpKind::kBwd; });
+  add([](Op& op) { op.kind = OpKind::kBwd, op.recompute = Recompute::kSelective; });
+  add([](Op& op) { op.recompute = Recompute::kSelective; });
+  add([](Op& op) { op.part = LayerPart::kMlp; });
+  add([](Op& op) { op.part = LayerPart::kWhole; });
+  add([](Op& op) { op.layers = {2, 3}; });
+  add([](Op& op) { op.layers = {5, 7}; });  // the base's length: the base's work
+  add([](Op& op) { op.rows = 1; });
+  add([](Op& op) { op.tokens = {0, 32}; });
+  add([](Op& op) { op.tokens = {16, 32}; });
+  add([](Op&) {}, 8);
+  WorkIndex by_op, by_work;
+  for (int round = 0; round < 200; ++round) {
+    const auto& [op, tp] = variants[(round * 7 + round / 13) % variants.size()];
+    INFO(round);
+    REQUIRE(by_op.Intern(op, tp) == by_work.Intern(SliceWorkOf(op, tp)));
+  }
+  REQUIRE(by_op.Size() == by_work.Size());
+  REQUIRE(by_op.Size() == static_cast<int>(variants.size()) - 2);
+}
+
 TEST_CASE("The replay graph's comm keys are its ops' distinct plan keys and SEND pairs") {
   GenerateOptions broadcast = Tiny(Strategy::kOneFOneB, 2, 2, 2, 2);
   broadcast.boundary = Boundary::kBroadcast;  // BROADCASTs with a root

@@ -117,11 +117,31 @@ TEST_CASE("terasim cost --synchronized costs the op from an empty queue", "[mode
   CHECK(s > a);
   CHECK(s == Approx(2.506e6).epsilon(0.005));
   // It implies the operator model (the device's default is the layer roofline), as the text
-  // output's model name says.
+  // output's label says, and the label names the flag (the same model without it prints 2.351
+  // ms under the same name).
+  CHECK(nlohmann::json::parse(synced.out).at("cost_model") ==
+        "operator v100-sxm2-16gb gpt3-1b, synchronized");
+  CHECK(nlohmann::json::parse(ahead.out).at("cost_model") == "operator v100-sxm2-16gb gpt3-1b");
   const Result text = RunTerasim("cost --model gpt3-1b --tokens 1024 --synchronized");
   CHECK(text.status == 0);
-  CHECK(text.out.find("(operator v100-sxm2-16gb gpt3-1b)") != std::string::npos);
+  CHECK(text.out.find("(operator v100-sxm2-16gb gpt3-1b, synchronized)") != std::string::npos);
   CHECK(text.out.find("2.506 ms") != std::string::npos);
+  // The layer roofline has no kernel queue to synchronize: naming it with the flag is refused,
+  // as with the other operator-only flags, and the error names the flags.
+  const Result layer =
+      RunTerasim("cost --model gpt3-1b --tokens 1024 --cost-model layer --synchronized");
+  CHECK(layer.status == 1);
+  CHECK(layer.out.empty());
+  CHECK(layer.err.find("--cost-model layer with --synchronized") != std::string::npos);
+  const Result layer2 = RunTerasim(
+      "cost --model gpt3-1b --tokens 1024 --cost-model layer --sequence-parallel --no-kv-cache");
+  CHECK(layer2.status == 1);
+  CHECK(layer2.err.find("--cost-model layer with --sequence-parallel --no-kv-cache") !=
+        std::string::npos);
+  // Without a flag the layer roofline answers, under its own name.
+  const Result roofline = RunTerasim("cost --model gpt3-1b --tokens 1024 --cost-model layer");
+  CHECK(roofline.status == 0);
+  CHECK(roofline.out.find("operator") == std::string::npos);
   // The A100 has no host_runs_ahead: its queues start empty either way.
   const Result a100 = RunTerasim(
       "cost --model gpt3-1b --device a100-40gb --tokens 1024 --cost-model operator --json");

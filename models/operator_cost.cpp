@@ -50,7 +50,12 @@ OperatorCostModel::GemmTiming OperatorCostModel::GemmOnTile(const LayerOperator&
     // The tiles running at once share the L2 bandwidth; each step of k loads m + n fp16
     // values for 2 m n FLOPs.
     const int64_t active = std::min<int64_t>(tiles * split, device_.sm_count);
-    const double intensity = static_cast<double>(tile.m) * tile.n / (tile.m + tile.n);
+    // A partial tile loads only the rows and columns inside the matrix (its out-of-bounds
+    // loads are predicated off; its MMAs still run on the full tile): per tile, on average,
+    // m / ceil(m / tm) rows and n / ceil(n / tn) columns.
+    const double rows = static_cast<double>(op.m) / static_cast<double>(CeilDiv(op.m, tile.m));
+    const double cols = static_cast<double>(op.n) / static_cast<double>(CeilDiv(op.n, tile.n));
+    const double intensity = static_cast<double>(tile.m) * tile.n / (rows + cols);
     sm_rate =
         std::min(sm_rate, params_.l2_bw_bytes_per_s / static_cast<double>(active) * intensity);
   }
@@ -131,18 +136,18 @@ double OperatorCostModel::WholeBackwardSeconds(const SliceWork& work, int layers
 }
 
 double OperatorCostModel::Queue(const std::vector<OperatorTiming>& ops, int layers) const {
-  double host = 0;
   if (params_.host_runs_ahead) {
-    // The lead an op of this kind leaves the host in a run of such ops: its GPU work beyond
-    // its host work (none when the host is the bottleneck).
+    // In a run of such ops the host issues each one while the GPU still works on earlier ones:
+    // an op takes the longer of its GPU work and its host work (the period of the run).
     double host_s = 0;
     double gpu_s = 0;
     for (const OperatorTiming& t : ops) {
       host_s += t.overhead_s;
       gpu_s += t.gpu_s;
     }
-    host -= std::max(0.0, layers * (gpu_s - host_s));
+    return layers * std::max(gpu_s, host_s);
   }
+  double host = 0;
   double gpu_end = 0;
   for (int layer = 0; layer < layers; ++layer) {
     for (const OperatorTiming& t : ops) {

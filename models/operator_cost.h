@@ -6,9 +6,12 @@
 // product in waves of sm_count thread blocks; each wave takes as long as one full tile,
 //     compute = waves x 2 tm tn (k + min(k, tile_k_overhead)) / rate
 //     rate    = min(peak / sm_count x gemm_efficiency,
-//                   l2_bw / (tiles running at once) x tm tn / (tm + tn))
+//                   l2_bw / (tiles running at once) x tm tn / (rows + cols))
 // (wave quantization: 81 tiles on 80 SMs take two waves; tile quantization: a 1-row GEMM
-// pays for a full tile; a narrow tile is fed from L2 at fewer FLOPs per byte). A GEMM of
+// pays for a full tile; a narrow tile is fed from L2 at fewer FLOPs per byte; a partial tile
+// loads only its rows and columns inside the matrix, rows = m / ceil(m / tm) and
+// cols = n / ceil(n / tn) on average, since its out-of-bounds loads are predicated off while
+// its MMAs cover the full tile, so an L2-fed GEMM grows with its rows within a tile). A GEMM of
 // fewer tiles than SMs splits k over the idle SMs (split-K, slices of at least 256), as
 // cuBLAS does for skinny products. Each GEMM runs on the tile of the device's set (tile_m x
 // tile_n and "tiles") with the least compute time, as cuBLAS's heuristics pick a kernel per
@@ -30,13 +33,15 @@
 // GPU's (the collective itself is the network model's op).
 // A pass of `layers` layers is one such queue; its time is the last end. Without
 // host_runs_ahead the queue starts empty (the op begins after a synchronization, as a timing
-// script runs it). With it the host has a lead of layers x (sum gpu_i - sum host_i), when
-// positive, at the op's start (host_0 = -lead; the GPU still starts at 0): the host of an eager
-// training loop issues the next op's kernels while the GPU runs the last ones or waits for the
-// op's input, since PyTorch's NCCL calls make the stream wait, not the host (TeraPipe's
-// forward_step / backward_step never synchronize), so a GPU-bound op's launch-bound stretches
-// hide behind the host's lead, and a launch-bound op (no lead) pays them as before. Small
-// slices are launch-bound (flat in the slice length), large ones GPU-bound, and attention's
+// script runs it). With it the op is one of a run of such ops whose host issues the next op's
+// kernels while the GPU still runs this one's or waits for the op's input (PyTorch's NCCL calls
+// make the stream wait, not the host; TeraPipe's forward_step / backward_step never
+// synchronize), so the op takes the run's period,
+//     layers x max(sum gpu_i, sum host_i):
+// a GPU-bound op its GPU work, a launch-bound one its host's issue time. Both sums grow with
+// the slice's tokens and context, so the cost does too, as the slicing planner assumes (except
+// at a sequence's last slice, whose key/value gradient has no later slices' rows to add).
+// Small slices are launch-bound (flat in the slice length), large ones GPU-bound, and attention's
 // score-sized operators grow with l x (c + l).
 //
 // A whole backward runs backward-input and backward-weight in one queue, in the order

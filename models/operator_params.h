@@ -63,8 +63,8 @@ struct OperatorModelParams {
   int tile_k_overhead = 0;
   // The host runs ahead of the GPU across ops: it issues an op's kernels without waiting for
   // the previous op's GPU work or its input (PyTorch's NCCL calls make the stream wait, not the
-  // host), so an op whose GPU work exceeds its host work starts with the host that far ahead
-  // (OperatorCostModel::Queue); false: every op's queue starts empty (optional).
+  // host), so an op takes the longer of its GPU work and its host work, the period of a run of
+  // such ops (OperatorCostModel::Queue); false: every op's queue starts empty (optional).
   bool host_runs_ahead = false;
   // Fused kernels (scale-mask-softmax, bias-GeLU, bias-dropout-add, no layout copies) as in
   // Megatron-LM; false: one kernel per PyTorch op, as an eager implementation runs them.

@@ -3,8 +3,11 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/calibrated_cost.h"
 #include "models/device_spec.h"
@@ -159,6 +162,18 @@ int RunCost(const Args& args) {
     ThrowInput("--no-kv-cache with --context {}: a layer without its cache has no context",
                work.context);
   }
+  // The flags that only the operator model answers: naming the layer roofline with any of them
+  // is a contradiction, not a request to switch models.
+  std::vector<std::string> operator_flags;
+  if (sequence_parallel) operator_flags.push_back("--sequence-parallel");
+  if (no_kv_cache) operator_flags.push_back("--no-kv-cache");
+  if (synchronized) operator_flags.push_back("--synchronized");
+  if (which == "layer" && !operator_flags.empty()) {
+    ThrowInput(
+        "--cost-model layer with {}: only the operator model answers {} (use --cost-model "
+        "operator or device)",
+        fmt::join(operator_flags, " "), operator_flags.size() == 1 ? "it" : "them");
+  }
   DeviceSpec layer_device = device;
   if (which == "layer" && layer_device.operator_model)
     layer_device.operator_model->is_default = false;
@@ -194,10 +209,17 @@ int RunCost(const Args& args) {
   const Bytes kv_cache = LayerKvCacheBytes(model, work.rows, work.tokens, work.tp, Block::kWhole);
   const int64_t params = LayerShardParams(model, work.tp, Block::kWhole);
 
+  // The label names the operator model's options, so that two outputs that differ by a flag
+  // say so ("operator v100-sxm2-16gb gpt3-1b, synchronized").
+  std::string label = cost.Name();
+  if (sequence_parallel) label += ", sequence parallel";
+  if (no_kv_cache) label += ", no kv cache";
+  if (synchronized) label += ", synchronized";
+
   if (vm["json"].as<bool>()) {
     nlohmann::json out = {{"model", model.name},
                           {"device", device.name},
-                          {"cost_model", cost.Name()},
+                          {"cost_model", label},
                           {"rows", work.rows},
                           {"tokens", work.tokens},
                           {"context", work.context},
@@ -214,7 +236,7 @@ int RunCost(const Args& args) {
     PrintJson(out);
     return 0;
   }
-  std::cout << fmt::format("one layer of {} on {} ({})\n", model.name, device.name, cost.Name());
+  std::cout << fmt::format("one layer of {} on {} ({})\n", model.name, device.name, label);
   std::cout << fmt::format("  slice             {} rows x {} tokens after {} of context, tp {}\n",
                            work.rows, work.tokens, work.context, work.tp);
   std::cout << fmt::format("  fwd_flops         {:.4g}\n", fwd_flops);

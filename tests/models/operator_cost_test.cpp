@@ -371,14 +371,17 @@ TEST_CASE("each GEMM runs on the tile that finishes it first", "[models][operato
   const double peak_sm = v100.PeakFlops() / v100.sm_count * p.gemm_efficiency;  // per SM
   // fc1 at l tokens on tm x tn tiles: ceil(l / tm) x 12288 / tn tiles (>= 96, so 80 busy
   // SMs, no split-K) in waves of 80; each tile is fed 2.155e12 / 80 bytes/s at
-  // tm tn / (tm + tn) FLOP per byte, and computes 2 tm tn 12288 FLOPs.
+  // tm tn / (rows + tn) FLOP per byte, rows = l / ceil(l / tm) (the rows inside the matrix
+  // that a tile loads, on average), and computes 2 tm tn 12288 FLOPs.
   auto time = [&](int64_t l, double tm, double tn) {
     const double tiles = std::ceil(l / tm) * (12288 / tn);
-    const double rate = std::min(peak_sm, 2.155e12 / 80 * tm * tn / (tm + tn));
+    const double rows = l / std::ceil(l / tm);
+    const double rate = std::min(peak_sm, 2.155e12 / 80 * tm * tn / (rows + tn));
     return std::ceil(tiles / 80) * 2 * tm * tn * 12288 / rate;
   };
   // 64 tokens: 64 x 128 (96 tiles, 2 waves at 1.15e12 FLOP/s per SM: 0.35 ms) beats
-  // 128 x 128 (96 tiles of which half is padding, 2 waves: 0.64 ms) and 256 x 128 (1.28 ms).
+  // 128 x 128 (96 tiles of which half is padding, 2 waves at the SM's peak: 0.57 ms) and
+  // 256 x 128 (1.15 ms).
   CHECK(time(64, 64, 128) < time(64, 128, 128));
   CHECK(fc1(64).tile_m == 64);
   CHECK(fc1(64).tile_n == 128);
@@ -541,6 +544,45 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a partial GEMM tile loads only its rows inside the matrix", "[models][operators]") {
+  const ModelCard m = LoadModelCard("gpt3-175b");  // tp 4: fc1 is l x 12288 x 12288
+  DeviceSpec v100 = V100();
+  OperatorModelParams& p = *v100.operator_model;
+  p.tile_m = 128;
+  p.tile_n = 64;
+  p.tiles.clear();
+  p.l2_bw_bytes_per_s = 2.155e12;
+  p.tile_k_overhead = 0;
+  const OperatorCostModel model(m, v100);
+  auto fc1 = [&](int64_t l) {
+    for (const OperatorTiming& t : model.Breakdown(Work(l, 0, 4), OperatorPass::kForward)) {
+      if (std::strcmp(t.op.name, "fc1") == 0) return t.compute_s;
+    }
+    FAIL("no fc1");
+    return 0.0;
+  };
+  const double peak_sm = v100.PeakFlops() / v100.sm_count * p.gemm_efficiency;
+  // Up to 128 tokens: 12288 / 64 = 192 tiles of 128 x 64, 3 waves of 80. Each tile's MMAs run
+  // on all 128 rows, but per step of k it loads only the l rows inside the matrix and its 64
+  // columns, 2 (l + 64) bytes from the L2's 2.155e12 / 80 bytes/s share: the rate is the
+  // lesser of the SM's peak and that share times 128 x 64 / (l + 64) FLOP per byte.
+  auto expected = [&](double l) {
+    const double rate = std::min(peak_sm, 2.155e12 / 80 * 128 * 64 / (l + 64));
+    return 3 * 2.0 * 128 * 64 * 12288 / rate;
+  };
+  for (int64_t l : {72, 88, 96, 104, 112, 120, 128}) {
+    INFO("l " << l);
+    CHECK(fc1(l) == Approx(expected(l)));
+  }
+  // 72 and 88 rows: fed faster than the SM computes (the plateau of tile quantization);
+  // above about 93 rows the L2 feed limits, and the time grows with the rows, 176 : 192 from
+  // 112 to 128, where a whole tile's loads would make it flat.
+  CHECK(fc1(72) == Approx(fc1(88)));
+  CHECK(fc1(128) / fc1(112) == Approx(192.0 / 176.0));
+  CHECK(fc1(104) < fc1(112));
+  CHECK(fc1(112) < fc1(120));
+}
+
 TEST_CASE("operator model: backward kernels pay the backward host time, forward ones not",
           "[models][operators]") {
   const ModelCard m = LoadModelCard("gpt3-1b");
@@ -564,11 +606,17 @@ TEST_CASE("operator model: backward kernels pay the backward host time, forward 
     CHECK(t.overhead_s == Approx(1e-3 * t.op.kernels));
     last_gpu_s = t.gpu_s;  // the accumulation runs last in a whole backward
   }
-  // Launch-bound queue: the host issues every kernel 1 ms apart, the GPU runs the last one
-  // after its issue: time = kernels x 1 ms + the last operator's GPU time.
+  // Launch-bound queue: the host issues every kernel 1 ms apart. From empty the GPU runs the
+  // last one after its issue: time = kernels x 1 ms + the last operator's GPU time; with the
+  // V100's host running ahead (a run of such ops) the op takes its host time.
   SliceWork b = Work(1);
   b.pass = Pass::kBackward;
-  CHECK(NsToSeconds(model.Time(b)) == Approx(kernels * 1e-3 + last_gpu_s).epsilon(1e-6));
+  REQUIRE(v100.operator_model->host_runs_ahead);
+  CHECK(NsToSeconds(model.Time(b)) == Approx(kernels * 1e-3).epsilon(1e-6));
+  DeviceSpec from_empty = v100;
+  from_empty.operator_model->host_runs_ahead = false;
+  CHECK(NsToSeconds(OperatorCostModel(m, from_empty).Time(b)) ==
+        Approx(kernels * 1e-3 + last_gpu_s).epsilon(1e-6));
   // The forward does not change.
   SliceWork f = Work(1);
   f.pass = Pass::kForward;
@@ -774,7 +822,7 @@ TEST_CASE("eager accumulation moves 6 bytes per stage parameter per slice whatev
   CHECK(std::strstr(whole.back().name, "grad_accumulate") != nullptr);
 }
 
-TEST_CASE("host_runs_ahead: a GPU-bound op takes its GPU work, a launch-bound one is unchanged",
+TEST_CASE("host_runs_ahead: an op takes the longer of its GPU work and its host work",
           "[models][operators]") {
   const auto parse = ParseWith;
   CHECK_FALSE(parse("").host_runs_ahead);
@@ -785,50 +833,102 @@ TEST_CASE("host_runs_ahead: a GPU-bound op takes its GPU work, a launch-bound on
   const DeviceSpec ahead = V100HostAhead(true);
   const DeviceSpec empty = V100HostAhead(false);
   const OperatorCostModel a(m, ahead), e(m, empty);
-  auto gpu_seconds = [&](const SliceWork& w, std::initializer_list<OperatorPass> passes) {
-    double total = 0;
+  // Seconds of GPU and host work of one layer's `passes` (the host's: every kernel's issue time
+  // and the tensor-parallel collective calls).
+  auto sums = [](const OperatorCostModel& model, const SliceWork& w,
+                 std::initializer_list<OperatorPass> passes) {
+    std::pair<double, double> gpu_host{0, 0};
     for (OperatorPass pass : passes) {
-      for (const OperatorTiming& t : a.Breakdown(w, pass)) total += t.gpu_s;
+      for (const OperatorTiming& t : model.Breakdown(w, pass)) {
+        gpu_host.first += t.gpu_s;
+        gpu_host.second += t.overhead_s;
+      }
     }
-    return total;
+    return gpu_host;
   };
-  // GPU-bound: one gpt3-175b layer at tp 4 and 2048 tokens queues about 24 ms of GPU work
-  // forward (45 ms backward) behind about 2 ms of host issue time. With the host's lead of
-  // GPU minus host time, every kernel is issued before the GPU reaches it, so a pass takes its
-  // GPU work exactly, for one layer or two; from empty the first kernels wait for their
-  // issue, so it takes longer.
+  // In a run of such ops the host issues the next op's kernels while the GPU runs this one's,
+  // so an op takes layers x max(GPU, host) (the run's period). GPU-bound: one gpt3-175b layer
+  // at tp 4 and 2048 tokens queues about 24 ms of GPU work forward (45 ms backward) behind
+  // about 3 ms of host issue time, so a pass takes its GPU work exactly, for one layer or two;
+  // from empty the first kernels wait for their issue, so it takes longer.
   for (int layers : {1, 2}) {
     SliceWork f = Work(2048, 0, 4);
     f.layers = layers;
     f.pass = Pass::kForward;
-    const double fwd_gpu = layers * gpu_seconds(f, {OperatorPass::kForward});
-    CHECK(NsToSeconds(a.Time(f)) == Approx(fwd_gpu).epsilon(1e-6));
+    const auto [fwd_gpu, fwd_host] = sums(a, f, {OperatorPass::kForward});
+    CHECK(fwd_gpu > fwd_host);
+    CHECK(NsToSeconds(a.Time(f)) == Approx(layers * fwd_gpu).epsilon(1e-6));
     CHECK(e.Time(f) > a.Time(f));
     SliceWork b = f;
     b.pass = Pass::kBackward;
-    const double bwd_gpu =
-        layers * gpu_seconds(b, {OperatorPass::kBackwardInput, OperatorPass::kBackwardWeight});
-    CHECK(NsToSeconds(a.Time(b)) == Approx(bwd_gpu).epsilon(1e-6));
+    const auto [bwd_gpu, bwd_host] =
+        sums(a, b, {OperatorPass::kBackwardInput, OperatorPass::kBackwardWeight});
+    CHECK(bwd_gpu > bwd_host);
+    CHECK(NsToSeconds(a.Time(b)) == Approx(layers * bwd_gpu).epsilon(1e-6));
     CHECK(e.Time(b) > a.Time(b));
   }
   // Launch-bound: a 1-token slice of gpt3-1b issues 27 kernels forward (1.4 ms of host time)
   // for a few microseconds of GPU work each, and its backward's accumulation (0.3 GB) is short
-  // of its host time too, so the host has no lead and the queue is the one from empty. (A
-  // 175b layer's backward is GPU-bound even at 1 token: its accumulation moves 2.7 GB.)
+  // of its host time too: the op takes its host time, and from empty the last kernel's GPU
+  // time more. (A 175b layer's backward is GPU-bound even at 1 token: its accumulation moves
+  // 2.7 GB.)
   const ModelCard small = LoadModelCard("gpt3-1b");
   const OperatorCostModel a1(small, ahead), e1(small, empty);
   for (Pass pass : {Pass::kForward, Pass::kBackward}) {
     SliceWork w = Work(1);
     w.pass = pass;
-    CHECK(a1.Time(w) == e1.Time(w));
+    const auto [gpu, host] =
+        pass == Pass::kForward
+            ? sums(a1, w, {OperatorPass::kForward})
+            : sums(a1, w, {OperatorPass::kBackwardInput, OperatorPass::kBackwardWeight});
+    CHECK(host > gpu);
+    CHECK(NsToSeconds(a1.Time(w)) == Approx(host).epsilon(1e-6));
+    CHECK(e1.Time(w) > a1.Time(w));
   }
-  // In between: never faster than its GPU work (to the nanosecond), never slower than from
-  // empty.
-  for (int64_t tokens : {64, 256, 512, 1024}) {
+  // Either way never slower than from empty, and never faster than the GPU work (to the
+  // nanosecond).
+  for (int64_t tokens : {64, 120, 256, 512, 1024}) {
     SliceWork w = Work(tokens, 1000, 4);
     w.pass = Pass::kForward;
-    CHECK(a.Time(w) >= std::llround(gpu_seconds(w, {OperatorPass::kForward}) * 1e9) - 1);
+    const auto [gpu, host] = sums(a, w, {OperatorPass::kForward});
+    CHECK(a.Time(w) == std::max<TimeNs>(1, std::llround(std::max(gpu, host) * 1e9)));
     CHECK(a.Time(w) <= e.Time(w));
+  }
+}
+
+TEST_CASE("host_runs_ahead: a block's cost never falls as its context or its tokens grow",
+          "[models][operators]") {
+  // The slicing planner needs a unit's cost non-decreasing in tokens and context
+  // (schedule/slicing_planner.h). The period max(GPU, host) is: GPU work grows with both
+  // (score-sized kernels, l x (c + l)), host work does not fall. (The host lead of session 12,
+  // GPU minus host time at the op's start, made a gpt3-175b block at tp 4 and 120 tokens
+  // cheaper with more context: its extra GPU work hid host time it had counted already.)
+  const ModelCard m = LoadModelCard("gpt3-175b");
+  const OperatorCostModel a(m, V100HostAhead(true));
+  for (Block block : {Block::kAttention, Block::kMlp}) {
+    for (Pass pass : {Pass::kForward, Pass::kBackward}) {
+      for (int64_t tokens : {64, 104, 120, 128}) {
+        TimeNs last = 0;
+        // Up to the sequence's last slice, whose key/value gradient has no later slices' rows
+        // to add (KvCacheBackward), which makes it cheaper than the one before.
+        for (int64_t context = 0; context + tokens < 2048; context += 64) {
+          SliceWork w = Work(tokens, context, 4, 1, block);
+          w.pass = pass;
+          INFO("block " << static_cast<int>(block) << " pass " << static_cast<int>(pass)
+                        << " tokens " << tokens << " context " << context);
+          CHECK(a.Time(w) >= last);
+          last = a.Time(w);
+        }
+      }
+      TimeNs last = 0;
+      for (int64_t tokens = 8; tokens <= 256; tokens += 8) {
+        SliceWork w = Work(tokens, 512, 4, 1, block);
+        w.pass = pass;
+        INFO("tokens " << tokens);
+        CHECK(a.Time(w) >= last);
+        last = a.Time(w);
+      }
+    }
   }
 }
 

@@ -23,8 +23,10 @@ into models/data/devices/v100-sxm2-16gb.json ("operator_model"):
   * host_runs_ahead     1: the host runs ahead of the GPU across ops (models/operator_cost.h; a
     training loop that never synchronizes), 0: every op from an empty queue (absent; `--start
     host_runs_ahead=1 --fix host_runs_ahead=1` turns it on, it is not a continuous parameter)
-(--fix NAME=VALUE holds any of them. The fit in the data file frees the first three and fixes
-kernel_gpu_ns=0 tile_k_overhead=0 gemm_memory_efficiency=0.833: a GEMM's operand streams at the
+(--fix NAME=VALUE holds any of them. The fit in the data file frees kernel_overhead_ns,
+memory_efficiency, kernel_gpu_ns, layout_memory_efficiency and collective_host_ns and fixes
+gemm_efficiency=0.9 tile_k_overhead=0 host_runs_ahead=1 gemm_memory_efficiency=0.833 (the
+data file's note has the command): a GEMM's operand streams at the
 V100's measured 750 GB/s of global memory bandwidth over 900 GB/s, Jia et al. 2018, "Dissecting the
 NVIDIA Volta GPU Architecture via Microbenchmarking"; the elementwise kernels, whose largest
 traffic in TeraPipe's runs is `w.grad += grad_w`, at the fitted memory_efficiency.)

@@ -27,7 +27,11 @@ void EventQueue::HeapPush(const Event& event) {
       } else {
         events_.push_back(event);
       }
-      QuaternarySiftUp(narrow_, key);
+      if (sorted_) {
+        SortedInsert(key);
+      } else {
+        QuaternarySiftUp(narrow_, key);
+      }
       return;
     }
   }
@@ -56,9 +60,63 @@ void EventQueue::HeapPushSlow(const Event& event) {
   }
   if (wide_mode_) {
     QuaternarySiftUp(wide_, MakeWideKey(event.time_ns, event.seq, slot));
+  } else if (sorted_) {
+    SortedInsert(narrow);
   } else {
     QuaternarySiftUp(narrow_, narrow);
   }
+}
+
+void EventQueue::SortedInsert(uint64_t key) {
+  const size_t n = narrow_.size() - head_;
+  if (n >= kSortedMax) [[unlikely]] {
+    ToHeap();
+    QuaternarySiftUp(narrow_, key);
+    return;
+  }
+  uint64_t* const begin = narrow_.data() + head_;
+  // Branchless binary search: the first key above `key` (keys are distinct).
+  size_t pos = 0;
+  if (n > 0) {
+    const uint64_t* base = begin;
+    size_t len = n;
+    while (len > 1) {
+      const size_t half = len / 2;
+      base = base[half] < key ? base + half : base;
+      len -= half;
+    }
+    pos = static_cast<size_t>(base - begin) + (*base < key);
+  }
+  if (head_ > 0 && pos < n - pos) {
+    // Nearer the front: the keys before it move one place forward.
+    uint64_t* const front = begin - 1;
+    for (size_t i = 0; i < pos; ++i) front[i] = begin[i];
+    front[pos] = key;
+    --head_;
+    return;
+  }
+  if (head_ >= 64 && head_ >= n) {
+    // Compact: the keys to the front of the vector.
+    std::copy(begin, begin + n, narrow_.data());
+    narrow_.resize(n);
+    head_ = 0;
+  }
+  narrow_.push_back(key);
+  uint64_t* const at = narrow_.data() + head_ + pos;
+  uint64_t* const end = narrow_.data() + narrow_.size() - 1;
+  std::copy_backward(at, end, end + 1);
+  *at = key;
+}
+
+void EventQueue::ToHeap() {
+  narrow_.erase(narrow_.begin(), narrow_.begin() + static_cast<std::ptrdiff_t>(head_));
+  head_ = 0;
+  sorted_ = false;
+}
+
+void EventQueue::ToSorted() {
+  std::sort(narrow_.begin(), narrow_.end());
+  sorted_ = true;
 }
 
 void EventQueue::WideHeapPop(Event* event) {
@@ -68,6 +126,10 @@ void EventQueue::WideHeapPop(Event* event) {
 }
 
 void EventQueue::Rekey(TimeNs time_ns, uint64_t seq) {
+  if (head_ > 0) {
+    narrow_.erase(narrow_.begin(), narrow_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
   // The queued events by heap position, with (time_ns, seq) the bounds of the times and seqs.
   const size_t n = narrow_.size() + wide_.size();
   rekeyed_.clear();
@@ -104,6 +166,7 @@ void EventQueue::Rekey(TimeNs time_ns, uint64_t seq) {
           MakeNarrowKey(events_[i].time_ns, events_[i].seq, static_cast<uint32_t>(i), &fits);
     }
   } else {
+    sorted_ = false;  // ascending keys are a heap
     wide_.resize(n);
     narrow_.clear();
     for (size_t i = 0; i < n; ++i) {

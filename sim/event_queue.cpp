@@ -13,6 +13,54 @@ void EventQueue::ThrowFull() const {
                 narrow_.size() + wide_.size());
 }
 
+[[gnu::always_inline]] inline void EventQueue::SortedInsert(uint64_t key) {
+  const size_t n = narrow_.size() - head_;
+  if (n >= kSortedMax) [[unlikely]] {
+    ToHeap();
+    QuaternarySiftUp(narrow_, key);
+    return;
+  }
+  if (n == 0) {
+    narrow_.push_back(key);
+    return;
+  }
+  uint64_t* const begin = narrow_.data() + head_;
+  const uint64_t middle = begin[n / 2];
+  if (key < middle && head_ > 0) {
+    // In the front half: the smaller keys move one place forward (middle stops the scan).
+    uint64_t* at = begin - 1;
+    while (at[1] < key) {
+      at[0] = at[1];
+      ++at;
+    }
+    *at = key;
+    --head_;
+    return;
+  }
+  if (head_ >= 64 && head_ >= n) {
+    // Compact: the keys to the front of the vector.
+    std::copy(begin, begin + n, narrow_.data());
+    narrow_.resize(n);
+    head_ = 0;
+  }
+  narrow_.push_back(key);
+  uint64_t* at = narrow_.data() + narrow_.size() - 1;
+  if (key > middle) {
+    // The larger keys move one place back (middle stops the scan).
+    while (at[-1] > key) {
+      at[0] = at[-1];
+      --at;
+    }
+  } else {
+    const uint64_t* const first = narrow_.data() + head_;
+    while (at > first && at[-1] > key) {
+      at[0] = at[-1];
+      --at;
+    }
+  }
+  *at = key;
+}
+
 void EventQueue::HeapPush(const Event& event) {
   if (!wide_mode_) [[likely]] {
     // The narrow keys' case, on its own (the rest is out of line).
@@ -65,47 +113,6 @@ void EventQueue::HeapPushSlow(const Event& event) {
   } else {
     QuaternarySiftUp(narrow_, narrow);
   }
-}
-
-void EventQueue::SortedInsert(uint64_t key) {
-  const size_t n = narrow_.size() - head_;
-  if (n >= kSortedMax) [[unlikely]] {
-    ToHeap();
-    QuaternarySiftUp(narrow_, key);
-    return;
-  }
-  uint64_t* const begin = narrow_.data() + head_;
-  // Branchless binary search: the first key above `key` (keys are distinct).
-  size_t pos = 0;
-  if (n > 0) {
-    const uint64_t* base = begin;
-    size_t len = n;
-    while (len > 1) {
-      const size_t half = len / 2;
-      base = base[half] < key ? base + half : base;
-      len -= half;
-    }
-    pos = static_cast<size_t>(base - begin) + (*base < key);
-  }
-  if (head_ > 0 && pos < n - pos) {
-    // Nearer the front: the keys before it move one place forward.
-    uint64_t* const front = begin - 1;
-    for (size_t i = 0; i < pos; ++i) front[i] = begin[i];
-    front[pos] = key;
-    --head_;
-    return;
-  }
-  if (head_ >= 64 && head_ >= n) {
-    // Compact: the keys to the front of the vector.
-    std::copy(begin, begin + n, narrow_.data());
-    narrow_.resize(n);
-    head_ = 0;
-  }
-  narrow_.push_back(key);
-  uint64_t* const at = narrow_.data() + head_ + pos;
-  uint64_t* const end = narrow_.data() + narrow_.size() - 1;
-  std::copy_backward(at, end, end + 1);
-  *at = key;
 }
 
 void EventQueue::ToHeap() {

@@ -11,18 +11,19 @@
 // integer keys: the time, then the seq and the slot of the event's payload (held aside in
 // reused slots) packed below it, so that one integer comparison orders two events by (time,
 // seq). While at most 256 events are in it, its narrow keys (below) are kept sorted, from
-// head_ on: a pop takes the first, a push finds its place by a branch-free binary search and
-// shifts the keys on the nearer side by one (a replay keeps about one event per simulated
-// device, and its pushes land among the first few or the last few dozen: short shifts, and no
-// data-dependent branches, where a heap's sift-down mispredicts about once per level). Past
-// 256 the sorted keys become a 4-ary heap as they are (a sorted array is one), and a heap
-// pop that leaves at most 64 sorts them again. The keys are 64-bit (narrow) while the queued
-// events' times and seqs lie within 2^36 ns and 2^18 seqs of a base and at most 2^10 events are
-// in the heap: packed relative to the bases, they order as the (time, seq) pairs do. An event
-// outside those bounds re-keys the heap (new bases, each entry re-packed in place: the same
-// order, so the same heap), and to 128-bit keys (wide: time x 2^64 + seq x 2^24 + slot) when
-// the bounds cannot hold the queue; a wide heap tries the narrow keys again every 4096 pushes.
-// Limits: 2^40 events pushed and 2^24 events in the heap at once (InternalError beyond).
+// head_ on: a pop takes the first; a push compares with the middle key and, on that side,
+// moves the keys between the nearer end and its place by one (a replay keeps about one event
+// per simulated device, and its pushes land among the first few or the last few dozen: short
+// moves, one hard-to-predict branch, where a pop from a heap's root sifts through every level
+// with a hard-to-predict branch at each). Past 256 the sorted keys become a 4-ary heap as they
+// are (a sorted array is one), and a heap pop that leaves at most 64 sorts them again. The keys are
+// 64-bit (narrow) while the queued events' times and seqs lie within 2^36 ns and 2^18 seqs of a
+// base and at most 2^10 events are in the heap: packed relative to the bases, they order as the
+// (time, seq) pairs do. An event outside those bounds re-keys the heap (new bases, each entry
+// re-packed in place: the same order, so the same heap), and to 128-bit keys (wide: time x 2^64 +
+// seq x 2^24 + slot) when the bounds cannot hold the queue; a wide heap tries the narrow keys again
+// every 4096 pushes. Limits: 2^40 events pushed and 2^24 events in the heap at once (InternalError
+// beyond).
 #pragma once
 
 #include <algorithm>

@@ -13,6 +13,54 @@ void EventQueue::ThrowFull() const {
                 narrow_.size() + wide_.size());
 }
 
+[[gnu::always_inline]] inline void EventQueue::SortedInsert(uint64_t key) {
+  const size_t n = narrow_.size() - head_;
+  if (n >= kSortedMax) [[unlikely]] {
+    ToHeap();
+    QuaternarySiftUp(narrow_, key);
+    return;
+  }
+  if (n == 0) {
+    narrow_.push_back(key);
+    return;
+  }
+  uint64_t* const begin = narrow_.data() + head_;
+  const uint64_t middle = begin[n / 2];
+  if (key < middle && head_ > 0) {
+    // In the front half: the smaller keys move one place forward (middle stops the scan).
+    uint64_t* at = begin - 1;
+    while (at[1] < key) {
+      at[0] = at[1];
+      ++at;
+    }
+    *at = key;
+    --head_;
+    return;
+  }
+  if (head_ >= 64 && head_ >= n) {
+    // Compact: the keys to the front of the vector.
+    std::copy(begin, begin + n, narrow_.data());
+    narrow_.resize(n);
+    head_ = 0;
+  }
+  narrow_.push_back(key);
+  uint64_t* at = narrow_.data() + narrow_.size() - 1;
+  if (key > middle) {
+    // The larger keys move one place back (middle stops the scan).
+    while (at[-1] > key) {
+      at[0] = at[-1];
+      --at;
+    }
+  } else {
+    const uint64_t* const first = narrow_.data() + head_;
+    while (at > first && at[-1] > key) {
+      at[0] = at[-1];
+      --at;
+    }
+  }
+  *at = key;
+}
+
 void EventQueue::HeapPush(const Event& event) {
   if (!wide_mode_) [[likely]] {
     // The narrow keys' case, on its own (the rest is out of line).
@@ -27,7 +75,11 @@ void EventQueue::HeapPush(const Event& event) {
       } else {
         events_.push_back(event);
       }
-      QuaternarySiftUp(narrow_, key);
+      if (sorted_) {
+        SortedInsert(key);
+      } else {
+        QuaternarySiftUp(narrow_, key);
+      }
       return;
     }
   }
@@ -56,9 +108,22 @@ void EventQueue::HeapPushSlow(const Event& event) {
   }
   if (wide_mode_) {
     QuaternarySiftUp(wide_, MakeWideKey(event.time_ns, event.seq, slot));
+  } else if (sorted_) {
+    SortedInsert(narrow);
   } else {
     QuaternarySiftUp(narrow_, narrow);
   }
+}
+
+void EventQueue::ToHeap() {
+  narrow_.erase(narrow_.begin(), narrow_.begin() + static_cast<std::ptrdiff_t>(head_));
+  head_ = 0;
+  sorted_ = false;
+}
+
+void EventQueue::ToSorted() {
+  std::sort(narrow_.begin(), narrow_.end());
+  sorted_ = true;
 }
 
 void EventQueue::WideHeapPop(Event* event) {
@@ -68,6 +133,10 @@ void EventQueue::WideHeapPop(Event* event) {
 }
 
 void EventQueue::Rekey(TimeNs time_ns, uint64_t seq) {
+  if (head_ > 0) {
+    narrow_.erase(narrow_.begin(), narrow_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
   // The queued events by heap position, with (time_ns, seq) the bounds of the times and seqs.
   const size_t n = narrow_.size() + wide_.size();
   rekeyed_.clear();
@@ -104,6 +173,7 @@ void EventQueue::Rekey(TimeNs time_ns, uint64_t seq) {
           MakeNarrowKey(events_[i].time_ns, events_[i].seq, static_cast<uint32_t>(i), &fits);
     }
   } else {
+    sorted_ = false;  // ascending keys are a heap
     wide_.resize(n);
     narrow_.clear();
     for (size_t i = 0; i < n; ++i) {

@@ -7,18 +7,26 @@
 // Cost: about half of a replay's events are due at the time being handled (a rate solve, a
 // zero-length transfer). Those go to a FIFO instead of the heap: an event pushed with the time
 // of the last one popped (or of the FIFO's last) is already in (time, seq) order behind the
-// FIFO, and Pop takes the smaller of the FIFO's front and the heap's top. The heap itself is
-// 4-ary (half the levels of a binary heap) over integer keys: the time, then the seq and the
-// slot of the event's payload (held aside in reused slots) packed below it, so that one integer
-// comparison orders two events by (time, seq). The keys are 64-bit (narrow) while the queued
-// events' times and seqs lie within 2^36 ns and 2^18 seqs of a base and at most 2^10 events are
-// in the heap: packed relative to the bases, they order as the (time, seq) pairs do. An event
-// outside those bounds re-keys the heap (new bases, each entry re-packed in place: the same
-// order, so the same heap), and to 128-bit keys (wide: time x 2^64 + seq x 2^24 + slot) when
-// the bounds cannot hold the queue; a wide heap tries the narrow keys again every 4096 pushes.
-// Limits: 2^40 events pushed and 2^24 events in the heap at once (InternalError beyond).
+// FIFO, and Pop takes the smaller of the FIFO's front and the heap's top. The "heap" holds
+// integer keys: the time, then the seq and the slot of the event's payload (held aside in
+// reused slots) packed below it, so that one integer comparison orders two events by (time,
+// seq). While at most 256 events are in it, its narrow keys (below) are kept sorted, from
+// head_ on: a pop takes the first; a push compares with the middle key and, on that side,
+// moves the keys between the nearer end and its place by one (a replay keeps about one event
+// per simulated device, and its pushes land among the first few or the last few dozen: short
+// moves, one hard-to-predict branch, where a pop from a heap's root sifts through every level
+// with a hard-to-predict branch at each). Past 256 the sorted keys become a 4-ary heap as they
+// are (a sorted array is one), and a heap pop that leaves at most 64 sorts them again. The keys are
+// 64-bit (narrow) while the queued events' times and seqs lie within 2^36 ns and 2^18 seqs of a
+// base and at most 2^10 events are in the heap: packed relative to the bases, they order as the
+// (time, seq) pairs do. An event outside those bounds re-keys the heap (new bases, each entry
+// re-packed in place: the same order, so the same heap), and to 128-bit keys (wide: time x 2^64 +
+// seq x 2^24 + slot) when the bounds cannot hold the queue; a wide heap tries the narrow keys again
+// every 4096 pushes. Limits: 2^40 events pushed and 2^24 events in the heap at once (InternalError
+// beyond).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -97,7 +105,9 @@ class EventQueue {
   uint64_t NextSeq() const { return next_seq_; }
   // Whether the heap holds 128-bit keys now (see above; for tests).
   bool WideKeys() const { return wide_mode_; }
-  size_t Size() const { return narrow_.size() + wide_.size() + (fifo_tail_ - fifo_head_); }
+  size_t Size() const { return narrow_.size() - head_ + wide_.size() + (fifo_tail_ - fifo_head_); }
+  // Whether the narrow keys are kept sorted now (see above; for tests).
+  bool SortedKeys() const { return sorted_; }
 
  private:
   // Narrow key: (time - base_time_ns_) x 2^28 + (seq - base_seq_) x 2^10 + slot.
@@ -131,18 +141,22 @@ class EventQueue {
     return dt << (kNarrowSeqBits + kNarrowSlotBits) | ds << kNarrowSlotBits | slot;
   }
   bool HeapEmpty() const { return narrow_.empty() && wide_.empty(); }
+  // Sorted narrow keys up to kSortedMax; a heap's again at kToSorted or fewer.
+  static constexpr size_t kSortedMax = 256;
+  static constexpr size_t kToSorted = 64;
   // The heap top's time. Precondition: !HeapEmpty().
   TimeNs TopTime() const {
-    return wide_.empty() ? base_time_ns_ +
-                               static_cast<TimeNs>(narrow_[0] >> (kNarrowSeqBits + kNarrowSlotBits))
+    return wide_.empty() ? base_time_ns_ + static_cast<TimeNs>(narrow_[head_] >>
+                                                               (kNarrowSeqBits + kNarrowSlotBits))
                          : static_cast<TimeNs>(wide_[0] >> 64);
   }
   // Whether the heap top orders before (time_ns, seq). Precondition: !HeapEmpty().
   bool TopBefore(TimeNs time_ns, uint64_t seq) const {
     if (!wide_.empty()) return wide_[0] < MakeWideKey(time_ns, seq, 0);
     const TimeNs top_ns = TopTime();
-    return top_ns < time_ns || (top_ns == time_ns &&
-                                base_seq_ + (narrow_[0] >> kNarrowSlotBits & kNarrowSeqMask) < seq);
+    return top_ns < time_ns ||
+           (top_ns == time_ns &&
+            base_seq_ + (narrow_[head_] >> kNarrowSlotBits & kNarrowSeqMask) < seq);
   }
   void HeapPush(const Event& event);
   // HeapPush's other cases: wide keys, a re-key, the limits.
@@ -153,10 +167,28 @@ class EventQueue {
       WideHeapPop(event);
       return;
     }
-    const uint32_t slot = NarrowSlot(QuaternaryPopRoot(narrow_));
+    uint64_t key;
+    if (sorted_) {
+      key = narrow_[head_++];
+      if (head_ == narrow_.size()) {
+        narrow_.clear();
+        head_ = 0;
+      }
+    } else {
+      key = QuaternaryPopRoot(narrow_);
+      if (narrow_.size() <= kToSorted) [[unlikely]] {
+        ToSorted();
+      }
+    }
+    const uint32_t slot = NarrowSlot(key);
     free_.push_back(slot);
     *event = events_[slot];
   }
+  // Inserts `key` into the sorted narrow keys.
+  void SortedInsert(uint64_t key);
+  // From sorted keys to a heap (a sorted array is one) and back.
+  void ToHeap();
+  void ToSorted();
   void WideHeapPop(Event* event);
   // Re-packs every heap entry for the queued events and one more at (time_ns, seq): narrow
   // keys around new bases when they hold them all with room to spare, else wide keys. Slots
@@ -165,10 +197,14 @@ class EventQueue {
   [[noreturn]] static void ThrowEmpty();
   [[noreturn]] void ThrowFull() const;
 
-  // The 4-ary min-heap: narrow_ while its keys are narrow, else wide_ (the other one empty).
+  // The keys: narrow_ while they are narrow, else wide_ (the other one empty). narrow_ is
+  // sorted from head_ on while sorted_ (head_ 0 otherwise), else a 4-ary min-heap; wide_ is a
+  // 4-ary min-heap.
   std::vector<uint64_t> narrow_;
   std::vector<WideKey> wide_;
   bool wide_mode_ = false;
+  bool sorted_ = true;
+  size_t head_ = 0;
   uint64_t wide_pushes_ = 0;  // pushes since the heap went wide
   TimeNs base_time_ns_ = 0;
   uint64_t base_seq_ = 0;

@@ -119,6 +119,19 @@ void Replay::FindExclusiveGroups() {
   const OpState* const states = ops_.data();
   // Each op's stream's number on its device: the graph's from the names, or the generator's.
   const int* const stream_of = stream_of_.empty() ? nullptr : stream_of_.data();
+  // A point-to-point route from GPU src to GPU dst, claimed once per pair.
+  const auto claim_route = [&](int src, int dst) {
+    std::vector<int>& known = destinations[src];
+    if (std::find(known.begin(), known.end(), dst) != known.end()) return;
+    known.push_back(dst);
+    const std::vector<int>& route = routes_.Get(src, dst).links;
+    if (fold_.Folded()) {
+      fold_.FoldRoute(route, &fold_route_);
+      links.ClaimShared(fold_route_);
+    } else {
+      links.ClaimShared(route);
+    }
+  };
   const bool every_device_runs = EveryDeviceRuns();
   if (every_device_runs) {
     // Every op runs: the loop below would watch each group's first member as the graph did
@@ -131,18 +144,7 @@ void Replay::FindExclusiveGroups() {
     for (const Instance& instance : instances_) links.AddInstance(instance.group);
     std::fill(runs.begin(), runs.end(), 1);
     for (const auto& [device, peer] : paired_sends_) {
-      const int src = placement_[device];
-      const int dst = placement_[peer];
-      std::vector<int>& known = destinations[src];
-      if (std::find(known.begin(), known.end(), dst) != known.end()) continue;
-      known.push_back(dst);
-      const std::vector<int>& route = routes_.Get(src, dst).links;
-      if (fold_.Folded()) {
-        fold_.FoldRoute(route, &fold_route_);
-        links.ClaimShared(fold_route_);
-      } else {
-        links.ClaimShared(route);
-      }
+      claim_route(placement_[device], placement_[peer]);
     }
   }
   for (int i = 0; i < (every_device_runs ? 0 : n); ++i) {
@@ -169,18 +171,7 @@ void Replay::FindExclusiveGroups() {
         }
       }
       const Op& send = is_send ? op : schedule_.ops[s.partner];
-      const int src = placement_[send.device];
-      const int dst = placement_[send.peer];
-      std::vector<int>& known = destinations[src];
-      if (std::find(known.begin(), known.end(), dst) != known.end()) continue;
-      known.push_back(dst);
-      const std::vector<int>& route = routes_.Get(src, dst).links;
-      if (fold_.Folded()) {
-        fold_.FoldRoute(route, &fold_route_);
-        links.ClaimShared(fold_route_);
-      } else {
-        links.ClaimShared(route);
-      }
+      claim_route(placement_[send.device], placement_[send.peer]);
     }
   }
   std::vector<int>().swap(stream_of_);  // read
